@@ -1,0 +1,1 @@
+"""Benchmark harness: suites, runner, results store, report."""

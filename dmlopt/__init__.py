@@ -1,0 +1,50 @@
+"""dmlopt: exact models, heuristics and benchmarks for network-aware placement and scheduling
+of distributed ML training.
+
+>>> import dmlopt
+>>> inst = dmlopt.generate("tabgp", {"generator": "er", "n": 8, "p": 0.4, "tau": 2}, seed=0)
+>>> res = dmlopt.heuristic(inst, "dense-refine")
+>>> res.status
+'feasible'
+"""
+
+from dmlopt.api import build, check_size, evaluate, export, generate, heuristic, solve
+from dmlopt.errors import (
+    DmloptError,
+    InstanceError,
+    ModelTooLargeError,
+    ObjectiveMismatchError,
+    SolverError,
+    UnknownNameError,
+)
+from dmlopt.evaluation import Evaluation
+from dmlopt.io import instance_hash, load, load_solution, save
+from dmlopt.registry import get as problem
+from dmlopt.registry import names as problems
+from dmlopt.result import Result
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DmloptError",
+    "Evaluation",
+    "InstanceError",
+    "ModelTooLargeError",
+    "ObjectiveMismatchError",
+    "Result",
+    "SolverError",
+    "UnknownNameError",
+    "build",
+    "check_size",
+    "evaluate",
+    "export",
+    "generate",
+    "heuristic",
+    "instance_hash",
+    "load",
+    "load_solution",
+    "problem",
+    "problems",
+    "save",
+    "solve",
+]

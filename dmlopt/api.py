@@ -1,0 +1,234 @@
+"""The public entry points: ``solve``, ``heuristic``, ``evaluate``, ``export``, ``generate``.
+
+They are problem-agnostic: the registry finds the problem of an instance from its ``problem``
+field and every objective reported is re-computed by that problem's evaluator.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from dmlopt import registry, solvers
+from dmlopt.errors import (
+    InstanceError,
+    ModelTooLargeError,
+    ObjectiveMismatchError,
+    UnknownNameError,
+)
+from dmlopt.evaluation import Evaluation
+from dmlopt.io import atomic_path, load_solution
+from dmlopt.result import Result, relative_gap
+
+#: default size guard (variables, constraints); override per call or with DMLOPT_SIZE_LIMIT="V,C"
+DEFAULT_SIZE_LIMIT = (1_000_000, 2_000_000)
+
+#: relative tolerance between a solver's objective and the evaluator's
+OBJECTIVE_TOL = 1e-5
+
+
+def size_limit_from_env() -> tuple[int, int]:
+    raw = os.environ.get("DMLOPT_SIZE_LIMIT")
+    if not raw:
+        return DEFAULT_SIZE_LIMIT
+    try:
+        v, c = (int(x) for x in raw.split(","))
+    except ValueError:
+        raise InstanceError("DMLOPT_SIZE_LIMIT", raw, "must be two integers 'V,C'") from None
+    return v, c
+
+
+def _formulation(problem: registry.Problem, formulation: str) -> None:
+    if formulation not in problem.model.FORMULATIONS:
+        raise UnknownNameError(
+            f"formulation: {formulation!r} is not a {problem.name} formulation "
+            f"(available: {', '.join(problem.formulations)})"
+        )
+
+
+def check_size(
+    instance: Any, formulation: str = "paper", size_limit: tuple[int, int] | None = None
+) -> tuple[int, int]:
+    """Estimate the model size and refuse it above the limit (before anything is built)."""
+    problem = registry.of(instance)
+    _formulation(problem, formulation)
+    n_vars, n_cons = problem.model.estimate_size(instance, formulation)
+    max_v, max_c = size_limit or size_limit_from_env()
+    if n_vars > max_v or n_cons > max_c:
+        raise ModelTooLargeError(
+            f"model too large: the {formulation!r} formulation of this {problem.name} instance "
+            f"has about {n_vars:,} variables and {n_cons:,} constraints, above the limit "
+            f"{max_v:,} / {max_c:,}; pass size_limit=(V, C) (CLI: --size-limit V,C, or "
+            "DMLOPT_SIZE_LIMIT=V,C) to build it anyway"
+        )
+    return n_vars, n_cons
+
+
+def build(instance: Any, formulation: str = "paper",
+          size_limit: tuple[int, int] | None = None) -> Any:
+    """The Pyomo model of ``instance`` in ``formulation``, after the size guard."""
+    check_size(instance, formulation, size_limit)
+    return registry.of(instance).model.build(instance, formulation)
+
+
+def evaluate(instance: Any, solution: Any) -> Evaluation:
+    """Score a solution (object, dict or JSON path) with the problem's evaluator."""
+    problem = registry.of(instance)
+    if not isinstance(solution, problem.model.Solution):
+        solution = load_solution(instance, solution)
+    return problem.model.evaluate(instance, solution)
+
+
+def _resolve_start(instance: Any, warm_start: Any) -> Any:
+    problem = registry.of(instance)
+    if isinstance(warm_start, str):
+        return problem.heuristic(warm_start)(instance, seed=0)
+    if isinstance(warm_start, problem.model.Solution):
+        return warm_start
+    return load_solution(instance, warm_start)
+
+
+def solve(
+    instance: Any,
+    solver: str = "highs",
+    *,
+    time_limit: float | None = None,
+    mip_gap: float | None = None,
+    threads: int | None = None,
+    formulation: str = "paper",
+    warm_start: Any = None,
+    size_limit: tuple[int, int] | None = None,
+    tee: bool = False,
+    solver_options: dict[str, Any] | None = None,
+) -> Result:
+    """Solve ``instance`` exactly with a Pyomo solver and return the evaluated :class:`Result`.
+
+    Parameters
+    ----------
+    solver : "highs" (default), "scip", or any name Pyomo's SolverFactory knows.
+    time_limit, mip_gap, threads : passed to the solver (seconds, relative gap, threads).
+    formulation : one of the problem's ``FORMULATIONS`` ("paper" is the paper's model).
+    warm_start : a Solution, a solution dict/path, or a heuristic name whose solution seeds
+        the solver.
+    size_limit : (variables, constraints) above which the model is refused before building.
+
+    Raises
+    ------
+    SolverError, UnknownNameError, ModelTooLargeError, InstanceError
+        On bad input (the CLI exits 2 on them).
+    ObjectiveMismatchError
+        If the solver's objective and the evaluator's disagree: a modelling bug.
+    """
+    problem = registry.of(instance)
+    solvers.check(solver)
+    check_size(instance, formulation, size_limit)
+    start = _resolve_start(instance, warm_start) if warm_start is not None else None
+    t0 = time.perf_counter()
+    model = problem.model.build(instance, formulation)
+    if start is not None:
+        problem.model.warm_start(model, instance, start)
+    t_build = time.perf_counter() - t0
+    run = solvers.run(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
+                      warm=start is not None, tee=tee, options=solver_options)
+    seconds = time.perf_counter() - t0
+    method = f"{solver}:{formulation}"
+    opts = {k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap),
+                              ("threads", threads)) if v is not None}
+    res = Result(problem=problem.name, method=method, status=run.status, bound=run.bound,
+                 seconds=seconds,
+                 message="" if run.status == "optimal" else run.message, solver_objective=run.objective,
+                 options=opts, build_seconds=t_build)
+    if not run.has_solution:
+        return res
+    solution = problem.model.decode(model, instance)
+    ev = problem.model.evaluate(instance, solution)
+    _fill(res, solution, ev)
+    if not ev.feasible:
+        raise ObjectiveMismatchError(
+            f"{method}: the solver's solution fails the evaluator: {ev.violations[0]}"
+        )
+    if run.objective is not None:
+        tol = OBJECTIVE_TOL * max(1.0, abs(ev.objective))
+        if abs(run.objective - ev.objective) > tol:
+            raise ObjectiveMismatchError(
+                f"{method}: solver objective {run.objective!r} != evaluated {ev.objective!r}"
+            )
+    if res.status == "optimal" and run.bound is None:
+        res.bound = ev.objective
+    res.gap = 0.0 if res.status == "optimal" else relative_gap(ev.objective, res.bound)
+    return res
+
+
+def _fill(res: Result, solution: Any, ev: Evaluation) -> None:
+    res.solution = solution
+    res.objective = ev.objective
+    res.feasible = ev.feasible
+    res.violations = ev.violations
+    res.metrics = dict(ev.metrics)
+
+
+def _check_options(name: str, fn: Any, options: dict[str, Any]) -> None:
+    params = inspect.signature(fn).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    allowed = [p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY]
+    for key in options:
+        if key not in allowed:
+            raise UnknownNameError(
+                f"option: {key!r} is not an option of {name} (options: {', '.join(allowed)})"
+            )
+
+
+def heuristic(instance: Any, name: str, *, seed: int = 0, **options: Any) -> Result:
+    """Run the heuristic ``name`` and return the evaluated :class:`Result`.
+
+    A heuristic whose solution fails the evaluator gives status ``error`` with the first
+    violated rule as the message (its objective is still reported).
+    """
+    problem = registry.of(instance)
+    fn = problem.heuristic(name)
+    _check_options(name, fn, {"seed": seed, **options})
+    t0 = time.perf_counter()
+    solution = fn(instance, seed=seed, **options)
+    seconds = time.perf_counter() - t0
+    ev = problem.model.evaluate(instance, solution)
+    res = Result(problem=problem.name, method=name, status="feasible" if ev.feasible else "error",
+                 seconds=seconds, options={"seed": seed, **options})
+    _fill(res, solution, ev)
+    if not ev.feasible:
+        res.message = f"infeasible heuristic solution: {ev.violations[0]}"
+    return res
+
+
+def export(instance: Any, path: str | Path, formulation: str = "paper",
+           size_limit: tuple[int, int] | None = None) -> Path:
+    """Write the model as LP or MPS (by the extension) with readable, symbolic names."""
+    path = Path(path)
+    if path.suffix not in (".lp", ".mps"):
+        raise InstanceError("path", str(path), "must end in .lp or .mps")
+    model = build(instance, formulation, size_limit)
+    with atomic_path(path) as tmp:
+        model.write(str(tmp), io_options={"symbolic_solver_labels": True})
+    return path
+
+
+def generate(problem: str, spec: dict[str, Any] | None = None, seed: int = 0) -> Any:
+    """An instance from a problem's generator: ``spec = {"generator": name, **params}``.
+
+    Deterministic for a seed.
+    """
+    prob = registry.get(problem)
+    spec = dict(spec or {})
+    gen_name = spec.pop("generator", None) or next(iter(prob.model.GENERATORS))
+    try:
+        gen = prob.model.GENERATORS[gen_name]
+    except KeyError:
+        raise UnknownNameError(
+            f"generator: {gen_name!r} is not a {problem} generator "
+            f"(available: {', '.join(prob.generators)})"
+        ) from None
+    _check_options(gen_name, gen, {"seed": seed, **spec})
+    return gen(seed=seed, **spec)

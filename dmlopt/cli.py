@@ -1,0 +1,273 @@
+"""The ``dmlopt`` command line.
+
+``dmlopt solve | heuristic | export | validate | generate | list | schema`` (and ``bench`` and
+``report`` from the benchmark harness), each with ``--help``. Exit code 0 on success, 2 on bad
+input with one line on stderr, 1 on an internal error (one line; ``DMLOPT_DEBUG=1`` shows the
+traceback), 130 when interrupted. Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from dmlopt import __version__, api, io, registry
+from dmlopt.errors import DmloptError, InstanceError, ObjectiveMismatchError
+
+
+class UsageError(DmloptError):
+    """Bad command-line usage (exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
+        where = self.prog.removeprefix("dmlopt").strip()
+        raise UsageError(f"{where + ': ' if where else ''}{message} (see {self.prog} --help)")
+
+
+def _kv(items: Sequence[str] | None, what: str) -> dict[str, Any]:
+    """``["n=12", "p=0.5", "name=x"]`` -> ``{"n": 12, "p": 0.5, "name": "x"}``."""
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"{what}: {item!r} must be KEY=VALUE")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
+def _size_limit(raw: str | None) -> tuple[int, int] | None:
+    if raw is None:
+        return None
+    try:
+        v, c = (int(x) for x in raw.split(","))
+    except ValueError:
+        raise UsageError(f"--size-limit: {raw!r} must be two integers V,C") from None
+    return v, c
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf"
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _print_result(res: Any, as_json: bool) -> None:
+    if as_json:
+        print(res.to_json())
+        return
+    rows = [
+        ("problem", res.problem),
+        ("method", res.method),
+        ("status", res.status),
+        ("objective", res.objective),
+        ("bound", res.bound),
+        ("gap", None if res.gap is None else f"{100 * res.gap:.3g} %"),
+        ("seconds", res.seconds),
+    ]
+    rows += [(k, v) for k, v in res.metrics.items()]
+    if res.message:
+        rows.append(("message", res.message))
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {_fmt(value)}")
+
+
+def _write_solution(res: Any, path: str | None) -> None:
+    if path and res.solution is not None:
+        io.save(res.solution, path)
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    inst = io.load(args.instance)
+    warm: Any = args.warm_start
+    if warm is not None and os.path.exists(warm):
+        warm = io.read_json(warm)
+    res = api.solve(
+        inst, args.solver, time_limit=args.time_limit, mip_gap=args.mip_gap,
+        threads=args.threads, formulation=args.formulation, warm_start=warm,
+        size_limit=_size_limit(args.size_limit), tee=args.tee,
+    )
+    _write_solution(res, args.output)
+    _print_result(res, args.json)
+    return 0
+
+
+def cmd_heuristic(args: argparse.Namespace) -> int:
+    inst = io.load(args.instance)
+    res = api.heuristic(inst, args.name, seed=args.seed, **_kv(args.option, "--option"))
+    _write_solution(res, args.output)
+    _print_result(res, args.json)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    inst = io.load(args.instance)
+    path = api.export(inst, args.output, args.formulation, _size_limit(args.size_limit))
+    n_vars, n_cons = registry.of(inst).model.estimate_size(inst, args.formulation)
+    print(f"wrote {path} ({n_vars} variables, {n_cons} constraints)")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    inst = io.load(args.instance)
+    if args.solution is None:
+        print(f"valid {inst.problem} instance {inst.name or args.instance}")
+        return 0
+    ev = api.evaluate(inst, io.read_json(args.solution))
+    if args.json:
+        print(json.dumps(ev.as_dict(), indent=2))
+    else:
+        print(f"feasible   {ev.feasible}\nobjective  {_fmt(ev.objective)}")
+        for key, value in ev.metrics.items():
+            print(f"{key}  {_fmt(value)}")
+        for v in ev.violations:
+            print(f"violated: {v}")
+    return 0 if ev.feasible else 3
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    spec = _kv(args.param, "--param")
+    if args.generator:
+        spec["generator"] = args.generator
+    inst = api.generate(args.problem, spec, seed=args.seed)
+    if args.output:
+        io.save(inst, args.output)
+        print(f"wrote {args.output}")
+    else:
+        print(io.to_json(inst))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for name in registry.names():
+        prob = registry.get(name)
+        print(f"{name}: {getattr(prob.model, 'TITLE', '')} (paper {prob.model.PAPER})")
+        print(f"  formulations: {', '.join(prob.formulations)}")
+        print(f"  heuristics:   {', '.join(prob.heuristics)}")
+        print(f"  generators:   {', '.join(prob.generators)}")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    model = registry.get(args.problem).model
+    cls = model.Solution if args.solution else model.Instance
+    print(json.dumps(cls.model_json_schema(), indent=2))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="dmlopt", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version=f"dmlopt {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def instance_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("instance", help="instance JSON file, or a shipped name (tabgp/...)")
+
+    s = sub.add_parser("solve", help="solve an instance exactly (HiGHS by default)")
+    instance_arg(s)
+    s.add_argument("--solver", default="highs", help="highs (default), scip, or a Pyomo name")
+    s.add_argument("--formulation", "-f", default="paper")
+    s.add_argument("--time-limit", type=float, default=None, metavar="SECONDS")
+    s.add_argument("--mip-gap", type=float, default=None, metavar="REL")
+    s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--warm-start", default=None, metavar="HEURISTIC|FILE",
+                   help="a heuristic name or a solution JSON file to start from")
+    s.add_argument("--size-limit", default=None, metavar="V,C",
+                   help="refuse models above V variables or C constraints")
+    s.add_argument("--tee", action="store_true", help="show the solver log")
+    s.add_argument("--json", action="store_true", help="JSON output (with the solution)")
+    s.add_argument("-o", "--output", default=None, help="write the solution JSON here")
+    s.set_defaults(func=cmd_solve)
+
+    h = sub.add_parser("heuristic", help="run a heuristic")
+    instance_arg(h)
+    h.add_argument("name", help="heuristic name (see `dmlopt list`)")
+    h.add_argument("--seed", type=int, default=0)
+    h.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="heuristic option, repeatable (values parsed as JSON)")
+    h.add_argument("--json", action="store_true")
+    h.add_argument("-o", "--output", default=None, help="write the solution JSON here")
+    h.set_defaults(func=cmd_heuristic)
+
+    e = sub.add_parser("export", help="write the model as LP or MPS (by extension)")
+    instance_arg(e)
+    e.add_argument("output", help="file ending in .lp or .mps")
+    e.add_argument("--formulation", "-f", default="paper")
+    e.add_argument("--size-limit", default=None, metavar="V,C")
+    e.set_defaults(func=cmd_export)
+
+    v = sub.add_parser("validate", help="check an instance, or evaluate a solution of it")
+    instance_arg(v)
+    v.add_argument("--solution", default=None, help="solution JSON to evaluate (exit 3 if "
+                   "infeasible)")
+    v.add_argument("--json", action="store_true")
+    v.set_defaults(func=cmd_validate)
+
+    g = sub.add_parser("generate", help="generate an instance")
+    g.add_argument("problem")
+    g.add_argument("--generator", "-g", default=None)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
+                   help="generator parameter, repeatable (values parsed as JSON)")
+    g.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
+    g.set_defaults(func=cmd_generate)
+
+    ls = sub.add_parser("list", help="problems, formulations, heuristics, generators")
+    ls.set_defaults(func=cmd_list)
+
+    sc = sub.add_parser("schema", help="JSON Schema of a problem's instance (or solution)")
+    sc.add_argument("problem")
+    sc.add_argument("--solution", action="store_true")
+    sc.set_defaults(func=cmd_schema)
+
+    _extra_commands(sub)
+    return p
+
+
+def _extra_commands(sub: Any) -> None:
+    """Commands of the benchmark harness (``bench``, ``report``), when it is installed."""
+    try:
+        from dmlopt.benchmarks import cli as bench_cli
+    except ImportError:
+        return
+    bench_cli.register(sub)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = parser().parse_args(argv)
+        return int(args.func(args) or 0)
+    except ObjectiveMismatchError as exc:
+        return _fail(f"internal error: {exc}", 1)
+    except (DmloptError, InstanceError) as exc:
+        return _fail(str(exc), 2)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback by default
+        if os.environ.get("DMLOPT_DEBUG"):
+            raise
+        return _fail(f"internal error: {type(exc).__name__}: {exc}", 1)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"dmlopt: {' '.join(message.split())}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Exceptions raised by dmlopt.
+
+Every error a user can cause by bad input derives from :class:`DmloptError` and carries a
+message that names the field, the value and the rule, so the command line can print it as
+one line and exit with code 2.
+"""
+
+from __future__ import annotations
+
+
+class DmloptError(Exception):
+    """Base class of every error dmlopt raises on purpose."""
+
+
+class InstanceError(DmloptError, ValueError):
+    """An instance, solution or spec breaks a rule: ``field: value rule``."""
+
+    def __init__(self, field: str, value: object = None, rule: str = "", *, message: str = ""):
+        self.field = field
+        self.value = value
+        self.rule = rule
+        if not message:
+            shown = repr(value)
+            if len(shown) > 80:
+                shown = shown[:77] + "..."
+            message = f"{field}: {shown} {rule}".strip() if field else f"{shown} {rule}"
+        super().__init__(message)
+
+
+class SolverError(DmloptError):
+    """The solver named is unknown or not available here."""
+
+
+class ModelTooLargeError(DmloptError):
+    """The estimated model size is above the configured limit."""
+
+
+class ObjectiveMismatchError(DmloptError):
+    """The solver's objective disagrees with the evaluator: a modelling bug, never ignored."""
+
+
+class UnknownNameError(DmloptError, KeyError):
+    """A problem, heuristic, formulation or generator name that does not exist."""
+
+    def __str__(self) -> str:  # KeyError would add quotes
+        return str(self.args[0]) if self.args else ""

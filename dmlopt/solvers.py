@@ -1,0 +1,223 @@
+"""Solver back ends: HiGHS (default) and SCIP through Pyomo 6.10's direct interfaces.
+
+``run(model, solver, ...)`` solves a Pyomo model and returns a :class:`SolverRun` with the
+status mapped to dmlopt's vocabulary. HiGHS goes through ``pyomo.contrib.solver`` ``highs``
+(highspy) with a MIP start added here (Pyomo's interface has none); SCIP through
+``scip_direct`` (pyscipopt), which handles the quadratic TAP objective. Any other name is passed
+to Pyomo's ``SolverFactory`` unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from dmlopt.errors import SolverError
+
+#: our names -> Pyomo's
+ALIASES = {"highs": "highs", "scip": "scip_direct", "scip_direct": "scip_direct"}
+
+
+@dataclass
+class SolverRun:
+    status: str  # optimal | time_limit | infeasible | feasible | error
+    has_solution: bool
+    objective: float | None
+    bound: float | None
+    message: str = ""
+
+
+def _highs_class():
+    import highspy
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    class WarmHighs(Highs):
+        """Pyomo's HiGHS interface plus a MIP start from the variables' current values."""
+
+        warm = False
+
+        def _solve(self):
+            if self.warm:
+                values = [0.0] * self._solver_model.getNumCol()
+                for v_id, idx in self._pyomo_var_to_solver_var_map.items():
+                    val = self._vars[v_id][0].value
+                    if val is not None:
+                        values[idx] = float(val)
+                sol = highspy.HighsSolution()
+                sol.col_value = values
+                sol.value_valid = True
+                self._solver_model.setSolution(sol)
+            return super()._solve()
+
+    return WarmHighs
+
+
+def available() -> list[str]:
+    """Solver names usable here."""
+    out = []
+    try:
+        import highspy  # noqa: F401
+
+        out.append("highs")
+    except ImportError:
+        pass
+    try:
+        import pyscipopt  # noqa: F401
+
+        out.append("scip")
+    except ImportError:
+        pass
+    return out
+
+
+def check(solver: str) -> None:
+    """Raise :class:`SolverError` with the available names if ``solver`` cannot be used."""
+    if solver in ALIASES:
+        if ALIASES[solver].startswith("scip") and "scip" not in available():
+            raise SolverError(f"solver: 'scip' is not installed (available: {available()})")
+        if solver == "highs" and "highs" not in available():
+            raise SolverError(f"solver: 'highs' is not installed (available: {available()})")
+        return
+    import pyomo.environ as pyo
+
+    try:
+        ok = pyo.SolverFactory(solver).available(exception_flag=False)
+    except Exception:  # noqa: BLE001 - Pyomo raises many kinds for unknown names
+        ok = False
+    if not ok:
+        raise SolverError(
+            f"solver: {solver!r} is not available (available: {', '.join(available())}; "
+            "other names are passed to Pyomo's SolverFactory)"
+        )
+
+
+def version(solver: str) -> str:
+    try:
+        if solver == "highs":
+            import highspy
+
+            return "highs " + ".".join(
+                str(x)
+                for x in (highspy.HIGHS_VERSION_MAJOR, highspy.HIGHS_VERSION_MINOR,
+                          highspy.HIGHS_VERSION_PATCH)
+            )
+        if solver in ("scip", "scip_direct"):
+            import pyscipopt
+
+            return f"scip {pyscipopt.Model().version()} (pyscipopt {pyscipopt.__version__})"
+    except Exception:  # noqa: BLE001 - a version string is informative only
+        pass
+    return solver
+
+
+def run(
+    model: Any,
+    solver: str = "highs",
+    *,
+    time_limit: float | None = None,
+    mip_gap: float | None = None,
+    threads: int | None = None,
+    warm: bool = False,
+    tee: bool = False,
+    options: dict[str, Any] | None = None,
+) -> SolverRun:
+    """Solve ``model`` in place; variable values are loaded when a solution exists."""
+    check(solver)
+    if solver in ALIASES:
+        return _run_contrib(model, ALIASES[solver], time_limit, mip_gap, threads, warm, tee,
+                            options or {})
+    return _run_legacy(model, solver, time_limit, mip_gap, threads, tee, options or {})
+
+
+def _run_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options) -> SolverRun:
+    from pyomo.contrib.solver.common.factory import SolverFactory
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+    if name == "highs":
+        opt = _highs_class()()
+        opt.warm = warm
+        kwargs: dict[str, Any] = {}
+    else:
+        opt = SolverFactory(name)
+        kwargs = {"warmstart_discrete_vars": warm}
+    res = opt.solve(
+        model,
+        tee=tee,
+        load_solutions=False,
+        raise_exception_on_nonoptimal_result=False,
+        time_limit=time_limit,
+        rel_gap=mip_gap,
+        threads=threads,
+        solver_options=options,
+        **kwargs,
+    )
+    tc = res.termination_condition
+    has = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
+    if has:
+        res.solution_loader.load_vars()
+    obj = _num(res.incumbent_objective) if has else None
+    bound = _num(res.objective_bound)
+    if tc == TerminationCondition.convergenceCriteriaSatisfied and has:
+        status = "optimal"
+    elif tc == TerminationCondition.maxTimeLimit:
+        status = "time_limit"
+    elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.locallyInfeasible,
+                TerminationCondition.infeasibleOrUnbounded):
+        status = "infeasible"
+    elif has:
+        status = "feasible"
+    else:
+        status = "error"
+    return SolverRun(status, has, obj, bound, message=str(tc.name))
+
+
+def _run_legacy(model, name, time_limit, mip_gap, threads, tee, options) -> SolverRun:
+    import pyomo.environ as pyo
+    from pyomo.opt import SolverStatus, TerminationCondition
+
+    opt = pyo.SolverFactory(name)
+    opts = dict(options)
+    if time_limit is not None:
+        opts.setdefault("time_limit", time_limit)
+    if mip_gap is not None:
+        opts.setdefault("mip_gap", mip_gap)
+    if threads is not None:
+        opts.setdefault("threads", threads)
+    res = opt.solve(model, tee=tee, options=opts, load_solutions=False)
+    tc = res.solver.termination_condition
+    has = len(res.solution) > 0
+    if has:
+        model.solutions.load_from(res)
+    sense_min = _is_min(model)
+    lb, ub = _num(res.problem.lower_bound), _num(res.problem.upper_bound)
+    bound = lb if sense_min else ub
+    obj = None
+    if has:
+        obj = float(pyo.value(next(model.component_data_objects(pyo.Objective, active=True))))
+    if tc == TerminationCondition.optimal:
+        status = "optimal"
+    elif tc == TerminationCondition.maxTimeLimit:
+        status = "time_limit"
+    elif tc in (TerminationCondition.infeasible, TerminationCondition.infeasibleOrUnbounded):
+        status = "infeasible"
+    elif has and res.solver.status == SolverStatus.ok:
+        status = "feasible"
+    else:
+        status = "error"
+    return SolverRun(status, has, obj, bound, message=str(tc))
+
+
+def _is_min(model) -> bool:
+    import pyomo.environ as pyo
+
+    obj = next(model.component_data_objects(pyo.Objective, active=True))
+    return obj.sense == pyo.minimize
+
+
+def _num(x: Any) -> float | None:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None

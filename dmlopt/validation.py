@@ -1,0 +1,71 @@
+"""Validation helpers shared by every problem's ``Instance`` and ``Solution``.
+
+Problems define pydantic v2 models; :func:`parse` turns pydantic's ``ValidationError`` into one
+:class:`~dmlopt.errors.InstanceError` naming the field path (``jobs[3].workers[0].gpu``), the
+offending value and the rule, which is what the library and the command line report.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import pydantic
+
+from dmlopt.errors import InstanceError
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+
+class Frozen(pydantic.BaseModel):
+    """Base of instances and solutions: immutable, unknown fields rejected."""
+
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+
+
+def field_path(loc: tuple[Any, ...]) -> str:
+    """``("jobs", 3, "gpu")`` -> ``"jobs[3].gpu"``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def error_from_pydantic(exc: pydantic.ValidationError, prefix: str = "") -> InstanceError:
+    """The first error of ``exc`` as an :class:`InstanceError`."""
+    err = exc.errors(include_url=False)[0]
+    path = field_path(tuple(err.get("loc", ())))
+    if prefix:
+        path = f"{prefix}.{path}" if path else prefix
+    msg = str(err.get("msg", "invalid"))
+    # our own rules are raised as ValueError("field: value rule"): keep them verbatim
+    if err.get("type") == "value_error":
+        msg = msg.removeprefix("Value error, ")
+        if not path:
+            return InstanceError("", message=msg)
+        return InstanceError("", message=f"{path}: {msg}" if ": " not in msg else msg)
+    if err.get("type") == "missing":
+        return InstanceError(path, message=f"{path}: missing (the field is required)")
+    if err.get("type") == "extra_forbidden":
+        return InstanceError(path, message=f"{path}: unknown field")
+    return InstanceError(path, err.get("input"), f"({msg.lower()})")
+
+
+def parse(model: type[M], data: Any, prefix: str = "") -> M:
+    """Validate ``data`` into ``model`` or raise :class:`InstanceError`."""
+    if isinstance(data, model):
+        return data
+    try:
+        return model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise error_from_pydantic(exc, prefix) from None
+
+
+def rule(field: str, value: object, text: str) -> ValueError:
+    """A ``ValueError`` for use inside pydantic validators, formatted like InstanceError."""
+    shown = repr(value)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return ValueError(f"{field}: {shown} {text}")

@@ -1,0 +1,1 @@
+"""Heuristics, one module per problem: ``HEURISTICS`` maps a name to a function."""
