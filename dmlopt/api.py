@@ -138,9 +138,8 @@ def solve(
     opts = {k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap),
                               ("threads", threads)) if v is not None}
     res = Result(problem=problem.name, method=method, status=run.status, bound=run.bound,
-                 seconds=seconds,
-                 message="" if run.status == "optimal" else run.message, solver_objective=run.objective,
-                 options=opts, build_seconds=t_build)
+                 seconds=seconds, message="" if run.status == "optimal" else run.message,
+                 solver_objective=run.objective, options=opts, build_seconds=t_build)
     if not run.has_solution:
         return res
     solution = problem.model.decode(model, instance)
