@@ -149,16 +149,34 @@ def solve(
         raise ObjectiveMismatchError(
             f"{method}: the solver's solution fails the evaluator: {ev.violations[0]}"
         )
-    if run.objective is not None:
-        tol = OBJECTIVE_TOL * max(1.0, abs(ev.objective))
-        if abs(run.objective - ev.objective) > tol:
-            raise ObjectiveMismatchError(
-                f"{method}: solver objective {run.objective!r} != evaluated {ev.objective!r}"
-            )
+    _check_objective(method, problem.sense, ev.objective, run.objective, run.bound)
     if res.status == "optimal" and run.bound is None:
         res.bound = ev.objective
-    res.gap = 0.0 if res.status == "optimal" else relative_gap(ev.objective, res.bound)
+    res.gap = relative_gap(ev.objective, res.bound)
     return res
+
+
+def _check_objective(method: str, sense: str, evaluated: float, incumbent: float | None,
+                     bound: float | None) -> None:
+    """The evaluated objective must lie between the solver's bound and its incumbent.
+
+    A model may price a solution above its true cost while auxiliary variables are not tight
+    (an incumbent at a time limit), so the evaluator may find a better value than the solver
+    reports, never a worse one; and no solution can beat the proven bound. Anything else is a
+    modelling bug.
+    """
+    tol = OBJECTIVE_TOL * max(1.0, abs(evaluated))
+    sign = 1.0 if sense == "min" else -1.0
+    if incumbent is not None and sign * (evaluated - incumbent) > tol:
+        raise ObjectiveMismatchError(
+            f"{method}: evaluated objective {evaluated!r} is worse than the solver's "
+            f"{incumbent!r}: the model under-prices this solution"
+        )
+    if bound is not None and sign * (bound - evaluated) > tol:
+        raise ObjectiveMismatchError(
+            f"{method}: evaluated objective {evaluated!r} beats the solver's proven bound "
+            f"{bound!r}: the model over-prices solutions"
+        )
 
 
 def _fill(res: Result, solution: Any, ev: Evaluation) -> None:

@@ -1,0 +1,7 @@
+"""``python -m dmlopt`` is the ``dmlopt`` command."""
+
+import sys
+
+from dmlopt.cli import main
+
+sys.exit(main())
