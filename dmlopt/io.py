@@ -93,7 +93,11 @@ def instance_from_dict(data: Any) -> Any:
         raise InstanceError(
             "problem", None, f"is missing (one of: {', '.join(registry.names())})"
         )
-    problem = registry.get(str(data["problem"]))
+    name = data["problem"]
+    if name not in registry.names():
+        raise InstanceError("problem", name,
+                            f"is not a known problem (one of: {', '.join(registry.names())})")
+    problem = registry.get(name)
     return parse(problem.model.Instance, data)
 
 

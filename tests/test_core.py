@@ -1,0 +1,208 @@
+"""Core: registry, I/O and validation, solve (status mapping, objective checks, warm start,
+size guard), heuristic, export, generate, Result. Uses the toy problem of tests/toy_problem.py
+(brute force gives the independent optimum) and TABGP where a real model is needed."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import highspy
+import pytest
+
+import dmlopt
+from dmlopt import io, registry
+from dmlopt.errors import (
+    InstanceError,
+    ModelTooLargeError,
+    ObjectiveMismatchError,
+    SolverError,
+    UnknownNameError,
+)
+
+
+def test_registry_lists_tabgp_and_rejects_unknown():
+    assert "tabgp" in dmlopt.problems()
+    with pytest.raises(UnknownNameError, match="'nope' is not a known problem.*tabgp"):
+        registry.get("nope")
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+def test_solve_equals_brute_force(toy, seed, solver):
+    inst = dmlopt.generate("toy", {"n": 8}, seed=seed)
+    res = dmlopt.solve(inst, solver)
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(toy.model.brute_force(inst))
+    assert res.feasible and res.gap == pytest.approx(0, abs=1e-6)
+    assert res.bound == pytest.approx(res.objective, rel=1e-4)
+    assert res.method == f"{solver}:paper"
+
+
+def test_underpricing_model_is_an_error(toy):
+    inst = dmlopt.generate("toy", {"n": 6}, seed=1)
+    with pytest.raises(ObjectiveMismatchError, match="under-prices"):
+        dmlopt.solve(inst, formulation="underprice")
+
+
+def test_overpricing_model_is_an_error(toy):
+    inst = dmlopt.generate("toy", {"n": 6}, seed=1)
+    with pytest.raises(ObjectiveMismatchError):
+        dmlopt.solve(inst, formulation="overprice")
+
+
+def test_infeasible_instance_status(toy):
+    inst = toy.model.Instance(cost=[1, 2], weight=[1, 1], need=5)
+    res = dmlopt.solve(inst)
+    assert res.status == "infeasible"
+    assert res.solution is None and res.objective is None
+
+
+def test_time_limit_status_and_warm_start_used():
+    # HiGHS and SCIP stopped at once keep the warm start as their incumbent
+    inst = dmlopt.generate("tabgp", {"n": 12, "p": 0.6, "tau": 3}, seed=0)
+    start = dmlopt.heuristic(inst, "random", seed=3)
+    for solver in ("highs", "scip"):
+        res = dmlopt.solve(inst, solver, time_limit=0.01, warm_start=start.solution, threads=1)
+        assert res.status == "time_limit"
+        assert res.objective is not None and res.objective <= start.objective + 1e-9
+        assert res.bound is None or res.bound <= res.objective  # SCIP may not have one yet
+        assert res.gap is None or 0 < res.gap <= 1
+
+
+def test_warm_start_by_heuristic_name(toy):
+    inst = dmlopt.generate("toy", {"n": 8}, seed=2)
+    res = dmlopt.solve(inst, warm_start="greedy")
+    assert res.objective == pytest.approx(toy.model.brute_force(inst))
+
+
+def test_unknown_solver_formulation_and_size_guard(toy):
+    inst = dmlopt.generate("toy", {"n": 8}, seed=0)
+    with pytest.raises(SolverError, match="'nosuchsolver' is not available.*highs"):
+        dmlopt.solve(inst, "nosuchsolver")
+    with pytest.raises(UnknownNameError, match="formulation: 'x'.*paper"):
+        dmlopt.solve(inst, formulation="x")
+    with pytest.raises(ModelTooLargeError, match="about 8 variables and 1 constraints"):
+        dmlopt.solve(inst, size_limit=(7, 10))
+    assert dmlopt.solve(inst, size_limit=(8, 1)).status == "optimal"
+
+
+def test_size_limit_from_environment(toy, monkeypatch):
+    inst = dmlopt.generate("toy", {"n": 8}, seed=0)
+    monkeypatch.setenv("DMLOPT_SIZE_LIMIT", "3,3")
+    with pytest.raises(ModelTooLargeError, match="DMLOPT_SIZE_LIMIT"):
+        dmlopt.build(inst)
+    monkeypatch.setenv("DMLOPT_SIZE_LIMIT", "three")
+    with pytest.raises(InstanceError, match="DMLOPT_SIZE_LIMIT"):
+        dmlopt.build(inst)
+
+
+def test_heuristic_result_is_evaluated(toy):
+    inst = dmlopt.generate("toy", {"n": 8}, seed=0)
+    res = dmlopt.heuristic(inst, "all")
+    assert res.status == "feasible"
+    assert res.objective == pytest.approx(sum(inst.cost))
+    assert res.metrics["weight"] == pytest.approx(sum(inst.weight))
+    bad = dmlopt.heuristic(inst, "nothing")
+    assert bad.status == "error" and "infeasible heuristic solution" in bad.message
+    assert dmlopt.heuristic(inst, "greedy", reverse=True).options == {"seed": 0, "reverse": True}
+
+
+def test_heuristic_unknown_name_and_option(toy):
+    inst = dmlopt.generate("toy", {"n": 8}, seed=0)
+    with pytest.raises(UnknownNameError, match="'fast' is not a toy heuristic.*greedy"):
+        dmlopt.heuristic(inst, "fast")
+    with pytest.raises(UnknownNameError, match="option: 'depth' is not an option of greedy"):
+        dmlopt.heuristic(inst, "greedy", depth=3)
+
+
+def test_generate_is_deterministic_and_checks_names(toy):
+    a = dmlopt.generate("toy", {"generator": "random", "n": 5}, seed=7)
+    b = dmlopt.generate("toy", {"n": 5}, seed=7)
+    assert a == b and dmlopt.instance_hash(a) == dmlopt.instance_hash(b)
+    assert dmlopt.instance_hash(a) != dmlopt.instance_hash(dmlopt.generate("toy", {"n": 5}, 8))
+    with pytest.raises(UnknownNameError, match="generator: 'grid'.*random"):
+        dmlopt.generate("toy", {"generator": "grid"})
+    with pytest.raises(UnknownNameError, match="option: 'm'"):
+        dmlopt.generate("toy", {"m": 3})
+
+
+def test_save_load_round_trip(toy, tmp_path):
+    inst = dmlopt.generate("toy", {"n": 5}, seed=1)
+    path = tmp_path / "sub" / "toy.json"
+    dmlopt.save(inst, path)
+    assert dmlopt.load(path) == inst
+    assert dmlopt.load(json.loads(path.read_text())) == inst
+    assert [p.name for p in path.parent.iterdir()] == ["toy.json"]  # no temp file left
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ('{"problem": "toy", "cost": [1], ', "is not valid JSON"),
+        ("[1, 2]", "instance: 'list' must be a JSON object"),
+        ('{"cost": [1]}', "problem: None is missing"),
+        ('{"problem": "zzz"}', "problem: 'zzz' is not a known problem"),
+        ('{"problem": "toy", "cost": [1], "weight": [1]}', "need: missing"),
+        ('{"problem": "toy", "cost": [1], "weight": [1, 2], "need": 1}', "weight: 2 must have 1"),
+        ('{"problem": "toy", "cost": ["a"], "weight": [1], "need": 1}', "cost\\[0\\]: 'a'"),
+        ('{"problem": "toy", "cost": [1], "weight": [1], "need": 1, "x": 0}', "x: unknown field"),
+    ],
+)
+def test_load_errors_name_field_value_rule(toy, tmp_path, text, match):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(InstanceError, match=match):
+        dmlopt.load(path)
+
+
+def test_load_missing_and_oversized_file(tmp_path, monkeypatch):
+    with pytest.raises(InstanceError, match="does not exist"):
+        dmlopt.load(tmp_path / "none.json")
+    path = tmp_path / "big.json"
+    path.write_text("{}" + " " * 100)
+    monkeypatch.setattr(io, "MAX_FILE_BYTES", 50)
+    with pytest.raises(InstanceError, match="above the limit 50"):
+        dmlopt.load(path)
+
+
+@pytest.mark.parametrize("ext", [".lp", ".mps"])
+def test_export_round_trip_with_highs(toy, tmp_path, ext):
+    inst = dmlopt.generate("toy", {"n": 8}, seed=3)
+    path = dmlopt.export(inst, tmp_path / f"model{ext}")
+    text = path.read_text()
+    assert "x[" in text or "x(" in text  # symbolic names
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(path))
+    h.run()
+    assert h.getInfo().objective_function_value == pytest.approx(toy.model.brute_force(inst))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"model{ext}"]
+
+
+def test_export_refuses_bad_path_and_leaves_nothing(toy, tmp_path):
+    inst = dmlopt.generate("toy", {"n": 8}, seed=3)
+    with pytest.raises(InstanceError, match="must end in .lp or .mps"):
+        dmlopt.export(inst, tmp_path / "model.txt")
+    with pytest.raises(ModelTooLargeError):
+        dmlopt.export(inst, tmp_path / "model.lp", size_limit=(1, 1))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_evaluate_accepts_dict_and_rejects_bad_solution(toy):
+    inst = dmlopt.generate("toy", {"n": 4}, seed=0)
+    assert dmlopt.evaluate(inst, {"chosen": [0, 1, 2, 3]}).feasible
+    with pytest.raises(InstanceError, match="solution.chosen"):
+        dmlopt.evaluate(inst, {"chosen": "x"})
+
+
+def test_result_row_and_json(toy):
+    inst = dmlopt.generate("toy", {"n": 6}, seed=0)
+    res = dmlopt.solve(inst)
+    row = res.as_dict()
+    assert row["problem"] == "toy" and row["status"] == "optimal" and "m_weight" in row
+    data = json.loads(res.to_json())
+    assert data["solution"]["chosen"] == res.solution.chosen
+    bad = dmlopt.heuristic(inst, "nothing")
+    bad.objective = math.inf
+    assert json.loads(bad.to_json())["objective"] is None
