@@ -1,0 +1,142 @@
+"""``dmlopt bench`` and ``dmlopt report``: the harness's commands, registered into dmlopt's CLI.
+
+``dmlopt bench SUITE [-o results/X.sqlite] [--workers N] [--dask ADDRESS] [--rerun] [--list]``
+validates the whole suite first (exit 2 with one line on any error), skips the runs already in the
+store, runs the rest and commits each row as it finishes. Progress is a bar with ETA on a
+terminal, plain lines otherwise (``CI`` set or stderr not a TTY). Ctrl-C stops the sweep, kills
+the running children and keeps every finished row; the same command resumes it (exit 130).
+
+``dmlopt report STORE.sqlite -o DIR`` writes ``report.md``, CSV tables and PNG plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from dmlopt.benchmarks import suite as suite_mod
+
+from dmlopt.errors import DmloptError
+
+
+class _Progress:
+    """tqdm bar with ETA on a terminal; one plain line per run otherwise."""
+
+    def __init__(self, total: int, desc: str):
+        self.total = total
+        self.done = 0
+        self.bar = None
+        if sys.stderr.isatty() and not os.environ.get("CI"):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit="run", file=sys.stderr,
+                            dynamic_ncols=True)
+
+    def update(self, row: dict[str, Any]) -> None:
+        self.done += 1
+        obj = row.get("objective")
+        obj_s = "-" if obj is None else f"{obj:.6g}"
+        secs = row.get("seconds") or 0.0
+        text = (f"{row['problem']} {row['instance']} {row['method']} seed={row['seed']}: "
+                f"{row['status']} obj={obj_s} ({secs:.2f} s)")
+        if self.bar is not None:
+            self.bar.set_postfix_str(text[-60:], refresh=False)
+            self.bar.update(1)
+        else:
+            print(f"[{self.done}/{self.total}] {text}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.list:
+        for name, path in suite_mod.shipped().items():
+            print(f"{name:<20} {suite_mod.describe(path)}")
+        return 0
+    if not args.suite:
+        raise DmloptError("bench: SUITE is required (or --list; see dmlopt bench --help)")
+    if args.workers is not None and args.workers < 1:
+        raise DmloptError(f"--workers: {args.workers} must be at least 1")
+    suite = suite_mod.load(args.suite)
+    from dmlopt.benchmarks import runner
+    from dmlopt.benchmarks.store import Store
+
+    out = Path(args.output or f"results/{suite.name}.sqlite")
+    workers = args.workers or runner.default_workers()
+    store = Store(out)
+    try:
+        skip = set() if args.rerun else store.keys()
+        if args.rerun_failed:
+            skip -= store.failed_keys()
+        todo = [t for t in suite.tasks if t.key not in skip]
+        where = f"dask {args.dask}" if args.dask else f"{workers} worker(s)"
+        print(f"suite {suite.name}: {len(suite.tasks)} runs, {len(suite.tasks) - len(todo)} "
+              f"already in {out}, {len(todo)} to run on {where}", file=sys.stderr)
+        statuses: Counter[str] = Counter()
+        progress = _Progress(len(todo), suite.name)
+
+        def on_row(row: dict[str, Any]) -> None:
+            store.put(row)
+            statuses[row["status"]] += 1
+            progress.update(row)
+
+        t0 = time.perf_counter()
+        try:
+            if args.dask:
+                runner.run_dask(todo, args.dask, workers, on_row)
+            else:
+                runner.run_local(todo, workers, on_row)
+        except KeyboardInterrupt:
+            progress.close()
+            print(f"dmlopt: interrupted; {sum(statuses.values())} finished run(s) are stored in "
+                  f"{out}; run the same command to resume", file=sys.stderr)
+            return 130
+        progress.close()
+        wall = time.perf_counter() - t0
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "nothing run"
+        print(f"done in {wall:.1f} s: {counts}; results in {out} "
+              f"(report: dmlopt report {out} -o DIR)")
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from dmlopt.benchmarks import report
+
+    files = report.write(args.store, args.output)
+    for path in files:
+        print(f"wrote {path}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``bench`` and ``report`` to dmlopt's subcommands."""
+    b = sub.add_parser("bench", help="run a benchmark suite into a results store",
+                       description="Run a benchmark suite (a shipped name such as 'quick', or a "
+                       "TOML file). Runs already in the store are skipped.")
+    b.add_argument("suite", nargs="?", help="shipped suite name or path to a TOML suite")
+    b.add_argument("-o", "--output", default=None, metavar="STORE.sqlite",
+                   help="results store (default: results/<suite name>.sqlite)")
+    b.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="parallel runs (default: the number of cores)")
+    b.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="run on a Dask cluster at ADDRESS (tcp://host:8786), or 'local' for a "
+                   "LocalCluster")
+    b.add_argument("--rerun", action="store_true", help="run again the runs already stored")
+    b.add_argument("--rerun-failed", action="store_true",
+                   help="run again the stored runs whose status is error or killed")
+    b.add_argument("--list", action="store_true", help="list the shipped suites and exit")
+    b.set_defaults(func=cmd_bench)
+
+    r = sub.add_parser("report", help="Markdown + CSV + PNG report of a results store")
+    r.add_argument("store", help="results store written by dmlopt bench")
+    r.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    r.set_defaults(func=cmd_report)

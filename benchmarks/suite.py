@@ -1,0 +1,485 @@
+"""Benchmark suites: TOML files parsed and validated into a list of :class:`Task`.
+
+A suite names, per problem, the instances (files, globs, generator specs with seeds) and the
+methods (solver + formulation + time limit; heuristics with options and seeds)::
+
+    name = "paper-tap"
+    description = "one line"
+    time_limit = 60          # optional: default time limit of every method (s, default 300)
+    grace = 10               # optional: seconds past the time limit before the run is killed
+    threads = 1              # optional: solver threads (default 1)
+
+    [[groups]]
+    problem = "tap"
+    instances = [
+      { file = "tabgp/*.json" },
+      { generator = "er", params = { n = 12, p = 0.5, tau = 3 }, seeds = [0, 1, 2] },
+    ]
+    methods = [
+      { solver = "highs", formulation = "paper", time_limit = 60 },
+      { heuristic = "dense-refine", seeds = [0], options = {} },
+    ]
+
+``time_limit``, ``grace`` and ``threads`` may also be given per group and per method (the most
+specific wins). A solver method may also give ``mip_gap``, ``warm_start`` (a heuristic name) and
+``solver_options`` (a table passed to the solver). A heuristic's ``time_limit`` is the harness's
+hard limit only; it is not passed to the heuristic (put it in ``options`` for that).
+
+Instance files are resolved relative to the suite file first, then among the instances shipped in
+``dmlopt.data``; globs are allowed in both places.
+
+A heuristic may be named ``"module:function"`` (a function ``f(instance, *, seed=0, **options)``
+in a module importable from the suite file's directory or ``sys.path``) only when the environment
+variable ``DMLOPT_BENCH_ALLOW_IMPORT=1`` is set: suites are data, and running code named in a data
+file must be asked for explicitly. This is how one benchmarks a heuristic of one's own against
+dmlopt's without registering it, and how the harness's tests inject failing methods.
+
+Everything (TOML syntax, keys, problem/formulation/heuristic/generator names and options, files)
+is validated before anything runs; the first error raises :class:`SuiteError` with one line
+naming the file, the field, the value and the rule.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import inspect
+import json
+import os
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from dmlopt import api, io, registry, solvers
+from dmlopt.errors import DmloptError
+
+#: defaults of the optional keys
+DEFAULT_TIME_LIMIT = 300.0
+DEFAULT_GRACE = 10.0
+DEFAULT_THREADS = 1
+
+#: env var that allows heuristics named "module:function"
+ALLOW_IMPORT_ENV = "DMLOPT_BENCH_ALLOW_IMPORT"
+
+_TOP_KEYS = {"name", "description", "time_limit", "grace", "threads", "groups"}
+_GROUP_KEYS = {"problem", "instances", "methods", "time_limit", "grace", "threads"}
+_FILE_KEYS = {"file"}
+_GEN_KEYS = {"generator", "params", "seeds"}
+_SOLVER_KEYS = {"solver", "formulation", "time_limit", "grace", "threads", "mip_gap",
+                "warm_start", "solver_options"}
+_HEUR_KEYS = {"heuristic", "options", "seeds", "time_limit", "grace"}
+
+
+class SuiteError(DmloptError):
+    """A suite file breaks a rule: ``file: field: value rule``."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run: an instance, a method with its options, a seed.
+
+    ``key`` identifies the run in the results store: the same instance content, method, options
+    and seed give the same key, so a finished run is never repeated unless asked.
+    """
+
+    suite: str
+    problem: str
+    instance_id: str
+    instance_hash: str
+    kind: str  # "exact" | "heuristic"
+    method: str  # "highs:paper" | heuristic name
+    options: dict[str, Any]
+    seed: int
+    time_limit: float
+    grace: float
+    instance: dict[str, Any] = field(repr=False, compare=False)
+    import_path: str = ""  # directory added to sys.path for "module:function" heuristics
+
+    @property
+    def options_json(self) -> str:
+        return canonical_json(self.options)
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.instance_hash, self.method, self.options_json, self.seed)
+
+    @property
+    def hard_limit(self) -> float:
+        return self.time_limit + self.grace
+
+    def as_payload(self) -> dict[str, Any]:
+        """Plain data for a child process (JSON/pickle friendly)."""
+        return {
+            "suite": self.suite, "problem": self.problem, "instance_id": self.instance_id,
+            "instance_hash": self.instance_hash, "kind": self.kind, "method": self.method,
+            "options": self.options, "options_json": self.options_json, "seed": self.seed,
+            "time_limit": self.time_limit, "grace": self.grace, "instance": self.instance,
+            "import_path": self.import_path,
+        }
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    path: Path
+    tasks: list[Task]
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+# --------------------------------------------------------------------------- finding suites
+
+
+def suites_dir() -> Path:
+    return Path(str(resources.files("dmlopt.benchmarks").joinpath("suites")))
+
+
+def shipped() -> dict[str, Path]:
+    """Shipped suites: name (file stem) -> path."""
+    root = suites_dir()
+    return {p.stem: p for p in sorted(root.glob("*.toml"))} if root.is_dir() else {}
+
+
+def describe(path: Path) -> str:
+    """The ``description`` of a suite file (or the TOML error, on one line)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return f"(unreadable: {exc})"
+    return str(data.get("description", ""))
+
+
+def resolve(name_or_path: str) -> Path:
+    """A shipped suite name (``quick``) or a path to a TOML file."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or os.sep in name_or_path:
+        if not path.is_file():
+            raise SuiteError(f"suite: {name_or_path!r} does not exist")
+        return path
+    found = shipped()
+    if name_or_path in found:
+        return found[name_or_path]
+    if path.is_file():
+        return path
+    raise SuiteError(
+        f"suite: {name_or_path!r} is neither a shipped suite nor a file "
+        f"(shipped: {', '.join(found) or 'none'})"
+    )
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+class _Ctx:
+    """Error formatting with the file name."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def err(self, where: str, value: Any, rule: str) -> SuiteError:
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        return SuiteError(f"{self.path}: {where}: {shown} {rule}")
+
+    def keys(self, where: str, table: Any, allowed: set[str], required: set[str]) -> None:
+        if not isinstance(table, dict):
+            raise self.err(where, table, "must be a table")
+        for key in table:
+            if key not in allowed:
+                raise self.err(f"{where}.{key}" if where else key, table[key],
+                               f"is not a known key (known: {', '.join(sorted(allowed))})")
+        for key in sorted(required):
+            if key not in table:
+                raise SuiteError(f"{self.path}: {where + '.' if where else ''}{key}: missing "
+                                 "(the key is required)")
+
+    def number(self, where: str, value: Any, *, positive: bool = True,
+               integer: bool = False) -> Any:
+        kinds = (int,) if integer else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            raise self.err(where, value, "must be " + ("an integer" if integer else "a number"))
+        if positive and not value > 0:
+            raise self.err(where, value, "must be positive")
+        if not positive and value < 0:
+            raise self.err(where, value, "must not be negative")
+        return value
+
+    def seeds(self, where: str, value: Any) -> list[int]:
+        if not isinstance(value, list) or not value:
+            raise self.err(where, value, "must be a non-empty list of integers")
+        for i, s in enumerate(value):
+            if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+                raise self.err(f"{where}[{i}]", s, "must be a non-negative integer")
+        return list(dict.fromkeys(value))
+
+
+def load(name_or_path: str | Path) -> Suite:
+    """Parse and validate a suite; raise :class:`SuiteError` on the first problem."""
+    path = resolve(str(name_or_path))
+    ctx = _Ctx(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError(f"{path}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"{path}: cannot be read ({exc})") from None
+    ctx.keys("", data, _TOP_KEYS, {"groups"})
+    name = data.get("name", path.stem)
+    if not isinstance(name, str) or not name:
+        raise ctx.err("name", name, "must be a non-empty string")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ctx.err("description", description, "must be a string")
+    defaults = _limits(ctx, "", data, {})
+    groups = data["groups"]
+    if not isinstance(groups, list) or not groups:
+        raise ctx.err("groups", groups, "must be a non-empty array of tables ([[groups]])")
+    tasks: dict[tuple, Task] = {}
+    for gi, group in enumerate(groups):
+        for task in _group(ctx, name, f"groups[{gi}]", group, defaults):
+            tasks.setdefault(task.key, task)
+    return Suite(name=name, description=description, path=path, tasks=list(tasks.values()))
+
+
+def _limits(ctx: _Ctx, where: str, table: dict, inherited: dict) -> dict[str, Any]:
+    out = dict(inherited) or {"time_limit": DEFAULT_TIME_LIMIT, "grace": DEFAULT_GRACE,
+                              "threads": DEFAULT_THREADS}
+    pre = f"{where}." if where else ""
+    if "time_limit" in table:
+        out["time_limit"] = float(ctx.number(pre + "time_limit", table["time_limit"]))
+    if "grace" in table:
+        out["grace"] = float(ctx.number(pre + "grace", table["grace"], positive=False))
+    if "threads" in table:
+        out["threads"] = ctx.number(pre + "threads", table["threads"], integer=True)
+    return out
+
+
+def _group(ctx: _Ctx, suite: str, where: str, group: Any, defaults: dict) -> list[Task]:
+    ctx.keys(where, group, _GROUP_KEYS, {"problem", "instances", "methods"})
+    pname = group["problem"]
+    if not isinstance(pname, str) or pname not in registry.names():
+        raise ctx.err(f"{where}.problem", pname,
+                      f"is not a known problem (available: {', '.join(registry.names())})")
+    problem = registry.get(pname)
+    limits = _limits(ctx, where, group, defaults)
+    instances = _instances(ctx, f"{where}.instances", group["instances"], problem)
+    methods = _methods(ctx, f"{where}.methods", group["methods"], problem, limits)
+    tasks = []
+    for inst_id, inst_hash, inst in instances:
+        for kind, method, options, seeds, tl, grace, import_path in methods:
+            for seed in seeds:
+                tasks.append(Task(
+                    suite=suite, problem=pname, instance_id=inst_id, instance_hash=inst_hash,
+                    kind=kind, method=method, options=options, seed=seed, time_limit=tl,
+                    grace=grace, instance=inst, import_path=import_path,
+                ))
+    return tasks
+
+
+def _instances(ctx: _Ctx, where: str, specs: Any, problem: registry.Problem) -> list[tuple]:
+    if not isinstance(specs, list) or not specs:
+        raise ctx.err(where, specs, "must be a non-empty array")
+    out: dict[str, tuple] = {}
+    for i, spec in enumerate(specs):
+        w = f"{where}[{i}]"
+        if isinstance(spec, dict) and "file" in spec:
+            ctx.keys(w, spec, _FILE_KEYS, {"file"})
+            for inst_id, inst in _files(ctx, f"{w}.file", spec["file"], problem):
+                h = io.instance_hash(inst)
+                out.setdefault(h, (inst_id, h, inst.model_dump(mode="json")))
+        elif isinstance(spec, dict) and "generator" in spec:
+            ctx.keys(w, spec, _GEN_KEYS, {"generator", "seeds"})
+            gen = spec["generator"]
+            if not isinstance(gen, str) or gen not in problem.model.GENERATORS:
+                raise ctx.err(f"{w}.generator", gen, f"is not a {problem.name} generator "
+                              f"(available: {', '.join(problem.generators)})")
+            params = spec.get("params", {})
+            if not isinstance(params, dict):
+                raise ctx.err(f"{w}.params", params, "must be a table")
+            if "seed" in params or "generator" in params:
+                raise ctx.err(f"{w}.params", params, "must not hold 'seed' or 'generator'")
+            for seed in ctx.seeds(f"{w}.seeds", spec["seeds"]):
+                try:
+                    inst = api.generate(problem.name, {"generator": gen, **params}, seed)
+                except DmloptError as exc:
+                    raise SuiteError(f"{ctx.path}: {w}: {exc}") from None
+                except (TypeError, ValueError) as exc:
+                    raise SuiteError(f"{ctx.path}: {w}.params: {params!r} rejected by "
+                                     f"generator {gen!r} ({exc})") from None
+                inst_id = _gen_id(gen, params, seed)
+                h = io.instance_hash(inst)
+                out.setdefault(h, (inst_id, h, inst.model_dump(mode="json")))
+        else:
+            raise ctx.err(w, spec, "must be a table with 'file' or 'generator'")
+    return list(out.values())
+
+
+def _gen_id(gen: str, params: dict, seed: int) -> str:
+    args = ",".join(f"{k}={_short(v)}" for k, v in params.items())
+    return f"{gen}({args})#{seed}" if args else f"{gen}#{seed}"
+
+
+def _short(v: Any) -> str:
+    return canonical_json(v) if isinstance(v, dict | list) else str(v)
+
+
+def _files(ctx: _Ctx, where: str, pattern: Any, problem: registry.Problem) -> list[tuple]:
+    if not isinstance(pattern, str) or not pattern:
+        raise ctx.err(where, pattern, "must be a file name or glob")
+    found: list[tuple[str, Path]] = []
+    candidates = [pattern] if glob.has_magic(pattern) else [pattern, pattern + ".json"]
+    for root in (ctx.path.parent, _data_root()):
+        for cand in candidates:
+            matches = sorted(m for m in glob.glob(str(root / cand), recursive=True)
+                             if Path(m).is_file())
+            if matches:
+                found = [(_rel_id(Path(m), root), Path(m)) for m in matches]
+                break
+        if found:
+            break
+    if not found:
+        raise ctx.err(where, pattern, "matches no file (looked beside the suite and in the "
+                      "shipped data)")
+    out = []
+    for inst_id, path in found:
+        try:
+            inst = io.load(path)
+        except DmloptError as exc:
+            raise SuiteError(f"{ctx.path}: {where}: {str(path)!r}: {exc}") from None
+        if inst.problem != problem.name:
+            raise ctx.err(where, str(path), f"is a {inst.problem} instance, not {problem.name}")
+        out.append((inst_id, inst))
+    return out
+
+
+def _data_root() -> Path:
+    return Path(str(resources.files("dmlopt.data")))
+
+
+def _rel_id(path: Path, root: Path) -> str:
+    try:
+        rel = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        rel = Path(path.name)
+    return str(rel.with_suffix("")) if rel.suffix == ".json" else str(rel)
+
+
+def _methods(ctx: _Ctx, where: str, specs: Any, problem: registry.Problem,
+             limits: dict) -> list[tuple]:
+    if not isinstance(specs, list) or not specs:
+        raise ctx.err(where, specs, "must be a non-empty array")
+    out = []
+    for i, spec in enumerate(specs):
+        w = f"{where}[{i}]"
+        if isinstance(spec, dict) and "solver" in spec:
+            out.append(_solver_method(ctx, w, spec, problem, limits))
+        elif isinstance(spec, dict) and "heuristic" in spec:
+            out.append(_heuristic_method(ctx, w, spec, problem, limits))
+        else:
+            raise ctx.err(w, spec, "must be a table with 'solver' or 'heuristic'")
+    return out
+
+
+def _solver_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
+                   limits: dict) -> tuple:
+    ctx.keys(w, spec, _SOLVER_KEYS, {"solver"})
+    solver = spec["solver"]
+    if not isinstance(solver, str) or not solver:
+        raise ctx.err(f"{w}.solver", solver, "must be a solver name")
+    try:
+        solvers.check(solver)
+    except DmloptError as exc:
+        raise SuiteError(f"{ctx.path}: {w}.{exc}") from None
+    form = spec.get("formulation", "paper")
+    if not isinstance(form, str) or form not in problem.model.FORMULATIONS:
+        raise ctx.err(f"{w}.formulation", form, f"is not a {problem.name} formulation "
+                      f"(available: {', '.join(problem.formulations)})")
+    lim = _limits(ctx, w, spec, limits)
+    options: dict[str, Any] = {"solver": solver, "formulation": form,
+                               "time_limit": lim["time_limit"], "threads": lim["threads"]}
+    if "mip_gap" in spec:
+        options["mip_gap"] = float(ctx.number(f"{w}.mip_gap", spec["mip_gap"], positive=False))
+    if "warm_start" in spec:
+        ws = spec["warm_start"]
+        if not isinstance(ws, str) or ws not in problem.heuristics:
+            raise ctx.err(f"{w}.warm_start", ws, f"is not a {problem.name} heuristic "
+                          f"(available: {', '.join(sorted(problem.heuristics))})")
+        options["warm_start"] = ws
+    if "solver_options" in spec:
+        so = spec["solver_options"]
+        if not isinstance(so, dict):
+            raise ctx.err(f"{w}.solver_options", so, "must be a table")
+        options["solver_options"] = so
+    return ("exact", f"{solver}:{form}", options, [0], lim["time_limit"], lim["grace"], "")
+
+
+def _heuristic_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
+                      limits: dict) -> tuple:
+    ctx.keys(w, spec, _HEUR_KEYS, {"heuristic"})
+    name = spec["heuristic"]
+    if not isinstance(name, str) or not name:
+        raise ctx.err(f"{w}.heuristic", name, "must be a heuristic name")
+    options = spec.get("options", {})
+    if not isinstance(options, dict):
+        raise ctx.err(f"{w}.options", options, "must be a table")
+    if "seed" in options:
+        raise ctx.err(f"{w}.options.seed", options["seed"], "is not allowed (use 'seeds')")
+    import_path = ""
+    if ":" in name and name not in problem.heuristics:
+        fn, import_path = _imported(ctx, f"{w}.heuristic", name)
+    elif name in problem.heuristics:
+        fn = problem.heuristics[name]
+    else:
+        raise ctx.err(f"{w}.heuristic", name, f"is not a {problem.name} heuristic "
+                      f"(available: {', '.join(sorted(problem.heuristics))})")
+    _check_options(ctx, f"{w}.options", name, fn, options)
+    seeds = ctx.seeds(f"{w}.seeds", spec.get("seeds", [0]))
+    lim = _limits(ctx, w, spec, limits)
+    return ("heuristic", name, dict(options), seeds, lim["time_limit"], lim["grace"],
+            import_path)
+
+
+def _check_options(ctx: _Ctx, where: str, name: str, fn: Any, options: dict) -> None:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    allowed = [p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY]
+    for key in options:
+        if key not in allowed:
+            raise ctx.err(f"{where}.{key}", options[key], f"is not an option of {name} "
+                          f"(options: {', '.join(a for a in allowed if a != 'seed') or 'none'})")
+
+
+def _imported(ctx: _Ctx, where: str, name: str) -> tuple[Any, str]:
+    if os.environ.get(ALLOW_IMPORT_ENV) != "1":
+        raise ctx.err(where, name, f"names code to import; allowed only with {ALLOW_IMPORT_ENV}=1 "
+                      "(suites are data)")
+    import_path = str(ctx.path.parent.resolve())
+    try:
+        fn = import_function(name, import_path)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ctx.err(where, name, f"cannot be imported ({type(exc).__name__}: {exc})") from None
+    return fn, import_path
+
+
+def import_function(name: str, import_path: str = "") -> Any:
+    """``"module:function"`` -> the function (``import_path`` is put on ``sys.path`` first)."""
+    module, _, func = name.partition(":")
+    if not module or not func:
+        raise ValueError("expected 'module:function'")
+    if import_path and import_path not in sys.path:
+        sys.path.insert(0, import_path)
+    fn = getattr(importlib.import_module(module), func)
+    if not callable(fn):
+        raise ValueError(f"{name} is not callable")
+    return fn
