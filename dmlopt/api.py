@@ -17,6 +17,7 @@ from dmlopt.errors import (
     InstanceError,
     ModelTooLargeError,
     ObjectiveMismatchError,
+    SolverError,
     UnknownNameError,
 )
 from dmlopt.evaluation import Evaluation
@@ -125,6 +126,7 @@ def solve(
     problem = registry.of(instance)
     solvers.check(solver)
     check_size(instance, formulation, size_limit)
+    _check_solver(problem, formulation, solver)
     start = _resolve_start(instance, warm_start) if warm_start is not None else None
     t0 = time.perf_counter()
     model = problem.model.build(instance, formulation)
@@ -176,6 +178,18 @@ def _check_objective(method: str, sense: str, evaluated: float, incumbent: float
         raise ObjectiveMismatchError(
             f"{method}: evaluated objective {evaluated!r} beats the solver's proven bound "
             f"{bound!r}: the model over-prices solutions"
+        )
+
+
+def _check_solver(problem: registry.Problem, formulation: str, solver: str) -> None:
+    """Refuse a solver that cannot solve ``formulation``: a problem module may declare
+    ``SOLVERS = {formulation: (solver, ...)}`` (e.g. a nonconvex quadratic model: SCIP only)."""
+    allowed = getattr(problem.model, "SOLVERS", {}).get(formulation)
+    if allowed and solver not in allowed and solvers.ALIASES.get(solver) not in allowed:
+        raise SolverError(
+            f"solver: {solver!r} cannot solve the {problem.name} {formulation!r} formulation "
+            f"(use {' or '.join(allowed)}, or another formulation: "
+            f"{', '.join(f for f in problem.formulations if f != formulation)})"
         )
 
 

@@ -21,6 +21,8 @@ from dmlopt.errors import UnknownNameError
 # name -> (model module, heuristics module)
 _PROBLEMS: dict[str, tuple[str, str]] = {
     "tabgp": ("dmlopt.models.tabgp", "dmlopt.heuristics.tabgp"),
+    "rar": ("dmlopt.models.rar", "dmlopt.heuristics.rar"),
+    "tap": ("dmlopt.models.tap", "dmlopt.heuristics.tap"),
 }
 
 
