@@ -1,0 +1,475 @@
+"""The benchmark report: Markdown, CSV and PNG plots from a results store.
+
+Per problem and instance the reference is the best proven optimum (the best objective of an exact
+run with status ``optimal``); without one, the best proven bound of the exact runs (the largest
+lower bound of a min problem, the smallest upper bound of a max problem), and gaps measured
+against a bound are marked as upper bounds (``<=``) on the true gap. The gap of a run in percent is
+``100 (obj - ref) / |ref|`` for a min problem and ``100 (ref - obj) / |ref|`` for a max problem
+(the problem's ``SENSE`` from the registry); it is undefined (empty) when ``ref`` is 0 and the
+objective is not. Only runs that produced a feasible, evaluated solution (status ``optimal``,
+``feasible`` or ``time_limit`` with an objective) have a gap.
+
+The speed-up of a run is the time of the fastest exact run that proved optimality on that
+instance divided by the run's own time (the method's ``seconds``, which include the model build of
+exact runs); the time ratio is its inverse. Summaries give, per method, the mean and max gap and
+the geometric mean of the time ratio. Exact optima that disagree between exact methods are listed
+as warnings (they point to a modelling bug).
+
+Plots (one set per problem, matplotlib's Agg backend): the gap per heuristic (box plot with every
+run as a point), the runtime of every method on a log scale, and the Dolan-More performance profile
+of the exact methods (E. D. Dolan, J. J. More, "Benchmarking optimization software with
+performance profiles", Math. Program. 91, 2002): the fraction of instances a method solves to
+optimality within a factor tau of the fastest method's time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from dmlopt.benchmarks import store as store_mod
+
+from dmlopt import registry
+from dmlopt.errors import UnknownNameError
+from dmlopt.io import atomic_path, atomic_write_text
+
+SOLVED = ("optimal", "feasible", "time_limit")
+_STD_EXACT_OPTS = {"solver", "formulation", "time_limit", "threads"}
+_TOL = 1e-6
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def sense_of(problem: str, senses: dict[str, str] | None = None) -> str:
+    """``"min"`` or ``"max"``: from ``senses`` if given, else the registry (``min`` if unknown)."""
+    if senses and problem in senses:
+        return senses[problem]
+    try:
+        return registry.get(problem).sense
+    except UnknownNameError:
+        return "min"
+
+
+def label(method: str, kind: str, options: str) -> str:
+    """A method's name in the report: the method plus its non-default options."""
+    try:
+        opts = json.loads(options) if options else {}
+    except json.JSONDecodeError:
+        opts = {}
+    if kind == "exact":
+        opts = {k: v for k, v in opts.items() if k not in _STD_EXACT_OPTS}
+    if not opts:
+        return method
+    return method + " " + ",".join(f"{k}={_compact(v)}" for k, v in sorted(opts.items()))
+
+
+def _compact(v: Any) -> str:
+    return json.dumps(v, separators=(",", ":")) if isinstance(v, dict | list) else str(v)
+
+
+def frame(rows: list[dict[str, Any]], senses: dict[str, str] | None = None) -> pd.DataFrame:
+    """Every run with its method label, reference value, gap (%) and speed-up."""
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    df["label"] = [label(m, k, o) for m, k, o in zip(df["method"], df["kind"], df["options"],
+                                                      strict=True)]
+    df["sense"] = [sense_of(p, senses) for p in df["problem"]]
+    for col in ("objective", "bound", "seconds"):
+        df[col] = pd.to_numeric(df[col], errors="coerce")
+    ok = df["status"].isin(SOLVED) & df["objective"].notna()
+    df["solved"] = ok
+    refs = instances(df)
+    df = df.merge(refs[["problem", "instance_hash", "ref", "ref_kind", "ref_seconds"]],
+                  on=["problem", "instance_hash"], how="left")
+    df["gap_pct"] = [
+        _gap(o, r, s) if solved else np.nan
+        for o, r, s, solved in zip(df["objective"], df["ref"], df["sense"], df["solved"],
+                                   strict=True)
+    ]
+    secs = df["seconds"].clip(lower=1e-6)
+    df["speedup"] = np.where(df["ref_seconds"].notna() & df["solved"],
+                             df["ref_seconds"] / secs, np.nan)
+    return df
+
+
+def _gap(obj: float, ref: float, sense: str) -> float:
+    if ref is None or not math.isfinite(ref) or obj is None or not math.isfinite(obj):
+        return np.nan
+    diff = obj - ref if sense == "min" else ref - obj
+    if abs(ref) < _TOL:
+        return 0.0 if abs(diff) < _TOL else np.nan
+    return 100.0 * diff / abs(ref)
+
+
+def instances(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (problem, instance): optimum, best bound, best known objective, reference."""
+    out = []
+    for (problem, h), g in df.groupby(["problem", "instance_hash"], sort=False):
+        sense = g["sense"].iloc[0]
+        best = min if sense == "min" else max
+        exact = g[g["kind"] == "exact"]
+        opt_rows = exact[(exact["status"] == "optimal") & exact["objective"].notna()]
+        opt = best(opt_rows["objective"]) if len(opt_rows) else np.nan
+        disagree = bool(len(opt_rows) and opt_rows["objective"].max() - opt_rows["objective"].min()
+                        > _TOL * max(1.0, abs(opt)))
+        bounds = exact["bound"].dropna()
+        # the strongest bound: largest lower bound (min), smallest upper bound (max)
+        bound = (bounds.max() if sense == "min" else bounds.min()) if len(bounds) else np.nan
+        solved = g[g["status"].isin(SOLVED) & g["objective"].notna()]
+        best_known = best(solved["objective"]) if len(solved) else np.nan
+        if not math.isnan(opt):
+            ref, ref_kind = opt, "optimum"
+        elif not math.isnan(bound):
+            ref, ref_kind = bound, "bound"
+        else:
+            ref, ref_kind = np.nan, ""
+        ref_seconds = opt_rows["seconds"].min() if len(opt_rows) else np.nan
+        out.append({
+            "problem": problem, "instance": g["instance"].iloc[0], "instance_hash": h,
+            "sense": sense, "optimum": opt, "bound": bound, "best_known": best_known,
+            "ref": ref, "ref_kind": ref_kind, "ref_seconds": ref_seconds,
+            "optima_disagree": disagree, "runs": len(g),
+        })
+    return pd.DataFrame(out)
+
+
+def _geomean(x: pd.Series) -> float:
+    x = x.dropna()
+    x = x[x > 0]
+    return float(np.exp(np.log(x).mean())) if len(x) else np.nan
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (problem, method label): runs, statuses, mean/max gap, geometric mean time ratio."""
+    out = []
+    for (problem, kind, lab), g in df.groupby(["problem", "kind", "label"], sort=False):
+        ratio = 1.0 / g["speedup"]
+        out.append({
+            "problem": problem, "kind": kind, "method": lab, "runs": len(g),
+            "optimal": int((g["status"] == "optimal").sum()),
+            "solved": int(g["solved"].sum()),
+            "failed": int(g["status"].isin(("error", "killed")).sum()),
+            "mean_gap_pct": g["gap_pct"].mean(), "max_gap_pct": g["gap_pct"].max(),
+            "mean_seconds": g["seconds"].mean(), "geomean_seconds": _geomean(g["seconds"]),
+            "geomean_time_ratio": _geomean(ratio), "geomean_speedup": _geomean(g["speedup"]),
+        })
+    return pd.DataFrame(out)
+
+
+def per_instance(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (problem, instance, method label), seeds aggregated."""
+    out = []
+    keys = ["problem", "instance_hash", "kind", "label"]
+    for (problem, h, kind, lab), g in df.groupby(keys, sort=False):
+        statuses = g["status"].value_counts()
+        out.append({
+            "problem": problem, "instance": g["instance"].iloc[0], "instance_hash": h,
+            "kind": kind, "method": lab, "runs": len(g),
+            "status": ", ".join(f"{n} {s}" if n > 1 else s for s, n in statuses.items()),
+            "ref": g["ref"].iloc[0], "ref_kind": g["ref_kind"].iloc[0],
+            "objective": g["objective"].where(g["solved"]).mean(),
+            "bound": g["bound"].mean(),
+            "gap_pct": g["gap_pct"].mean(), "seconds": g["seconds"].mean(),
+            "speedup": _geomean(g["speedup"]),
+        })
+    res = pd.DataFrame(out)
+    # within an instance: exact methods first, then heuristics, each alphabetically
+    order = {h: i for i, h in enumerate(dict.fromkeys(df["instance_hash"]))}
+    res["_o"] = res["instance_hash"].map(order)
+    return res.sort_values(["_o", "kind", "method"], kind="stable").drop(columns="_o")
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+_EXACT_COLOR = "#1f77b4"
+_HEUR_COLOR = "#ff7f0e"
+
+
+def plot_gaps(df: pd.DataFrame, problem: str, path: Path) -> bool:
+    """Box plot of the gap to the reference per heuristic, every run a point."""
+    d = df[(df["problem"] == problem) & (df["kind"] == "heuristic") & df["gap_pct"].notna()]
+    if d.empty:
+        return False
+    plt = _plt()
+    labels = sorted(d["label"].unique(), key=lambda lab: d[d["label"] == lab]["gap_pct"].mean())
+    data = [d[d["label"] == lab]["gap_pct"].to_numpy() for lab in labels]
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(labels) + 2), 4.2))
+    ax.boxplot(data, showfliers=False, widths=0.5,
+               medianprops={"color": "black"}, boxprops={"color": "#555555"})
+    rng = np.random.default_rng(0)
+    for i, vals in enumerate(data, start=1):
+        ax.scatter(i + rng.uniform(-0.12, 0.12, len(vals)), vals, s=18, alpha=0.7,
+                   color=_HEUR_COLOR, zorder=3, label="one run" if i == 1 else None)
+        ax.scatter([i], [vals.mean()], marker="D", s=36, color="black", zorder=4,
+                   label="mean" if i == 1 else None)
+    ax.set_xticks(range(1, len(labels) + 1), labels, rotation=20 if len(labels) > 3 else 0,
+                  ha="right" if len(labels) > 3 else "center")
+    ax.axhline(0, color="#2ca02c", lw=1, ls="--", label="optimum")
+    kind = set(d["ref_kind"])
+    ref = "optimum" if kind == {"optimum"} else "optimum or best bound"
+    ax.set_ylabel(f"gap to the {ref} (%)")
+    ax.set_xlabel("heuristic")
+    ax.set_title(f"{problem}: gap of each heuristic to the {ref}\n"
+                 f"{d['instance_hash'].nunique()} instances, {len(d)} runs; lower is better",
+                 fontsize=10)
+    ax.set_ylim(bottom=min(-1.0, float(np.nanmin(d["gap_pct"])) - 1))
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    _save(fig, path)
+    return True
+
+
+def plot_runtime(df: pd.DataFrame, problem: str, path: Path) -> bool:
+    """Runtime of every method (log scale), exact methods and heuristics in two colours."""
+    d = df[(df["problem"] == problem) & df["seconds"].notna()]
+    if d.empty:
+        return False
+    plt = _plt()
+    order = (d.groupby(["kind", "label"])["seconds"].median().reset_index()
+             .sort_values(["kind", "seconds"]))
+    labels = list(order["label"])
+    kinds = list(order["kind"])
+    fig, ax = plt.subplots(figsize=(max(5.5, 1.1 * len(labels) + 2), 4.5))
+    rng = np.random.default_rng(0)
+    seen: set[str] = set()
+    for i, (lab, kind) in enumerate(zip(labels, kinds, strict=True), start=1):
+        g = d[(d["label"] == lab) & (d["kind"] == kind)]
+        secs = g["seconds"].clip(lower=1e-4).to_numpy()
+        color = _EXACT_COLOR if kind == "exact" else _HEUR_COLOR
+        ax.boxplot([secs], positions=[i], widths=0.5, showfliers=False,
+                   medianprops={"color": "black"}, boxprops={"color": "#555555"})
+        done = g["status"].isin(("optimal", "feasible")).to_numpy()
+        name = "exact method" if kind == "exact" else "heuristic"
+        x = i + rng.uniform(-0.12, 0.12, len(secs))
+        ax.scatter(x[done], secs[done], s=18, alpha=0.75, color=color, zorder=3,
+                   label=name if name not in seen else None)
+        seen.add(name)
+        if (~done).any():
+            ax.scatter(x[~done], secs[~done], s=36, marker="x", color="#d62728", zorder=4,
+                       label="time limit / killed / error" if "fail" not in seen else None)
+            seen.add("fail")
+    ax.set_yscale("log")
+    ax.set_xticks(range(1, len(labels) + 1), labels, rotation=20 if len(labels) > 3 else 0,
+                  ha="right" if len(labels) > 3 else "center")
+    ax.set_ylabel("seconds (log scale)")
+    ax.set_xlabel("method")
+    ax.set_title(f"{problem}: runtime of exact methods and heuristics\n"
+                 f"({d['instance_hash'].nunique()} instances, {len(d)} runs)")
+    ax.grid(axis="y", which="both", alpha=0.3)
+    ax.legend(loc="upper right", fontsize=8)
+    _save(fig, path)
+    return True
+
+
+def profile(df: pd.DataFrame, problem: str) -> tuple[list[str], np.ndarray]:
+    """Performance ratios of the exact methods: (labels, ratios [instance, method]).
+
+    The ratio is the time to optimality over the best time on that instance; ``inf`` where the
+    method did not prove optimality (or was not run).
+    """
+    d = df[(df["problem"] == problem) & (df["kind"] == "exact")]
+    if d.empty:
+        return [], np.empty((0, 0))
+    t = d.assign(t=np.where(d["status"] == "optimal", d["seconds"].clip(lower=1e-6), np.inf))
+    table = t.pivot_table(index="instance_hash", columns="label", values="t", aggfunc="min")
+    table = table.fillna(np.inf)
+    best = table.min(axis=1).to_numpy()[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = np.where(np.isfinite(best), table.to_numpy() / best, np.inf)
+    return list(table.columns), ratios
+
+
+def plot_profile(df: pd.DataFrame, problem: str, path: Path) -> bool:
+    """Dolan-More performance profile of the exact methods."""
+    labels, ratios = profile(df, problem)
+    if not labels:
+        return False
+    plt = _plt()
+    finite = ratios[np.isfinite(ratios)]
+    tau_max = max(2.0, float(finite.max()) * 1.5) if finite.size else 2.0
+    taus = np.geomspace(1.0, tau_max, 400)
+    fig, ax = plt.subplots(figsize=(6.4, 4.5))
+    n = ratios.shape[0]
+    styles = ["-", "--", "-.", ":"]
+    for j, lab in enumerate(labels):
+        rho = [(ratios[:, j] <= tau).sum() / n for tau in taus]
+        solved = np.isfinite(ratios[:, j]).sum()
+        ax.step(taus, rho, where="post", lw=2.2, ls=styles[j % len(styles)], alpha=0.85,
+                label=f"{lab} ({solved}/{n} solved)")
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlim(1.0, tau_max)
+    ticks = [t for t in (1, 1.25, 1.5, 2, 3, 4, 6, 8, 16, 32, 64, 128, 256, 512, 1024)
+             if t <= tau_max]
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.xaxis.set_minor_locator(plt.NullLocator())
+    ax.set_xlabel("tau: time within a factor tau of the fastest exact method (log2)")
+    ax.set_ylabel("fraction of instances solved to optimality")
+    ax.set_title(f"{problem}: performance profile of the exact methods ({n} instances)\n"
+                 "higher and further left is better")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="lower right", fontsize=8)
+    _save(fig, path)
+    return True
+
+
+def _save(fig: Any, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- Markdown
+
+
+def _f(v: Any, digits: int = 6) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "inf"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def _pct(v: Any, upper: bool = False) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{'<= ' if upper else ''}{v:.2f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def markdown(df: pd.DataFrame, store_path: str, plots: dict[str, list[str]]) -> str:
+    if df.empty:
+        return f"# Benchmark report\n\nThe store `{store_path}` holds no runs.\n"
+    summ = summary(df)
+    inst = instances(df)
+    per = per_instance(df)
+    parts = [
+        "# Benchmark report",
+        "",
+        f"Store `{store_path}`: {len(df)} runs on {inst.shape[0]} instances of "
+        f"{df['problem'].nunique()} problem(s); suites: {', '.join(sorted(set(df['suite'])))}; "
+        f"dmlopt {', '.join(sorted(set(df['dmlopt_version'].dropna())))}; "
+        f"hosts: {', '.join(sorted(set(df['host'].dropna())))}; "
+        f"generated {datetime.now(UTC).isoformat(timespec='seconds')}.",
+        "",
+        "Gap (%) is measured against the best proven optimum of the instance (an exact run with "
+        "status optimal); `<=` marks a gap measured against the best proven bound when no exact "
+        "run proved optimality. Speed-up is the fastest optimal exact run's time over the "
+        "method's time; the time ratio is its inverse (geometric means over runs).",
+    ]
+    versions = sorted(set(df["solver_version"].dropna()) - {""})
+    if versions:
+        parts[2] += f" Solvers: {', '.join(versions)}."
+    for problem in sorted(df["problem"].unique()):
+        parts += _problem_section(problem, df, summ, inst, per, plots.get(problem, []))
+    return "\n".join(parts) + "\n"
+
+
+def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: pd.DataFrame,
+                     per: pd.DataFrame, plots: list[str]) -> list[str]:
+    sense = df[df["problem"] == problem]["sense"].iloc[0]
+    out = ["", f"## {problem} ({'minimise' if sense == 'min' else 'maximise'})", ""]
+    s = summ[summ["problem"] == problem]
+    heur = s[s["kind"] == "heuristic"]
+    exact = s[s["kind"] == "exact"]
+    if len(heur):
+        out += ["### Heuristics", "", _table(
+            ["heuristic", "runs", "solved", "failed", "mean gap %", "max gap %",
+             "geo-mean time ratio", "geo-mean speed-up"],
+            [[r.method, str(r.runs), str(r.solved), str(r.failed), _pct(r.mean_gap_pct),
+              _pct(r.max_gap_pct), _f(r.geomean_time_ratio, 3), _f(r.geomean_speedup, 3)]
+             for r in heur.itertuples()]), ""]
+    if len(exact):
+        out += ["### Exact methods", "", _table(
+            ["method", "runs", "optimal", "failed", "mean gap %", "max gap %",
+             "geo-mean seconds", "geo-mean time ratio"],
+            [[r.method, str(r.runs), str(r.optimal), str(r.failed), _pct(r.mean_gap_pct),
+              _pct(r.max_gap_pct), _f(r.geomean_seconds, 3), _f(r.geomean_time_ratio, 3)]
+             for r in exact.itertuples()]), ""]
+    for p in plots:
+        out += [f"![{Path(p).stem}]({p})", ""]
+    out += ["### Per instance", ""]
+    rows = []
+    for i in inst[inst["problem"] == problem].itertuples():
+        ref = (f"{_f(i.optimum)} (opt)" if i.ref_kind == "optimum"
+               else f">= {_f(i.bound)} (bound)" if i.ref_kind == "bound" and sense == "min"
+               else f"<= {_f(i.bound)} (bound)" if i.ref_kind == "bound" else "-")
+        for r in per[(per["problem"] == problem) & (per["instance_hash"] == i.instance_hash)] \
+                .itertuples():
+            rows.append([f"`{i.instance}`", ref, r.method, str(r.runs), r.status,
+                         _f(r.objective), _pct(r.gap_pct, upper=r.ref_kind == "bound"),
+                         _f(r.seconds, 3), _f(r.speedup, 3)])
+    out += [_table(["instance", "optimum / bound", "method", "runs", "status", "objective",
+                    "gap %", "seconds", "speed-up"], rows), ""]
+    bad = inst[(inst["problem"] == problem) & inst["optima_disagree"]]
+    for i in bad.itertuples():
+        out.append(f"**Warning**: exact methods report different optima on `{i.instance}` "
+                   "(a modelling or solver bug).")
+    fails = df[(df["problem"] == problem) & df["status"].isin(("error", "killed"))]
+    if len(fails):
+        out += ["", "### Failed runs", "", _table(
+            ["instance", "method", "seed", "status", "message"],
+            [[f"`{r.instance}`", r.label, str(r.seed), r.status,
+              str(r.message or "").replace("|", "/").replace("\n", " ")[:160]]
+             for r in fails.itertuples()]), ""]
+    return out
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def write(store_path: str | Path, outdir: str | Path,
+          senses: dict[str, str] | None = None) -> list[Path]:
+    """Write ``report.md``, ``runs.csv``, ``instances.csv``, ``summary.csv`` and the PNGs."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    df = frame(store_mod.read(store_path), senses)
+    files: list[Path] = []
+    plots: dict[str, list[str]] = {}
+    if not df.empty:
+        for problem in sorted(df["problem"].unique()):
+            for kind, fn in (("gap", plot_gaps), ("runtime", plot_runtime),
+                             ("profile", plot_profile)):
+                path = outdir / f"{kind}-{problem}.png"
+                if fn(df, problem, path):
+                    files.append(path)
+                    plots.setdefault(problem, []).append(path.name)
+        tables = {"runs.csv": df.drop(columns=["metrics"]).assign(
+                      metrics=[json.dumps(m, sort_keys=True) for m in df["metrics"]]),
+                  "instances.csv": instances(df), "summary.csv": summary(df),
+                  "per_instance.csv": per_instance(df)}
+        for name, table in tables.items():
+            with atomic_path(outdir / name) as tmp:
+                table.to_csv(tmp, index=False)
+            files.append(outdir / name)
+    md = outdir / "report.md"
+    atomic_write_text(md, markdown(df, str(store_path), plots))
+    files.insert(0, md)
+    return files

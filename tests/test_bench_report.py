@@ -1,0 +1,151 @@
+"""Benchmark report on a hand-made store: gaps, bounds, speed-ups and summaries computed by hand."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+from dmlopt.benchmarks import report
+from dmlopt.benchmarks.store import Store
+
+from dmlopt.cli import main
+
+EXACT_OPTS = json.dumps({"formulation": "paper", "solver": "highs", "threads": 1,
+                         "time_limit": 60.0}, sort_keys=True)
+
+
+def row(problem, inst, method, status, obj, secs, *, bound=None, kind=None, seed=0,
+        options=None):
+    kind = kind or ("exact" if ":" in method else "heuristic")
+    opts = options if options is not None else (EXACT_OPTS if kind == "exact" else "{}")
+    return {"suite": "hand", "problem": problem, "instance": inst, "instance_hash": f"h-{inst}",
+            "kind": kind, "method": method, "options": opts, "seed": seed, "status": status,
+            "objective": obj, "bound": bound, "seconds": secs, "wall_seconds": secs + 0.05,
+            "host": "h", "dmlopt_version": "0.1.0", "metrics": {"cut_cost": 1.0}}
+
+
+ROWS = [
+    # tabgp (min). A: optimum 10 (highs); scip stopped at the limit with 12 / bound 9
+    row("tabgp", "A", "highs:paper", "optimal", 10.0, 2.0, bound=10.0),
+    row("tabgp", "A", "scip:paper", "time_limit", 12.0, 4.0, bound=9.0),
+    row("tabgp", "A", "h1", "feasible", 12.0, 0.02, seed=0),  # gap 20 %, speed-up 100
+    row("tabgp", "A", "h1", "feasible", 11.0, 0.05, seed=1),  # gap 10 %, speed-up 40
+    row("tabgp", "A", "h2", "feasible", 15.0, 0.5),  # gap 50 %
+    row("tabgp", "A", "h3", "killed", None, 9.0),
+    # B: optimum 4, proved by both solvers; scip faster (0.5 s) is the reference time
+    row("tabgp", "B", "highs:paper", "optimal", 4.0, 1.0, bound=4.0),
+    row("tabgp", "B", "scip:paper", "optimal", 4.0, 0.5, bound=4.0),
+    row("tabgp", "B", "h1", "feasible", 5.0, 0.01),  # gap 25 %, speed-up 50
+    row("tabgp", "B", "h2", "feasible", 4.0, 0.25),  # gap 0 %, speed-up 2
+    # C: no optimum; best lower bound 16 (max of 16 and 15): gap of h1 <= (18-16)/16 = 12.5 %
+    row("tabgp", "C", "highs:paper", "time_limit", 20.0, 60.0, bound=16.0),
+    row("tabgp", "C", "scip:paper", "time_limit", 19.0, 60.0, bound=15.0),
+    row("tabgp", "C", "h1", "feasible", 18.0, 0.1),
+    # D: exact methods disagree on the optimum -> warning; reference is the better, 7
+    row("tabgp", "D", "highs:paper", "optimal", 7.0, 1.0, bound=7.0),
+    row("tabgp", "D", "scip:paper", "optimal", 8.0, 1.0, bound=8.0),
+    # a maximisation problem: optimum 50, heuristic 40 -> gap (50 - 40) / 50 = 20 %
+    row("maxp", "M", "highs:paper", "optimal", 50.0, 3.0, bound=50.0),
+    row("maxp", "M", "g", "feasible", 40.0, 0.3),
+    row("maxp", "M", "g", "error", 55.0, 0.3, seed=1),  # infeasible solution: no gap
+]
+
+
+@pytest.fixture
+def store(tmp_path):
+    path = tmp_path / "hand.sqlite"
+    with Store(path) as s:
+        for r in ROWS:
+            s.put(r)
+    return path
+
+
+def read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def num(x):
+    return float(x) if x not in ("", None) else math.nan
+
+
+def test_gaps_and_speedups(store):
+    df = report.frame(Store(store).rows(), senses={"maxp": "max"})
+    gap = {(r.instance, r.method, r.seed): r.gap_pct for r in df.itertuples()}
+    sp = {(r.instance, r.method, r.seed): r.speedup for r in df.itertuples()}
+    assert gap[("A", "h1", 0)] == pytest.approx(20.0)
+    assert gap[("A", "h1", 1)] == pytest.approx(10.0)
+    assert gap[("A", "h2", 0)] == pytest.approx(50.0)
+    assert gap[("A", "scip:paper", 0)] == pytest.approx(20.0)
+    assert math.isnan(gap[("A", "h3", 0)])
+    assert gap[("B", "h1", 0)] == pytest.approx(25.0)
+    assert gap[("B", "h2", 0)] == pytest.approx(0.0)
+    assert gap[("C", "h1", 0)] == pytest.approx(12.5)
+    assert gap[("C", "highs:paper", 0)] == pytest.approx(25.0)
+    assert gap[("D", "scip:paper", 0)] == pytest.approx(100 / 7)
+    assert gap[("M", "g", 0)] == pytest.approx(20.0)
+    assert math.isnan(gap[("M", "g", 1)])
+    assert sp[("A", "h1", 0)] == pytest.approx(100.0)
+    assert sp[("A", "h1", 1)] == pytest.approx(40.0)
+    assert sp[("B", "h1", 0)] == pytest.approx(50.0)
+    assert sp[("B", "highs:paper", 0)] == pytest.approx(0.5)
+    assert math.isnan(sp[("C", "h1", 0)])
+
+
+def test_report_files(store, tmp_path):
+    out = tmp_path / "rep"
+    files = report.write(store, out, senses={"maxp": "max"})
+    names = {p.name for p in files}
+    assert {"report.md", "runs.csv", "summary.csv", "instances.csv", "per_instance.csv",
+            "gap-tabgp.png", "runtime-tabgp.png", "profile-tabgp.png", "gap-maxp.png"} <= names
+    for p in files:
+        if p.suffix == ".png":
+            assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    summ = {(r["problem"], r["method"]): r for r in read_csv(out / "summary.csv")}
+    h1 = summ[("tabgp", "h1")]
+    # gaps of h1: 20, 10, 25, 12.5 (the last against the bound)
+    assert num(h1["mean_gap_pct"]) == pytest.approx((20 + 10 + 25 + 12.5) / 4)
+    assert num(h1["max_gap_pct"]) == pytest.approx(25.0)
+    # time ratios against the fastest optimal exact run: 0.02/2, 0.05/2, 0.01/0.5 (C: none)
+    assert num(h1["geomean_time_ratio"]) == pytest.approx((0.01 * 0.025 * 0.02) ** (1 / 3))
+    h2 = summ[("tabgp", "h2")]
+    assert num(h2["mean_gap_pct"]) == pytest.approx(25.0)
+    assert num(h2["max_gap_pct"]) == pytest.approx(50.0)
+    h3 = summ[("tabgp", "h3")]
+    assert h3["failed"] == "1" and h3["solved"] == "0"
+    assert summ[("tabgp", "highs:paper")]["optimal"] == "3"
+    assert num(summ[("maxp", "g")]["mean_gap_pct"]) == pytest.approx(20.0)
+
+    inst = {r["instance"]: r for r in read_csv(out / "instances.csv")}
+    assert num(inst["A"]["optimum"]) == 10 and inst["A"]["ref_kind"] == "optimum"
+    assert math.isnan(num(inst["C"]["optimum"])) and num(inst["C"]["bound"]) == 16
+    assert inst["C"]["ref_kind"] == "bound" and num(inst["C"]["best_known"]) == 18
+    assert inst["D"]["optima_disagree"] == "True" and num(inst["D"]["optimum"]) == 7
+    assert num(inst["M"]["optimum"]) == 50 and num(inst["M"]["best_known"]) == 50
+
+    md = (out / "report.md").read_text()
+    assert "## tabgp (minimise)" in md and "## maxp (maximise)" in md
+    assert "| h2 | 2 | 2 | 0 | 25.00 | 50.00 |" in md
+    assert "| `C` | >= 16 (bound) | h1 | 1 | feasible | 18 | <= 12.50 |" in md
+    assert "| `A` | 10 (opt) | h1 | 2 | 2 feasible | 11.5 | 15.00 |" in md
+    assert "exact methods report different optima on `D`" in md
+    assert "![gap-tabgp](gap-tabgp.png)" in md
+    assert "| `A` | h3 | 0 | killed |" in md
+
+
+def test_profile_ratios(store):
+    df = report.frame(Store(store).rows())
+    labels, ratios = report.profile(df, "tabgp")
+    assert labels == ["highs:paper", "scip:paper"]
+    by = dict(zip(labels, ratios.T, strict=True))
+    # instances in store order A, B, C, D
+    assert list(by["highs:paper"]) == [1.0, 2.0, math.inf, 1.0]
+    assert list(by["scip:paper"]) == [math.inf, 1.0, math.inf, 1.0]
+
+
+def test_report_cli(store, tmp_path, capsys):
+    assert main(["report", str(store), "-o", str(tmp_path / "r2")]) == 0
+    assert "report.md" in capsys.readouterr().out

@@ -1,0 +1,193 @@
+"""Benchmark runner: failing methods give rows with the right status while the sweep continues,
+stored runs are skipped, --rerun / --rerun-failed run again, and a runner killed with SIGKILL
+resumes without losing or duplicating a finished run.
+
+The failing methods are heuristics of a module written into the test's directory and named in the
+suite as "module:function", which suites may do only with DMLOPT_BENCH_ALLOW_IMPORT=1.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from dmlopt.benchmarks import store as store_mod
+
+import dmlopt
+from dmlopt.cli import main
+
+FAKES = '''
+import os
+import time
+from pathlib import Path
+
+from dmlopt.heuristics.tabgp import random_partition
+
+
+def ok(instance, *, seed=0):
+    return random_partition(instance, seed=seed)
+
+
+def boom(instance, *, seed=0):
+    raise RuntimeError("boom on purpose")
+
+
+def slow(instance, *, seed=0):
+    time.sleep(60)
+    return random_partition(instance, seed=seed)
+
+
+def die(instance, *, seed=0):
+    os._exit(7)
+
+
+def nap(instance, *, seed=0, pids=""):
+    if pids:
+        Path(pids, f"{seed}.pid").write_text(str(os.getpid()))
+    time.sleep(0.4)
+    return random_partition(instance, seed=seed)
+'''
+
+GEN = '{ generator = "er", params = { n = 6, p = 0.5, tau = 2, l = 2 }, seeds = [0] }'
+
+
+def write_suite(tmp_path: Path, methods: str, name: str = "t") -> Path:
+    (tmp_path / "bench_fakes.py").write_text(FAKES)
+    path = tmp_path / f"{name}.toml"
+    path.write_text(textwrap.dedent(f"""\
+        name = "{name}"
+        description = "test suite"
+        [[groups]]
+        problem = "tabgp"
+        instances = [{GEN}]
+        methods = [
+        {methods}
+        ]
+        """))
+    return path
+
+
+@pytest.fixture
+def allow_import(monkeypatch):
+    monkeypatch.setenv("DMLOPT_BENCH_ALLOW_IMPORT", "1")
+    monkeypatch.setenv("CI", "true")
+
+
+def by_method(rows: list[dict]) -> dict[tuple[str, int], dict]:
+    return {(r["method"], r["seed"]): r for r in rows}
+
+
+def test_failures_give_rows_and_the_sweep_continues(tmp_path, allow_import, capsys):
+    suite = write_suite(tmp_path, """
+      { heuristic = "bench_fakes:boom" },
+      { heuristic = "bench_fakes:slow", time_limit = 0.5, grace = 0.5 },
+      { heuristic = "bench_fakes:die" },
+      { heuristic = "bench_fakes:ok", seeds = [0, 1] },
+      { heuristic = "random", seeds = [3] },
+    """)
+    out = tmp_path / "r.sqlite"
+    assert main(["bench", str(suite), "-o", str(out), "--workers", "2"]) == 0
+    rows = by_method(store_mod.read(out))
+    assert len(rows) == 6
+    boom = rows[("bench_fakes:boom", 0)]
+    assert boom["status"] == "error"
+    assert boom["message"] == "RuntimeError: boom on purpose"
+    slow = rows[("bench_fakes:slow", 0)]
+    assert slow["status"] == "killed"
+    assert "hard limit 1 s" in slow["message"]
+    assert slow["wall_seconds"] >= 1.0
+    die = rows[("bench_fakes:die", 0)]
+    assert die["status"] == "error"
+    assert "exited with code 7" in die["message"]
+    # the runs that work are evaluated: the same objective as running the heuristic here
+    inst = dmlopt.generate("tabgp", {"generator": "er", "n": 6, "p": 0.5, "tau": 2, "l": 2}, 0)
+    for method, seed, name in [("bench_fakes:ok", 0, "random"), ("bench_fakes:ok", 1, "random"),
+                               ("random", 3, "random")]:
+        row = rows[(method, seed)]
+        assert row["status"] == "feasible"
+        assert row["objective"] == dmlopt.heuristic(inst, name, seed=seed).objective
+        assert row["instance_hash"] == dmlopt.instance_hash(inst)
+        assert row["peak_mem_mb"] > 0
+        assert row["dmlopt_version"] == dmlopt.__version__
+        assert row["metrics"]["cut_cost"] >= 0
+    err = capsys.readouterr().err
+    assert "6 to run" in err
+
+    # a second run skips everything; --rerun-failed runs the three failures; --rerun all six
+    assert main(["bench", str(suite), "-o", str(out)]) == 0
+    assert "6 already in" in capsys.readouterr().err
+    assert main(["bench", str(suite), "-o", str(out), "--rerun-failed"]) == 0
+    assert "3 to run" in capsys.readouterr().err
+    assert main(["bench", str(suite), "-o", str(out), "--rerun", "--workers", "3"]) == 0
+    assert "6 to run" in capsys.readouterr().err
+    again = store_mod.read(out)
+    assert len(again) == 6
+    assert {r["status"] for r in again} == {"error", "killed", "feasible"}
+
+
+def test_import_of_code_needs_the_env_var(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("DMLOPT_BENCH_ALLOW_IMPORT", raising=False)
+    suite = write_suite(tmp_path, '{ heuristic = "bench_fakes:ok" },')
+    assert main(["bench", str(suite), "-o", str(tmp_path / "r.sqlite")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert str(suite) in err
+    assert "groups[0].methods[0].heuristic: 'bench_fakes:ok'" in err
+    assert "DMLOPT_BENCH_ALLOW_IMPORT=1" in err
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in state
+
+
+def test_sigkill_of_the_runner_loses_and_duplicates_nothing(tmp_path, allow_import):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    n = 6
+    seeds = ", ".join(str(s) for s in range(n))
+    suite = write_suite(tmp_path, f'{{ heuristic = "bench_fakes:nap", seeds = [{seeds}], '
+                        f'options = {{ pids = "{pids}" }} }},')
+    out = tmp_path / "r.sqlite"
+    cmd = [sys.executable, "-m", "dmlopt", "bench", str(suite), "-o", str(out), "--workers", "1"]
+    env = {**os.environ, "DMLOPT_BENCH_ALLOW_IMPORT": "1", "CI": "true"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    stored = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists():
+            stored = store_mod.Store(out).count()
+            if stored >= 2:
+                break
+        time.sleep(0.05)
+    assert proc.poll() is None, f"runner ended early: {proc.stderr.read().decode()}"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stderr.close()
+    before = store_mod.read(out)
+    assert 2 <= len(before) < n
+    # no child survives its runner for long (they die with the forkserver)
+    started = [int(p.read_text()) for p in pids.glob("*.pid")]
+    time.sleep(0.5)
+    assert not [pid for pid in started if _alive(pid)]
+
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{len(before)} already in" in done.stderr
+    after = store_mod.read(out)
+    assert len(after) == n
+    assert sorted(r["seed"] for r in after) == list(range(n))
+    assert len({(r["instance_hash"], r["method"], r["options"], r["seed"]) for r in after}) == n
+    # the rows stored before the kill are untouched
+    assert after[: len(before)] == before
+    assert all(r["status"] == "feasible" for r in after)

@@ -1,0 +1,130 @@
+"""Benchmark suites: expansion into tasks, and every kind of error -> exit 2 with one line naming
+the file, the field, the value and the rule, before anything runs."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from dmlopt.benchmarks import suite as suite_mod
+
+import dmlopt
+from dmlopt.cli import main
+
+GOOD_GROUP = """
+[[groups]]
+problem = "tabgp"
+instances = [
+  { generator = "er", params = { n = 6, p = 0.5, tau = 2, l = 2 }, seeds = [0, 1] },
+  { file = "inst/*.json" },
+]
+methods = [
+  { solver = "highs", formulation = "paper", time_limit = 5 },
+  { heuristic = "random", seeds = [0, 1, 2] },
+]
+"""
+
+
+@pytest.fixture
+def suite_dir(tmp_path):
+    (tmp_path / "inst").mkdir()
+    for seed in (5, 6):
+        inst = dmlopt.generate("tabgp", {"generator": "er", "n": 5, "p": 0.5, "tau": 2}, seed)
+        dmlopt.save(inst, tmp_path / "inst" / f"g{seed}.json")
+    return tmp_path
+
+
+def test_expansion(suite_dir):
+    path = suite_dir / "s.toml"
+    path.write_text('name = "s"\ndescription = "d"\ntime_limit = 7\ngrace = 2\n' + GOOD_GROUP)
+    s = suite_mod.load(path)
+    assert s.name == "s"
+    # 4 instances x (1 exact + 3 heuristic seeds)
+    assert len(s.tasks) == 16
+    ids = sorted({t.instance_id for t in s.tasks})
+    assert ids == ["er(n=6,p=0.5,tau=2,l=2)#0", "er(n=6,p=0.5,tau=2,l=2)#1", "inst/g5", "inst/g6"]
+    exact = [t for t in s.tasks if t.kind == "exact"]
+    assert {t.method for t in exact} == {"highs:paper"}
+    assert all(t.time_limit == 5 and t.grace == 2 and t.options["threads"] == 1 for t in exact)
+    heur = [t for t in s.tasks if t.kind == "heuristic"]
+    assert all(t.time_limit == 7 for t in heur)
+    g5 = dmlopt.load(suite_dir / "inst" / "g5.json")
+    assert any(t.instance_hash == dmlopt.instance_hash(g5) for t in s.tasks)
+    assert len({t.key for t in s.tasks}) == 16
+
+
+def test_duplicates_are_run_once(suite_dir):
+    path = suite_dir / "s.toml"
+    path.write_text(GOOD_GROUP + GOOD_GROUP)
+    assert len(suite_mod.load(path).tasks) == 16
+
+
+def test_shipped_suites_are_valid():
+    shipped = suite_mod.shipped()
+    assert "quick" in shipped
+    for name in shipped:
+        s = suite_mod.load(name)
+        assert s.tasks, name
+        assert suite_mod.describe(shipped[name]), f"{name} has no description"
+
+
+def test_list(capsys):
+    assert main(["bench", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "quick " in out
+    assert "example " in out
+
+
+BAD = [
+    ("name = 'x'\n[[groups]\nproblem = 'tabgp'\n", "not valid TOML"),
+    ("colour = 1\n" + GOOD_GROUP, "colour: 1 is not a known key"),
+    ("time_limit = -3\n" + GOOD_GROUP, "time_limit: -3 must be positive"),
+    ('name = "x"\n', "groups: missing"),
+    (GOOD_GROUP.replace('"tabgp"', '"nope"'), "groups[0].problem: 'nope' is not a known problem"),
+    (GOOD_GROUP.replace('formulation = "paper"', 'formulation = "fancy"'),
+     "groups[0].methods[0].formulation: 'fancy' is not a tabgp formulation"),
+    (GOOD_GROUP.replace('"random"', '"magic"'),
+     "groups[0].methods[1].heuristic: 'magic' is not a tabgp heuristic"),
+    (GOOD_GROUP.replace('solver = "highs"', 'solver = "nosuchsolver"'),
+     "groups[0].methods[0].solver: 'nosuchsolver' is not available"),
+    (GOOD_GROUP.replace('"inst/*.json"', '"missing/*.json"'),
+     "groups[0].instances[1].file: 'missing/*.json' matches no file"),
+    (GOOD_GROUP.replace('generator = "er"', 'generator = "zz"'),
+     "groups[0].instances[0].generator: 'zz' is not a tabgp generator"),
+    (GOOD_GROUP.replace("seeds = [0, 1]", "seeds = []"),
+     "groups[0].instances[0].seeds: [] must be a non-empty list"),
+    (GOOD_GROUP.replace("tau = 2,", "tau = 2, wibble = 3,"), "'wibble' is not an option of er"),
+    (GOOD_GROUP.replace("p = 0.5", "p = 1.5"),
+     "groups[0].instances[0]: spec.p: 1.5 must be in [0, 1]"),
+    (GOOD_GROUP.replace("seeds = [0, 1, 2] }", "seeds = [0], options = { depth = 2 } }"),
+     "groups[0].methods[1].options.depth: 2 is not an option of random"),
+    (GOOD_GROUP.replace("time_limit = 5", "time_limit = 'long'"),
+     "groups[0].methods[0].time_limit: 'long' must be a number"),
+    (GOOD_GROUP.replace("{ heuristic", "{ what = 1, heuristic"),
+     "groups[0].methods[1].what: 1 is not a known key"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BAD)
+def test_bad_suite_exits_2_with_one_line(suite_dir, capsys, text, expected):
+    path = suite_dir / "bad.toml"
+    path.write_text(textwrap.dedent(text))
+    store = suite_dir / "r.sqlite"
+    assert main(["bench", str(path), "-o", str(store)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"dmlopt: {path}: "), err
+    assert expected in err
+    assert not store.exists()
+
+
+def test_unknown_suite_name(capsys):
+    assert main(["bench", "no-such-suite"]) == 2
+    err = capsys.readouterr().err
+    assert "suite: 'no-such-suite' is neither a shipped suite nor a file" in err
+    assert "quick" in err
+
+
+def test_report_of_missing_store(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "none.sqlite"), "-o", str(tmp_path / "r")]) == 2
+    assert "does not exist" in capsys.readouterr().err
