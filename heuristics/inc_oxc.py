@@ -1,0 +1,346 @@
+"""Heuristics for INC/OXC job scheduling (paper 002): WCG (Algorithm 1), SWG and RWP (IV-A).
+
+All three share Algorithm 1's PS placement (lines 7-24), OXC configuration (lines 25-28, BvN, see
+:mod:`dmlopt.heuristics._inc_oxc_bvn`) and bandwidth allocation (line 29); they differ in the
+worker placement (lines 1-6):
+
+* ``wcg``: the workers of a job form one cluster; clusters sorted by data transfer size
+  (|W_i| d_i, descending) are cut into groups of |R_s| and each group is spread over distinct
+  racks by the *resource-balancing rule*: a cluster goes to the rack, not yet used by its group,
+  that can hold the whole cluster and has the smallest data transfer size placed so far (ties:
+  the largest smallest free-resource fraction). A cluster that fits no rack is split: as many
+  workers as fit go to the rack that can hold the most of them (same tie-breaks), and so on.
+* ``swg`` (single worker grouping): the same with single workers instead of clusters (workers
+  sorted by data size, groups of |R_s| workers, one per rack).
+* ``rwp`` (random worker placement): every worker goes to a uniformly random rack with room.
+
+PS placement (lines 7-24): jobs by data size (descending); the racks holding the job's workers
+by worker count (descending): first a free PDP switch slot among them, then a server with room
+among them. Deviation: if neither exists the paper says nothing; we take any free PDP slot, then
+any server with room (the rack with the most free resources).
+
+Bandwidth (line 29): each link (worker-side pool link, PS-side pool link, circuit direction)
+shares its capacity among its flows in proportion to their data size; a flow gets the smallest
+share along its path.
+
+OXC (lines 25-28): D[s, t] = data of the workers in s whose PS is in t; stuffed, decomposed, and
+floor(N_ToR / 2) permutation copies allocated in proportion to the coefficients. Deviation
+(repair, needed because the selected permutations need not cover every pair that has traffic and
+so would leave flows at zero bandwidth): circuits on pairs without traffic are released, every
+pair with traffic and no circuit gets one (largest demand first; a port is taken from the
+least-loaded multi-circuit pair at a full rack if needed), and leftover ports go one by one to the
+pair with the largest demand per circuit.
+
+Options (every heuristic): ``circuits="bvn"`` (the paper) or ``"optimal"`` (the best circuit
+counts for the placement: bisection on f over the candidate values B c / load), and
+``bandwidth="proportional"`` (the paper) or ``"optimal"`` (the closed form b_ij = a_ij f*).
+``wcg-opt`` is WCG with both set to ``"optimal"`` (ours).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from dmlopt.heuristics._inc_oxc_bvn import bvn_decompose, circuits_from_terms, stuff
+from dmlopt.models.inc_oxc import (
+    Instance,
+    Solution,
+    best_f,
+    flow_coefficients,
+    link_loads,
+    ports_from_circuits,
+)
+
+_EPS = 1e-9
+
+
+class _State:
+    """Free resources, placed data size and free PDP slots per rack."""
+
+    def __init__(self, instance: Instance):
+        A = instance.arrays
+        self.cap = A["cap"]
+        self.free = A["cap"].copy()
+        self.dload = np.zeros(instance.n_racks)
+        self.slots = A["slots"].copy()
+
+    def how_many(self, need: np.ndarray) -> np.ndarray:
+        """Per rack, how many copies of ``need`` fit."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(need > 0, (self.free + _EPS) / np.where(need > 0, need, 1), np.inf)
+        return np.floor(q.min(axis=1)).clip(0, 10**9)
+
+    def balance_key(self, racks: np.ndarray) -> np.ndarray:
+        """Sort key of the resource-balancing rule: (placed data, -smallest free fraction)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(self.cap > 0, self.free / np.where(self.cap > 0, self.cap, 1), 1)
+        return np.lexsort((-frac[racks].min(axis=1), self.dload[racks]))
+
+    def put(self, k: int, need: np.ndarray, count: int, data: float) -> None:
+        self.free[k] -= need * count
+        self.dload[k] += data * count
+
+
+def _place_cluster(st: _State, members: list[int], need: np.ndarray, data: float,
+                   wrack: np.ndarray, avoid: set[int]) -> int | None:
+    """Place identical workers ``members`` by the balancing rule; the rack of the first piece."""
+    left = list(members)
+    first = None
+    while left:
+        fit = st.how_many(need)
+        whole = np.flatnonzero(fit >= len(left))
+        pref = np.array([k for k in whole if k not in avoid], np.int64)
+        cands = pref if pref.size else whole
+        if cands.size:
+            k = int(cands[st.balance_key(cands)[0]])
+            n = len(left)
+        else:
+            some = np.flatnonzero(fit >= 1)
+            if not some.size:  # nothing fits anywhere: leave it to the evaluator to flag
+                some = np.arange(len(fit))
+                fit = np.ones(len(fit))
+            most = some[fit[some] == fit[some].max()]
+            k = int(most[st.balance_key(most)[0]])
+            n = int(min(len(left), fit[k]))
+        for j in left[:n]:
+            wrack[j] = k
+        st.put(k, need, n, data)
+        left = left[n:]
+        first = k if first is None else first
+    return first
+
+
+def _classes(instance: Instance, i: int, offset: int) -> list[tuple[list[int], np.ndarray]]:
+    return [([offset + j for j in cls], instance.arrays["wdem"][offset + cls[0]])
+            for cls in instance.worker_classes(i)]
+
+
+def _workers_wcg(instance: Instance, st: _State, rng: np.random.Generator) -> np.ndarray:
+    A = instance.arrays
+    offs = np.concatenate([[0], np.cumsum(A["size"])])
+    wrack = np.zeros(int(offs[-1]), np.int64)
+    order = np.argsort(-(A["size"] * A["data"]), kind="stable")          # line 2
+    R = instance.n_racks
+    for g in range(0, len(order), R):                                      # line 3
+        used: set[int] = set()
+        for i in order[g:g + R]:                                           # lines 4-5
+            for members, need in _classes(instance, int(i), int(offs[i])):
+                k = _place_cluster(st, members, need, A["data"][i], wrack, used)
+                if k is not None:
+                    used.add(k)
+    return wrack
+
+
+def _workers_swg(instance: Instance, st: _State, rng: np.random.Generator) -> np.ndarray:
+    A = instance.arrays
+    d = A["data"][A["job_of"]]
+    wrack = np.zeros(d.size, np.int64)
+    order = np.argsort(-d, kind="stable")
+    R = instance.n_racks
+    for g in range(0, len(order), R):
+        used: set[int] = set()
+        for n in order[g:g + R]:
+            k = _place_cluster(st, [int(n)], A["wdem"][n], d[n], wrack, used)
+            used.add(k)
+    return wrack
+
+
+def _workers_rwp(instance: Instance, st: _State, rng: np.random.Generator) -> np.ndarray:
+    A = instance.arrays
+    wrack = np.zeros(A["job_of"].size, np.int64)
+    for n in range(wrack.size):
+        ok = np.flatnonzero(st.how_many(A["wdem"][n]) >= 1)
+        k = int(rng.choice(ok)) if ok.size else int(rng.integers(instance.n_racks))
+        wrack[n] = k
+        st.put(k, A["wdem"][n], 1, A["data"][A["job_of"][n]])
+    return wrack
+
+
+def _place_ps(instance: Instance, st: _State, wrack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Algorithm 1, lines 7-24 (plus the fallback of the module docstring)."""
+    A = instance.arrays
+    J = len(instance.jobs)
+    ps_rack = np.zeros(J, np.int64)
+    server = np.zeros(J)
+    job_of = A["job_of"]
+    for i in np.argsort(-(A["size"] * A["data"]), kind="stable"):           # line 7
+        counts = np.bincount(wrack[job_of == i], minlength=instance.n_racks)
+        racks = np.flatnonzero(counts)
+        racks = racks[np.argsort(-counts[racks], kind="stable")]           # line 9
+        need = A["psdem"][i]
+        sw = [k for k in racks if st.slots[k] > 0]                          # lines 10-15
+        if sw:
+            ps_rack[i] = sw[0]
+            st.slots[sw[0]] -= 1
+            continue
+        srv = [k for k in racks if st.how_many(need)[k] >= 1]               # lines 16-23
+        if not srv:
+            anysw = np.flatnonzero(st.slots > 0)
+            if anysw.size:
+                k = int(anysw[np.argmax(st.slots[anysw])])
+                ps_rack[i] = k
+                st.slots[k] -= 1
+                continue
+            ok = np.flatnonzero(st.how_many(need) >= 1)
+            srv = [int(ok[st.balance_key(ok)[0]])] if ok.size else [int(racks[0])]
+        ps_rack[i], server[i] = srv[0], 1.0
+        st.put(srv[0], need, 1, 0.0)
+    return ps_rack, server
+
+
+def _repair(c: np.ndarray, need: np.ndarray, ports: int) -> np.ndarray:
+    """Release idle circuits, cover every pair with traffic, hand out leftover ports."""
+    c = c.copy()
+    c[need <= 0] = 0
+    n = c.shape[0]
+    iu = np.triu_indices(n, 1)
+    pairs = [(int(s), int(t)) for s, t in zip(*iu, strict=True) if need[s, t] > 0]
+    pairs.sort(key=lambda p: -need[p])
+    for s, t in pairs:
+        if c[s, t]:
+            continue
+        for end in (s, t):
+            if c[end].sum() >= ports:
+                many = np.flatnonzero(c[end] >= 2)
+                if many.size:
+                    u = int(many[np.argmin(need[end, many] / c[end, many])])
+                    c[end, u] -= 1
+                    c[u, end] -= 1
+        if c[s].sum() < ports and c[t].sum() < ports:
+            c[s, t] += 1
+            c[t, s] += 1
+    free = ports - c.sum(axis=1)
+    while True:
+        ok = (free[:, None] > 0) & (free[None, :] > 0) & (need > 0)
+        if not ok.any():
+            break
+        score = np.where(ok, need / (c + 1.0), -1.0)
+        s, t = np.unravel_index(int(np.argmax(score)), score.shape)
+        c[s, t] += 1
+        c[t, s] += 1
+        free[s] -= 1
+        free[t] -= 1
+    return c
+
+
+def _circuits_bvn(instance: Instance, wrack, ps_rack, server) -> np.ndarray:
+    R, P = instance.n_racks, instance.n_tor
+    d = instance.arrays["data"][instance.arrays["job_of"]]
+    _, _, D = link_loads(instance, wrack, ps_rack, server, d)              # line 25
+    if R < 2 or D.sum() == 0:
+        return np.zeros((R, R), np.int64)
+    Dp, sigma = stuff(D)                                                   # line 26
+    terms = bvn_decompose(Dp, max_terms=max(4, 2 * (P // 2) + 2))         # line 27
+    c = circuits_from_terms(terms, sigma, P, R)                            # line 28
+    a = flow_coefficients(instance, server)
+    _, _, A = link_loads(instance, wrack, ps_rack, server, a)
+    return _repair(c, np.maximum(A, A.T), P)
+
+
+def optimal_circuits(instance: Instance, wrack, ps_rack, server) -> np.ndarray:
+    """Circuit counts maximising f for a placement (exact: bisection over candidate f)."""
+    R, P, B = instance.n_racks, instance.n_tor, instance.port_bw
+    a = flow_coefficients(instance, server)
+    wside, pside, A = link_loads(instance, wrack, ps_rack, server, a)
+    need = np.maximum(A, A.T)
+    cap = instance.capacity
+    f_link = min([cap / x for x in np.concatenate([wside, pside]) if x > 0], default=math.inf)
+    iu = np.triu_indices(R, 1)
+    nd = need[iu]
+    pos = nd > 0
+    if not pos.any():
+        return np.zeros((R, R), np.int64)
+    cand = np.unique(np.concatenate([(B * np.arange(1, P + 1)[:, None] / nd[pos]).ravel(),
+                                     [f_link] if math.isfinite(f_link) else []]))
+    cand = cand[cand <= f_link * (1 + 1e-12)]
+
+    def counts(f: float) -> np.ndarray:
+        c = np.zeros((R, R))
+        c[iu] = np.ceil(f * nd / B - 1e-9)
+        return c + c.T
+
+    def ok(f: float) -> bool:
+        return bool((counts(f).sum(axis=1) <= P).all())
+
+    lo, hi, best = 0, cand.size - 1, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if ok(cand[mid]):
+            best, lo = cand[mid], mid + 1
+        else:
+            hi = mid - 1
+    if best is None:
+        return _repair(np.zeros((R, R), np.int64), need, P)
+    return _repair(counts(best).astype(np.int64), need, P)
+
+
+def _bandwidth(instance: Instance, wrack, ps_rack, server, c, mode: str) -> np.ndarray:
+    A = instance.arrays
+    if mode == "optimal":
+        f = best_f(instance, wrack, ps_rack, server, c)
+        return flow_coefficients(instance, server) * (0.0 if math.isinf(f) else f)
+    d = A["data"][A["job_of"]]                                             # line 29
+    wside, pside, mat = link_loads(instance, wrack, ps_rack, server, d)
+    cap = instance.capacity
+    prack = ps_rack[A["job_of"]]
+    srv = server[A["job_of"]] == 1
+    b = cap * d / wside[wrack]
+    b = np.where(srv, np.minimum(b, cap * d / np.where(srv, pside[prack], 1)), b)
+    inter = wrack != prack
+    load = mat[wrack, prack]
+    share = instance.port_bw * c[wrack, prack] * d / np.where(inter, load, 1)
+    return np.where(inter, np.minimum(b, share), b)
+
+
+def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: str) -> Solution:
+    if circuits not in ("bvn", "optimal"):
+        from dmlopt.errors import InstanceError
+
+        raise InstanceError("circuits", circuits, "must be 'bvn' or 'optimal'")
+    if bandwidth not in ("proportional", "optimal"):
+        from dmlopt.errors import InstanceError
+
+        raise InstanceError("bandwidth", bandwidth, "must be 'proportional' or 'optimal'")
+    rng = np.random.default_rng(seed)
+    st = _State(instance)
+    wrack = placer(instance, st, rng)
+    ps_rack, server = _place_ps(instance, st, wrack)
+    if circuits == "bvn":
+        c = _circuits_bvn(instance, wrack, ps_rack, server)
+    else:
+        c = optimal_circuits(instance, wrack, ps_rack, server)
+    b = _bandwidth(instance, wrack, ps_rack, server, c, bandwidth)
+    offs = np.concatenate([[0], np.cumsum(instance.arrays["size"])])
+    return Solution(
+        workers=[wrack[offs[i]:offs[i + 1]].tolist() for i in range(len(instance.jobs))],
+        ps=[(int(k), "server" if s else "switch") for k, s in zip(ps_rack, server, strict=True)],
+        oxc=ports_from_circuits(instance, c),
+        bandwidth=[b[offs[i]:offs[i + 1]].tolist() for i in range(len(instance.jobs))],
+    )
+
+
+def wcg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
+        bandwidth: str = "proportional") -> Solution:
+    """Algorithm 1 (worker cluster grouping); deterministic (``seed`` unused)."""
+    return _schedule(instance, _workers_wcg, seed, circuits, bandwidth)
+
+
+def swg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
+        bandwidth: str = "proportional") -> Solution:
+    """Single worker grouping (section IV-A baseline); deterministic."""
+    return _schedule(instance, _workers_swg, seed, circuits, bandwidth)
+
+
+def rwp(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
+        bandwidth: str = "proportional") -> Solution:
+    """Random worker placement (section IV-A baseline), seeded."""
+    return _schedule(instance, _workers_rwp, seed, circuits, bandwidth)
+
+
+def wcg_opt(instance: Instance, *, seed: int = 0) -> Solution:
+    """WCG's placement with optimal circuits and bandwidth (ours)."""
+    return _schedule(instance, _workers_wcg, seed, "optimal", "optimal")
+
+
+HEURISTICS = {"wcg": wcg, "swg": swg, "rwp": rwp, "wcg-opt": wcg_opt}
