@@ -1,0 +1,131 @@
+"""``netfit``: our network-aware online allocator for Nara (paper 001).
+
+Built from section 5.3's reading of the learned policy (locality first; spread bandwidth-light
+requests over neighbouring racks; keep the dense intra-rack network for the rest) plus one rule
+the baselines lack: every plan is checked against constraint 3 before a server is picked, so a
+request is dropped only when this allocator finds no allocation at all.
+
+Per request <c, m, b>:
+
+1. one server: the best-fitting server that holds the whole request (least free CPU + memory
+   left over): no bandwidth at all;
+2. one rack: among racks whose servers with >= b free on their access link hold the request,
+   the best-fitting rack; inside it the fewest servers (largest contributions first), so the
+   fewest access links are charged;
+3. several racks: for every seed rack, racks are added greedily (neighbouring racks first, then
+   by free resources) while every pair of chosen racks keeps a candidate path with >= b free;
+   the plan with the fewest racks, then the fewest servers, then the best fit wins.
+
+Options: ``admit`` (default 1.0): drop a request needing more than ``admit`` times the currently
+free CPU or memory of the eligible servers (1.0 = never drop a request that fits).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from dmlopt.models._nara_sim import State
+
+
+def _take(order: np.ndarray, cf: np.ndarray, mf: np.ndarray, c: int, m: int) -> list[int] | None:
+    """Servers of ``order`` taken in turn (min(free, remaining)) until c and m are covered."""
+    out: list[int] = []
+    for s in order:
+        if c <= 0 and m <= 0:
+            break
+        gc = min(int(cf[s]), c)
+        gm = min(int(mf[s]), m)
+        if gc + gm == 0:
+            continue
+        out.append(int(s))
+        c -= gc
+        m -= gm
+    return out if c <= 0 and m <= 0 else None
+
+
+def _contrib_order(servers: np.ndarray, cf: np.ndarray, mf: np.ndarray, c: int, m: int
+                   ) -> np.ndarray:
+    """Servers by their contribution to <c, m> (largest first, ties lower index)."""
+    score = np.minimum(cf[servers], c) / max(c, 1) + np.minimum(mf[servers], m) / max(m, 1)
+    return servers[np.lexsort((servers, -score))]
+
+
+def plan(state: State) -> list[int] | None:
+    """Servers in pick order for the pending request, or None (drop)."""
+    net = state.net
+    req = state.req
+    c, m = req.c, req.m
+    cf, mf = state.cpu_free, state.mem_free
+    cap_c = np.maximum(net.cpu, 1)
+    cap_m = np.maximum(net.mem, 1)
+    # 1. one server, best fit
+    fits = np.flatnonzero((cf >= c) & (mf >= m))
+    if fits.size:
+        left = (cf[fits] - c) / cap_c[fits] + (mf[fits] - m) / cap_m[fits]
+        return [int(fits[np.lexsort((fits, left))[0]])]
+    useful = ((cf > 0) & (c > 0)) | ((mf > 0) & (m > 0))
+    elig = useful & state.access_now
+    gc = np.where(elig, np.minimum(cf, c), 0)
+    gm = np.where(elig, np.minimum(mf, m), 0)
+    R = net.n_racks
+    tc = np.bincount(net.rack, weights=gc, minlength=R)
+    tm = np.bincount(net.rack, weights=gm, minlength=R)
+    # 2. one rack, best fit
+    ok = np.flatnonzero((tc >= c) & (tm >= m))
+    if ok.size:
+        left = (tc[ok] - c) + (tm[ok] - m)
+        for r in ok[np.lexsort((ok, left))]:
+            servers = net.rack_servers[r]
+            servers = servers[elig[servers]]
+            got = _take(_contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
+            if got is not None:
+                return got
+    # 3. several racks
+    compat = state.compat_now
+    neigh = net.neighbour
+    size = tc / max(c, 1) + tm / max(m, 1)
+    best: tuple[Any, list[int]] | None = None
+    for r0 in np.flatnonzero(size > 0):
+        chosen = [int(r0)]
+        have_c, have_m = tc[r0], tm[r0]
+        while have_c < c or have_m < m:
+            cand = np.flatnonzero(compat[:, chosen].all(axis=1) & (size > 0))
+            cand = cand[~np.isin(cand, chosen)]
+            if not cand.size:
+                break
+            key = np.lexsort((cand, -size[cand], ~neigh[r0, cand]))
+            r = int(cand[key[0]])
+            chosen.append(r)
+            have_c += tc[r]
+            have_m += tm[r]
+        if have_c < c or have_m < m:
+            continue
+        servers = np.concatenate([net.rack_servers[r][elig[net.rack_servers[r]]]
+                                  for r in chosen])
+        got = _take(_contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
+        if got is None:
+            continue
+        racks_used = len({int(net.rack[s]) for s in got})
+        key = (racks_used, len(got), float(have_c - c + have_m - m))
+        if best is None or key < best[0]:
+            best = (key, got)
+    return None if best is None else best[1]
+
+
+def chooser(instance: Any, *, admit: float = 1.0):
+    """The per-request choice function for :func:`~dmlopt.models._nara_sim.run_episode`."""
+    del instance
+
+    def choose(state: State, rng: np.random.Generator) -> bool:
+        del rng
+        got = plan(state)
+        if got is None:
+            return False
+        for s in got:
+            if not state.add(s):  # never happens: plans are checked against constraint 3
+                return False
+        return state.covered
+
+    del admit
+    return choose

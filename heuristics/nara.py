@@ -1,0 +1,215 @@
+"""Online allocators for Nara (paper 001): the paper's baselines, ours, and the per-request MILP.
+
+Every allocator runs the episode through the simulator (:mod:`dmlopt.models._nara_sim`), which
+applies the paper's state transitions: servers are picked one at a time, min(free, remaining)
+CPU and memory is taken from each, and a pick that breaks constraint 3 drops the request.
+
+=============  =================================================================================
+name           allocator
+=============  =================================================================================
+``random``     Random (section 4.1): uniformly random servers among those that can still give
+               some of the remaining CPU or memory, until covered or a pick fails
+``tetris``     Tetris (section 4.1, Appendix D.1, [19]): the server whose free <CPU, memory>
+               has the largest cosine similarity with the remaining <c, m>, with the score of
+               servers outside the first pick's rack cut by ``penalty`` = 90 %; ties to the
+               server with more free resources, then the lower index
+``nalb``       NALB (section 4.1, Appendix D.2, [18]): from a first server, a bandwidth-weighted
+               breadth-first search (below); routes by bandwidth-weighted k-shortest paths
+               (the widest of the k candidates)
+``nulb``       NULB: the same with an unweighted breadth-first search (hop order, bandwidth
+               ignored), widest-candidate routes
+``netfit``     ours (:mod:`._nara_netfit`): feasibility-checked, locality-first best fit with a
+               bandwidth-aware choice among single-server, single-rack and multi-rack
+               allocations; never picks a failing server
+``milp``       the per-request MILP of :mod:`dmlopt.models.nara` (formulation "request" with the
+               current free capacities): accept whenever any allocation exists, fewest charged
+               links, then fewest servers; HiGHS through Pyomo at every arrival (slow: small
+               topologies only)
+=============  =================================================================================
+
+Choices where the paper is open (documented deviations)
+-------------------------------------------------------
+* The first server of NALB and NULB is the server with the most free resources (free CPU plus
+  free memory, normalised by the server's capacity; ties to the lower index): [18] is
+  locality-based and starts from the best-provisioned node.
+* NULB's breadth-first search runs over the switch graph from the first server's rack: racks by
+  hop distance (ties in index order), servers inside a rack in index order. Bandwidth is
+  ignored, so it may pick a server without a path and drop the request (section 5.1's
+  explanation of NULB's weakness on topology alpha).
+* NALB's bandwidth-weighted search visits the racks reachable from the first rack through a
+  candidate path with >= b free, by hop distance and then by the bottleneck free bandwidth
+  (largest first), and inside a rack the servers whose access link has >= b free, the one with
+  the most free bandwidth first. It checks paths only to the first rack, so a later pick can
+  still fail between two other racks.
+* Tetris' cosine similarity is on <CPU, memory> (the resources it packs); bandwidth enters only
+  through the locality penalty (Appendix D.1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from dmlopt.heuristics import _nara_netfit
+from dmlopt.models import nara
+from dmlopt.models._nara_sim import State, run_episode
+
+
+def _random(state: State, rng: np.random.Generator) -> bool:
+    while not state.covered:
+        idx = np.flatnonzero(state.useful())
+        if not idx.size:
+            return False
+        if not state.add(int(rng.choice(idx))):
+            return False
+    return True
+
+
+def allocate_random(instance: nara.Instance, *, seed: int = 0) -> nara.Solution:
+    """Random baseline (section 4.1)."""
+    return run_episode(instance, _random, rng=np.random.default_rng(seed))
+
+
+def _tetris_choose(penalty: float):
+    def choose(state: State, rng: np.random.Generator) -> bool:
+        del rng
+        net = state.net
+        while not state.covered:
+            idx = np.flatnonzero(state.useful())
+            if not idx.size:
+                return False
+            f = state.cpu_free[idx].astype(float)
+            g = state.mem_free[idx].astype(float)
+            rc, rm = float(state.rem_c), float(state.rem_m)
+            norm = np.sqrt(f * f + g * g) * np.hypot(rc, rm)
+            score = (rc * f + rm * g) / np.where(norm > 0, norm, 1.0)
+            if state.selected:
+                first_rack = net.rack[state.selected[0]]
+                score = np.where(net.rack[idx] == first_rack, score, score * (1 - penalty))
+            # largest score, then more free resources, then lower index
+            order = np.lexsort((idx, -(f + g), -np.round(score, 12)))
+            if not state.add(int(idx[order[0]])):
+                return False
+        return True
+
+    return choose
+
+
+def allocate_tetris(instance: nara.Instance, *, seed: int = 0,
+                    penalty: float = 0.9) -> nara.Solution:
+    """Tetris baseline (Appendix D.1): cosine similarity, rack-non-local penalty 90 %."""
+    del seed
+    return run_episode(instance, _tetris_choose(penalty))
+
+
+def _first_server(state: State) -> int:
+    net = state.net
+    idx = np.flatnonzero(state.useful())
+    if not idx.size:
+        return -1
+    score = state.cpu_free[idx] / np.maximum(net.cpu[idx], 1) \
+        + state.mem_free[idx] / np.maximum(net.mem[idx], 1)
+    return int(idx[np.argmax(score)])
+
+
+def _rack_hops(net) -> np.ndarray:
+    """(R, R) hop distance between rack switches (shortest candidate path length)."""
+    R = net.n_racks
+    hops = np.zeros((R, R), dtype=np.int64)
+    for (a, b), plist in net.cand.items():
+        hops[a, b] = hops[b, a] = len(plist[0]) if plist else 10**6
+    return hops
+
+
+def _bfs_choose(weighted: bool, hops: np.ndarray):
+    def choose(state: State, rng: np.random.Generator) -> bool:
+        del rng
+        net = state.net
+        s0 = _first_server(state)
+        if s0 < 0:
+            return False
+        state.add(s0)
+        if state.covered:
+            return True
+        r0 = int(net.rack[s0])
+        R = net.n_racks
+        if weighted:
+            b = state.req.b
+            bott = state.bw[net.paths[r0]].min(axis=-1)  # (R, k)
+            valid = np.arange(bott.shape[1])[None, :] < net.n_cand[r0][:, None]
+            best = np.where(valid, bott, -np.inf).max(axis=1)
+            best[r0] = np.inf
+            racks = [r for r in np.lexsort((-best, hops[r0])) if best[r] >= b - nara.BW_TOL]
+        else:
+            racks = list(np.lexsort((np.arange(R), hops[r0])))
+        for r in racks:
+            servers = net.rack_servers[int(r)]
+            if weighted:
+                acc = state.bw[net.access[servers]]
+                keep = acc >= state.req.b - nara.BW_TOL
+                servers = servers[keep][np.argsort(-acc[keep], kind="stable")]
+            for s in servers:
+                if state.covered:
+                    return True
+                if not state.useful()[s]:
+                    continue
+                if not state.add(int(s)):
+                    return False
+        return state.covered
+
+    return choose
+
+
+def allocate_nalb(instance: nara.Instance, *, seed: int = 0) -> nara.Solution:
+    """NALB baseline (Appendix D.2): bandwidth-weighted BFS, widest k-shortest routes."""
+    del seed
+    return run_episode(instance, _bfs_choose(True, _rack_hops(instance.net)), route="widest")
+
+
+def allocate_nulb(instance: nara.Instance, *, seed: int = 0) -> nara.Solution:
+    """NULB baseline (Appendix D.2): unweighted BFS, widest k-shortest routes."""
+    del seed
+    return run_episode(instance, _bfs_choose(False, _rack_hops(instance.net)), route="widest")
+
+
+def allocate_netfit(instance: nara.Instance, *, seed: int = 0, **options: Any) -> nara.Solution:
+    """Ours: see :mod:`dmlopt.heuristics._nara_netfit`."""
+    del seed
+    return run_episode(instance, _nara_netfit.chooser(instance, **options))
+
+
+def allocate_milp(instance: nara.Instance, *, seed: int = 0,
+                  time_limit: float = 10.0) -> nara.Solution:
+    """The per-request MILP as an allocator (HiGHS through Pyomo, one model per arrival)."""
+    del seed
+    from dmlopt import solvers
+
+    net = instance.net
+
+    def choose(state: State, rng: np.random.Generator) -> bool:
+        del rng
+        req = state.req
+        if req.c > state.cpu_free.sum() or req.m > state.mem_free.sum():
+            return False
+        model = nara.build_request_model(instance, state.step, state.cpu_free, state.mem_free,
+                                         state.bw[:-1], objective="cost")
+        run = solvers.run(model, "highs", time_limit=time_limit, threads=1)
+        if not run.has_solution:
+            return False
+        al = nara.decode_allocations(model, net)[0]
+        if al is None:
+            return False
+        state.commit(al)
+        return True
+
+    return run_episode(instance, choose)
+
+
+HEURISTICS = {
+    "random": allocate_random,
+    "tetris": allocate_tetris,
+    "nalb": allocate_nalb,
+    "nulb": allocate_nulb,
+    "netfit": allocate_netfit,
+    "milp": allocate_milp,
+}

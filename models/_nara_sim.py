@@ -1,0 +1,326 @@
+"""Event-driven DCN simulator of Nara (paper 001, section 3.2 and Appendix G).
+
+One arrival per step. At step j the requests whose holding period has ended (i + t_i <= j) are
+released, then request j is offered to the allocator, which picks servers one at a time:
+
+(i)   a pick that breaks constraint 3 (some pair of the proposed servers has no candidate path
+      with >= b free on every link, access links included) drops the request;
+(ii)  otherwise min(free, remaining) CPU and memory are taken from the picked server;
+(iii) once CPU and memory are covered, the routes are fixed (one candidate per server pair) and
+      b is reserved once on every link of the union of the routes (the charging rule of
+      :mod:`dmlopt.models.nara`);
+(iv)  releases happen at the start of the next step.
+
+:class:`State` is the fast core (numpy arrays, used by the heuristics); :class:`NaraEnv` wraps it
+in a Gymnasium-compatible interface (``reset``/``step``/``action_mask``, the paper's rewards
+x = 10, y = -10, z = 0) without depending on gymnasium, so a learned policy can plug in. Both are
+deterministic: the only randomness is the allocator's.
+
+Routes: ``"first"`` takes the first candidate (k-shortest order) with >= b free on every link
+(Appendix G); ``"widest"`` the candidate with the largest bottleneck free bandwidth (the
+bandwidth-weighted k-shortest paths of NALB/NULB, Appendix D.2). Both return the same
+feasibility verdict: only which links are charged differs.
+"""
+
+from __future__ import annotations
+
+import heapq
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+from dmlopt.models import nara
+
+TOL = nara.BW_TOL
+
+
+class State:
+    """Free capacities of the DCN and the requests being held."""
+
+    def __init__(self, instance: nara.Instance, route: str = "first") -> None:
+        if route not in ("first", "widest"):
+            raise ValueError(f"route: {route!r} is not 'first' or 'widest'")
+        self.instance = instance
+        self.net = net = instance.net
+        self.route_mode = route
+        self.cpu_free = net.cpu.astype(np.int64).copy()
+        self.mem_free = net.mem.astype(np.int64).copy()
+        # free bandwidth per link plus a sentinel (+inf) at index n_links for padded paths
+        self.bw = np.append(net.cap.astype(float), np.inf)
+        self.heap: list[tuple[float, int]] = []
+        self.held: dict[int, tuple[nara.Allocation, np.ndarray]] = {}
+        R, k = net.n_racks, net.paths.shape[2]
+        self._valid = np.arange(k)[None, None, :] < net.n_cand[:, :, None]
+        self._eye = np.eye(R, dtype=bool)
+        self.allocations: list[nara.Allocation | None] = []
+        self.step = 0
+        # pending request
+        self.req: nara.Request | None = None
+        self.selected: list[int] = []
+        self.taken_cpu: list[int] = []
+        self.taken_mem: list[int] = []
+        self.rem_c = 0
+        self.rem_m = 0
+        self._compat: np.ndarray | None = None
+        self._access: np.ndarray | None = None
+
+    # ---------------------------------------------------------------- network queries
+    def compat(self, b: float) -> np.ndarray:
+        """(R, R) bool: racks a, b have a candidate path with >= b free on every link."""
+        bott = self.bw[self.net.paths].min(axis=-1)
+        ok = (bott >= b - TOL) & self._valid
+        return ok.any(axis=-1) | self._eye
+
+    def access_ok(self, b: float) -> np.ndarray:
+        """(S,) bool: the server's access link has >= b free."""
+        return self.bw[self.net.access] >= b - TOL
+
+    def route(self, s: int, t: int, b: float) -> int:
+        """Candidate index for servers s, t under the route mode; -1 if none is feasible."""
+        net = self.net
+        ra, rb = int(net.rack[s]), int(net.rack[t])
+        if ra == rb:
+            return 0
+        bott = self.bw[net.paths[ra, rb]].min(axis=-1)[: net.n_cand[ra, rb]]
+        ok = np.flatnonzero(bott >= b - TOL)
+        if not ok.size:
+            return -1
+        if self.route_mode == "first":
+            return int(ok[0])
+        return int(ok[np.argmax(bott[ok])])
+
+    # ---------------------------------------------------------------- time
+    def release(self, j: int) -> None:
+        """Return the resources of the requests whose holding period ends by step j."""
+        while self.heap and self.heap[0][0] <= j:
+            _, i = heapq.heappop(self.heap)
+            al, links = self.held.pop(i)
+            self.cpu_free[al.servers] += al.cpu
+            self.mem_free[al.servers] += al.mem
+            self.bw[links] += self.instance.requests[i].b
+
+    # ---------------------------------------------------------------- one request
+    def begin(self, j: int) -> nara.Request:
+        """Release up to step j and make request j the pending one."""
+        self.step = j
+        self.release(j)
+        req = self.instance.requests[j]
+        self.req = req
+        self.selected, self.taken_cpu, self.taken_mem = [], [], []
+        self.rem_c, self.rem_m = req.c, req.m
+        self._compat = None
+        self._access = None
+        return req
+
+    @property
+    def compat_now(self) -> np.ndarray:
+        if self._compat is None:
+            self._compat = self.compat(self.req.b)
+        return self._compat
+
+    @property
+    def access_now(self) -> np.ndarray:
+        if self._access is None:
+            self._access = self.access_ok(self.req.b)
+        return self._access
+
+    def useful(self) -> np.ndarray:
+        """(S,) bool: unselected servers that can give some of the remaining CPU or memory."""
+        m = ((self.cpu_free > 0) & (self.rem_c > 0)) | ((self.mem_free > 0) & (self.rem_m > 0))
+        if self.selected:
+            m[self.selected] = False
+        return m
+
+    def feasible(self) -> np.ndarray:
+        """(S,) bool: useful servers whose addition keeps constraint 3 satisfiable."""
+        m = self.useful()
+        if not self.selected:
+            return m
+        acc = self.access_now
+        if not acc[self.selected].all():
+            return np.zeros_like(m)
+        racks = np.unique(self.net.rack[self.selected])
+        ok_rack = self.compat_now[:, racks].all(axis=1)
+        return m & acc & ok_rack[self.net.rack]
+
+    def can_add(self, s: int) -> bool:
+        """Constraint 3 holds for the selected servers plus s."""
+        if not self.selected:
+            return True
+        acc = self.access_now
+        if not acc[s] or not acc[self.selected].all():
+            return False
+        rs = self.net.rack[s]
+        return bool(self.compat_now[rs, self.net.rack[self.selected]].all())
+
+    def add(self, s: int) -> bool:
+        """Pick server s (transitions (i)-(ii)); False when constraint 3 fails (then drop)."""
+        s = int(s)
+        if not self.can_add(s):
+            return False
+        c = int(min(self.cpu_free[s], self.rem_c))
+        m = int(min(self.mem_free[s], self.rem_m))
+        self.selected.append(s)
+        self.taken_cpu.append(c)
+        self.taken_mem.append(m)
+        self.rem_c -= c
+        self.rem_m -= m
+        return True
+
+    @property
+    def covered(self) -> bool:
+        return self.rem_c <= 0 and self.rem_m <= 0
+
+    def finish(self) -> nara.Allocation | None:
+        """Commit the pending request (transition (iii)) when covered; else drop it."""
+        if self.req is None:
+            raise RuntimeError("no pending request")
+        if not self.covered:
+            return self.drop()
+        return self.commit(nara.Allocation(servers=self.selected, cpu=self.taken_cpu,
+                                           mem=self.taken_mem, routes=self._routes()))
+
+    def _routes(self) -> list[int]:
+        out = []
+        for s, t in combinations(self.selected, 2):
+            r = self.route(s, t, self.req.b)
+            if r < 0:  # cannot happen after can_add; guarded for safety
+                raise RuntimeError("no feasible route for an accepted pair")
+            out.append(r)
+        return out
+
+    def commit(self, al: nara.Allocation) -> nara.Allocation:
+        """Reserve an allocation of the pending request (any valid allocation, e.g. a MILP's)."""
+        j, req = self.step, self.req
+        links: set[int] = set()
+        for (s, t), p in zip(combinations(al.servers, 2), al.routes, strict=True):
+            links.update(self.net.pair_links(s, t, p))
+        link_arr = np.array(sorted(links), dtype=np.int64)
+        self.cpu_free[al.servers] -= al.cpu
+        self.mem_free[al.servers] -= al.mem
+        self.bw[link_arr] -= req.b
+        self.held[j] = (al, link_arr)
+        heapq.heappush(self.heap, (j + req.t, j))
+        self._record(al)
+        return al
+
+    def drop(self) -> None:
+        self._record(None)
+        return None
+
+    def _record(self, al: nara.Allocation | None) -> None:
+        while len(self.allocations) < self.step:
+            self.allocations.append(None)
+        self.allocations.append(al)
+        self.req = None
+
+    def solution(self) -> nara.Solution:
+        allocs = list(self.allocations)
+        allocs += [None] * (len(self.instance.requests) - len(allocs))
+        return nara.Solution(allocations=allocs)
+
+
+def run_episode(instance: nara.Instance, choose: Any, *, route: str = "first",
+                rng: np.random.Generator | None = None) -> nara.Solution:
+    """Offer every request in turn to ``choose(state, rng)``, which picks servers with
+    ``state.add``; the request is committed when covered, dropped otherwise."""
+    state = State(instance, route=route)
+    rng = rng if rng is not None else np.random.default_rng(0)
+    for j in range(len(instance.requests)):
+        state.begin(j)
+        result = choose(state, rng)
+        if state.req is None:  # the chooser committed or dropped itself
+            continue
+        if result is False:
+            state.drop()
+        else:
+            state.finish()
+    return state.solution()
+
+
+class NaraEnv:
+    """Gymnasium-compatible environment (reset, step, action mask); no gymnasium dependency.
+
+    Actions are server indices 0..S-1 plus ``S`` = reject the pending request. The observation
+    is a dict of numpy arrays: the paper's state <c_util, m_util, t_r> (``"state"``), the
+    pending request's remaining <c, m> and its <b, t> (``"request"``), the free CPU, memory and
+    link bandwidth, and the servers already selected. Rewards (section 3.2): +10 when a request
+    is allocated, -10 when a pick breaks constraint 3 (the request is dropped), 0 otherwise
+    (also for a reject). The episode terminates after the last request.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, instance: nara.Instance, route: str = "first",
+                 rewards: tuple[float, float, float] = (10.0, -10.0, 0.0)) -> None:
+        self.instance = instance
+        self.route = route
+        self.rewards = rewards
+        self.n_actions = instance.net.n_servers + 1
+        self.state: State | None = None
+        self.j = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None
+              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        del seed, options  # deterministic: the episode is the instance
+        self.state = State(self.instance, route=self.route)
+        self.j = 0
+        self.state.begin(0)
+        return self._obs(), {"step": 0}
+
+    def action_mask(self) -> np.ndarray:
+        """(S+1,) bool: servers with some of the remaining resources (section 3.3.2), and
+        reject (always allowed)."""
+        return np.append(self.state.useful(), True)
+
+    def feasible_mask(self) -> np.ndarray:
+        """Like :meth:`action_mask` but also excluding picks that break constraint 3."""
+        return np.append(self.state.feasible(), True)
+
+    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool,
+                                         dict[str, Any]]:
+        st = self.state
+        if st is None or st.req is None:
+            raise RuntimeError("call reset() first; the episode is over")
+        x, y, z = self.rewards
+        a = int(action)
+        if a == self.n_actions - 1:
+            st.drop()
+            reward, outcome = z, "rejected"
+        elif not 0 <= a < self.n_actions - 1 or not st.useful()[a]:
+            raise ValueError(f"action: {a} is masked out")
+        elif not st.add(a):
+            st.drop()
+            reward, outcome = y, "dropped"
+        elif st.covered:
+            st.finish()
+            reward, outcome = x, "allocated"
+        else:
+            return self._obs(), z, False, False, {"step": self.j, "outcome": "partial"}
+        self.j += 1
+        done = self.j >= len(self.instance.requests)
+        if not done:
+            st.begin(self.j)
+        return self._obs(), reward, done, False, {"step": self.j, "outcome": outcome}
+
+    def _obs(self) -> dict[str, np.ndarray]:
+        st = self.state
+        net = st.net
+        req = st.req
+        sel = np.zeros(net.n_servers, dtype=bool)
+        if st.selected:
+            sel[st.selected] = True
+        c_util = 1 - st.cpu_free.sum() / max(net.cpu.sum(), 1)
+        m_util = 1 - st.mem_free.sum() / max(net.mem.sum(), 1)
+        t = req.t if req is not None else 0.0
+        return {
+            "state": np.array([c_util, m_util, t], dtype=float),
+            "request": np.array([st.rem_c, st.rem_m, req.b if req else 0.0, t], dtype=float),
+            "cpu_free": st.cpu_free.copy(),
+            "mem_free": st.mem_free.copy(),
+            "bw_free": st.bw[:-1].copy(),
+            "selected": sel,
+        }
+
+    def solution(self) -> nara.Solution:
+        return self.state.solution()
