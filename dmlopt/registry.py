@@ -21,6 +21,7 @@ from dmlopt.errors import UnknownNameError
 # name -> (model module, heuristics module)
 _PROBLEMS: dict[str, tuple[str, str]] = {
     "tabgp": ("dmlopt.models.tabgp", "dmlopt.heuristics.tabgp"),
+    "nara": ("dmlopt.models.nara", "dmlopt.heuristics.nara"),
     "inc_oxc": ("dmlopt.models.inc_oxc", "dmlopt.heuristics.inc_oxc"),
     "rar": ("dmlopt.models.rar", "dmlopt.heuristics.rar"),
     "tap": ("dmlopt.models.tap", "dmlopt.heuristics.tap"),
