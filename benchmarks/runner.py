@@ -41,8 +41,6 @@ from typing import Any
 
 from dmlopt.benchmarks.suite import Task
 
-from dmlopt import registry
-
 #: seconds past the hard limit at which a child's own alarm ends it (runner gone)
 ALARM_MARGIN = 5
 
@@ -96,21 +94,15 @@ def _died_message(exitcode: int | None) -> tuple[str, str]:
 
 def preload_modules(tasks: Iterable[Task]) -> list[str]:
     """Modules the forkserver imports once for these tasks."""
-    mods = ["dmlopt", "dmlopt.api", "dmlopt.benchmarks.child", "numpy", "pydantic"]
-    solvers_used: set[str] = set()
-    for problem in sorted({t.problem for t in tasks}):
-        prob = registry.get(problem)
-        mods.append(prob.model.__name__)
-        mods.extend(sorted({fn.__module__ for fn in prob.heuristics.values()}))
+    from dmlopt.benchmarks.child import preload_modules as for_payload
+
+    mods: list[str] = []
+    seen: set[tuple[str, str, str]] = set()
     for t in tasks:
-        if t.kind == "exact":
-            solvers_used.add(t.options["solver"])
-    if solvers_used:
-        mods += ["pyomo.environ", "pyomo.contrib.solver.common.factory"]
-    if "highs" in solvers_used:
-        mods += ["highspy", "pyomo.contrib.solver.solvers.highs"]
-    if solvers_used & {"scip", "scip_direct"}:
-        mods += ["pyscipopt", "pyomo.contrib.solver.solvers.scip.scip_direct"]
+        sig = (t.problem, t.kind, t.options.get("solver", "") if t.kind == "exact" else "")
+        if sig not in seen:
+            seen.add(sig)
+            mods += for_payload({"problem": t.problem, "kind": t.kind, "options": t.options})
     return list(dict.fromkeys(mods))
 
 

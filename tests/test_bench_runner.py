@@ -191,3 +191,26 @@ def test_sigkill_of_the_runner_loses_and_duplicates_nothing(tmp_path, allow_impo
     # the rows stored before the kill are untouched
     assert after[: len(before)] == before
     assert all(r["status"] == "feasible" for r in after)
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_finished_rows(tmp_path, allow_import):
+    seeds = ", ".join(str(s) for s in range(8))
+    suite = write_suite(tmp_path, f'{{ heuristic = "bench_fakes:nap", seeds = [{seeds}] }},')
+    out = tmp_path / "r.sqlite"
+    cmd = [sys.executable, "-m", "dmlopt", "bench", str(suite), "-o", str(out), "--workers", "2"]
+    env = {**os.environ, "DMLOPT_BENCH_ALLOW_IMPORT": "1", "CI": "true"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists() and store_mod.Store(out).count() >= 2:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "run the same command to resume" in err
+    rows = store_mod.read(out)
+    assert 2 <= len(rows) < 8
+    assert all(r["status"] == "feasible" for r in rows)
