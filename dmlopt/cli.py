@@ -239,6 +239,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _extra_commands(sub: Any) -> None:
     """Commands of the benchmark harness (``bench``, ``report``), when it is installed."""
+    __import__("dmlopt.infer.cli", fromlist=["register"]).register(sub)  # dmlopt infer
     try:
         from dmlopt.benchmarks import cli as bench_cli
     except ImportError:
