@@ -3,9 +3,8 @@
 :func:`execute` turns a task payload (plain data, see :meth:`Task.as_payload`) into the
 child's part of a results row: it validates the instance, calls :func:`dmlopt.solve` or
 :func:`dmlopt.heuristic` (which re-evaluate every objective), and catches every exception into an
-``error`` row with the message. ``python -m dmlopt.benchmarks.child`` reads a payload as JSON on
-stdin and writes the row as JSON on stdout (what the Dask path uses); the method's own output goes
-to stderr.
+``error`` row with the message. ``python -m dmlopt.benchmarks.child`` is a small forking helper
+(:func:`serve`) that the Dask path keeps on every worker thread.
 
 Peak memory is the child's peak resident set size (``VmHWM``; ``ru_maxrss`` where /proc is
 missing). It includes the interpreter and the modules preloaded before the run, not only the
@@ -15,18 +14,23 @@ method.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib
 import json
+import math
 import os
 import platform
 import resource
+import signal
 import socket
 import sys
-import time
 from typing import Any
 
 from dmlopt import __version__, api, io, registry, solvers
 from dmlopt.result import _finite
+
+#: seconds past the hard limit at which a run's own alarm ends it (runner gone)
+ALARM_MARGIN = 5
 
 
 def execute(payload: dict[str, Any]) -> dict[str, Any]:
@@ -124,20 +128,60 @@ def peak_mem_mb() -> float:
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
 
 
-def main() -> int:
-    """Payload JSON on stdin -> row JSON on stdout (the method's prints go to stderr)."""
-    result_fd = os.dup(1)
+def isolate(hard_limit: float) -> None:
+    """Set up a run's process: its own process group (so the runner can kill the method's own
+    children too), SIGKILL when its parent dies (Linux), and an alarm a few seconds past the hard
+    limit as the last resort if nobody is left to kill it."""
+    with contextlib.suppress(OSError):
+        os.setsid()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PDEATHSIG
+    signal.alarm(max(1, math.ceil(hard_limit + ALARM_MARGIN)))
+
+
+def serve() -> int:
+    """A forking helper: one payload per line on stdin, each run in a forked child.
+
+    For every payload it imports what the run needs (once per process), forks a child that runs
+    it, and writes two JSON lines on stdout: ``{"pid": P}`` when the child started (the caller
+    times the hard limit from there and kills process group P at the limit) and ``{"row": ...,
+    "exitcode": E}`` when it ended (``row`` null if the child gave none). The method's output goes
+    to stderr. The helper ends at EOF on stdin. This is what a Dask worker keeps per thread, so a
+    run costs a fork instead of an interpreter start and imports.
+    """
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    payload = json.load(sys.stdin)
-    _preload(payload)
-    t0 = time.perf_counter()
-    row = execute(payload)
-    row["child_seconds"] = time.perf_counter() - t0
-    with os.fdopen(result_fd, "w") as fh:
-        fh.write(json.dumps(row))
-    return 0
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return 0
+        payload = json.loads(line)
+        _preload(payload)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the run
+            code = 0
+            try:
+                os.close(r)
+                isolate(payload["time_limit"] + payload["grace"])
+                data = json.dumps(execute(payload)).encode()
+                with os.fdopen(w, "wb") as fh:
+                    fh.write(data)
+            except BaseException:  # noqa: BLE001 - the helper reports a missing row
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(w)
+        proto.write(json.dumps({"pid": pid}) + "\n")
+        with os.fdopen(r, "rb") as fh:
+            data = fh.read()
+        _, status = os.waitpid(pid, 0)
+        row = json.loads(data) if data else None
+        proto.write(json.dumps({"row": row, "exitcode": os.waitstatus_to_exitcode(status)})
+                    + "\n")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve())

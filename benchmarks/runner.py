@@ -13,10 +13,11 @@ Local pool (the default)
     leaves no solver running for long.
 
 Dask (``--dask ADDRESS``; ``local`` starts a LocalCluster)
-    The same tasks go to a ``distributed.Client``; on the worker :func:`run_subprocess` starts
-    ``python -m dmlopt.benchmarks.child`` (Dask workers are daemonic processes, which may not
-    fork multiprocessing children) with the same hard limit, and the runner writes the rows as
-    they arrive, exactly as for the local pool.
+    The same tasks go to a ``distributed.Client``; on the worker :func:`run_in_helper` hands the
+    run to a forking helper, ``python -m dmlopt.benchmarks.child``, one per worker thread and
+    kept between runs (Dask workers are daemonic processes, which may not start multiprocessing
+    children), which forks the run with the same isolation and hard limit; the runner writes the
+    rows as they arrive, exactly as for the local pool.
 
 Each finished row goes to ``on_row`` at once (the store commits it) and nothing else is kept.
 """
@@ -24,14 +25,14 @@ Each finished row goes to ``on_row`` at once (the store commits it) and nothing 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
-import math
 import multiprocessing as mp
 import os
+import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -40,9 +41,6 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from dmlopt.benchmarks.suite import Task
-
-#: seconds past the hard limit at which a child's own alarm ends it (runner gone)
-ALARM_MARGIN = 5
 
 OnRow = Callable[[dict[str, Any]], None]
 
@@ -106,22 +104,11 @@ def preload_modules(tasks: Iterable[Task]) -> list[str]:
     return list(dict.fromkeys(mods))
 
 
-def _set_pdeathsig() -> None:
-    """Ask Linux to SIGKILL this process when its parent (the forkserver) dies."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-
 def _proc_main(conn: Any, payload: dict[str, Any], hard_limit: float) -> None:
     """Entry point of a local child process."""
-    with contextlib.suppress(OSError):
-        os.setsid()
-    _set_pdeathsig()
-    signal.alarm(max(1, math.ceil(hard_limit + ALARM_MARGIN)))
-    from dmlopt.benchmarks.child import execute
+    from dmlopt.benchmarks.child import execute, isolate
 
+    isolate(hard_limit)
     row = execute(payload)
     conn.send(row)
     conn.close()
@@ -230,41 +217,96 @@ def _collect(r: _Running) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- subprocess / Dask
 
 
-def run_subprocess(payload: dict[str, Any]) -> dict[str, Any]:
-    """Run one task in ``python -m dmlopt.benchmarks.child`` with the hard limit; its row.
+class _Helper:
+    """A ``python -m dmlopt.benchmarks.child`` forking helper owned by one thread."""
 
-    This is the function Dask workers execute; it never raises.
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "dmlopt.benchmarks.child"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        self.buf = b""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def send(self, payload: dict[str, Any]) -> None:
+        self.proc.stdin.write(json.dumps(payload).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def readline(self, deadline: float | None) -> dict[str, Any] | None:
+        """The next JSON line; None at the deadline; EOFError if the helper is gone."""
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buf:
+            timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            ready, _, _ = select.select([fd], [], [], timeout)
+            if not ready:
+                return None
+            data = os.read(fd, 1 << 16)
+            if not data:
+                raise EOFError("helper process ended")
+            self.buf += data
+        line, _, self.buf = self.buf.partition(b"\n")
+        return json.loads(line)
+
+
+_helpers = threading.local()
+_all_helpers: list[_Helper] = []
+_helpers_lock = threading.Lock()
+
+
+def _helper() -> _Helper:
+    helper = getattr(_helpers, "helper", None)
+    if helper is None or not helper.alive():
+        helper = _Helper()
+        _helpers.helper = helper
+        with _helpers_lock:
+            _all_helpers.append(helper)
+    return helper
+
+
+def close_helpers() -> None:
+    """End the forking helpers this process started."""
+    with _helpers_lock:
+        for helper in _all_helpers:
+            helper.close()
+        _all_helpers.clear()
+
+
+def run_in_helper(payload: dict[str, Any]) -> dict[str, Any]:
+    """Run one task in a forked child of this thread's helper, with the hard limit; its row.
+
+    This is the function Dask workers execute; it never raises for a failing run.
     """
     hard = payload["time_limit"] + payload["grace"]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "dmlopt.benchmarks.child"], stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-    )
+    helper = _helper()
     try:
-        out, err = proc.communicate(json.dumps(payload).encode(), timeout=hard)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return make_row(payload, None, time.perf_counter() - t0, "killed",
-                        _killed_message(payload))
-    except BaseException:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
+        helper.send(payload)
+        started = helper.readline(None)  # after the helper's imports for this run
+        pid = started["pid"]
+        end = helper.readline(time.perf_counter() + hard)
+        if end is None:  # past the hard limit
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            helper.readline(None)
+            return make_row(payload, None, time.perf_counter() - t0, "killed",
+                            _killed_message(payload))
+    except (EOFError, OSError, ValueError, TypeError, KeyError) as exc:
+        helper.close()
+        return make_row(payload, None, time.perf_counter() - t0, "error",
+                        f"benchmark helper process failed: {type(exc).__name__}: {exc}")
     wall = time.perf_counter() - t0
-    try:
-        child = json.loads(out) if proc.returncode == 0 else None
-    except json.JSONDecodeError:
-        child = None
-    if child is not None:
-        return make_row(payload, child, wall)
-    status, message = _died_message(proc.returncode)
-    tail = err.decode(errors="replace").strip().splitlines()[-1:] if err else []
-    if tail:
-        message += f": {tail[0][:300]}"
+    if end.get("row") is not None:
+        return make_row(payload, end["row"], wall)
+    status, message = _died_message(end.get("exitcode"))
     return make_row(payload, None, wall, status, message)
 
 
@@ -295,7 +337,7 @@ def run_dask(tasks: list[Task], address: str, workers: int, on_row: OnRow) -> No
     try:
         for i, task in enumerate(tasks):
             payload = task.as_payload()
-            fut = client.submit(run_subprocess, payload, pure=False,
+            fut = client.submit(run_in_helper, payload, pure=False,
                                 key=f"dmlopt-run-{i}-{task.instance_hash}-{os.getpid()}")
             payloads[fut.key] = payload
             futures.append(fut)
@@ -311,3 +353,4 @@ def run_dask(tasks: list[Task], address: str, workers: int, on_row: OnRow) -> No
         client.close()
         if cluster is not None:
             cluster.close()
+            close_helpers()  # the LocalCluster's workers were threads of this process
