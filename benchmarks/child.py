@@ -134,25 +134,40 @@ def isolate(hard_limit: float) -> None:
     limit as the last resort if nobody is left to kill it."""
     with contextlib.suppress(OSError):
         os.setsid()
+    _pdeathsig()
+    signal.alarm(max(1, math.ceil(hard_limit + ALARM_MARGIN)))
+
+
+def _pdeathsig() -> None:
+    """Ask Linux to SIGKILL this process when the thread that started it ends."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PDEATHSIG
-    signal.alarm(max(1, math.ceil(hard_limit + ALARM_MARGIN)))
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
 
 
 def serve() -> int:
     """A forking helper: one payload per line on stdin, each run in a forked child.
 
-    For every payload it imports what the run needs (once per process), forks a child that runs
-    it, and writes two JSON lines on stdout: ``{"pid": P}`` when the child started (the caller
-    times the hard limit from there and kills process group P at the limit) and ``{"row": ...,
-    "exitcode": E}`` when it ended (``row`` null if the child gave none). The method's output goes
-    to stderr. The helper ends at EOF on stdin. This is what a Dask worker keeps per thread, so a
-    run costs a fork instead of an interpreter start and imports.
+    It first imports the modules named in ``DMLOPT_HELPER_PRELOAD`` and writes
+    ``{"ready": true}``. For every payload it imports what the run needs (once per process),
+    forks a child that runs it, and writes two JSON lines on stdout: ``{"pid": P}`` when the
+    child started (the caller times the hard limit from there and kills process group P at the
+    limit) and ``{"row": ..., "exitcode": E}`` when it ended (``row`` null if the child gave
+    none). The method's output goes to stderr. The helper ends at EOF on stdin. The local pool
+    keeps one per worker and a Dask worker one per thread, so a run costs a fork instead of an
+    interpreter start and imports.
     """
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    _pdeathsig()
+    parent = os.environ.get("DMLOPT_HELPER_PARENT")
+    if parent and os.getppid() != int(parent):  # the runner died before the line above
+        return 1
+    for mod in filter(None, os.environ.get("DMLOPT_HELPER_PRELOAD", "").split(",")):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(mod)
+    proto.write(json.dumps({"ready": True}) + "\n")
     while True:
         line = sys.stdin.readline()
         if not line:

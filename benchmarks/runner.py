@@ -1,23 +1,25 @@
 """Execution of benchmark tasks: one child process per run, with a hard time limit.
 
+Every run is a process of its own, forked by a *helper* (``python -m dmlopt.benchmarks.child``,
+see :func:`dmlopt.benchmarks.child.serve`) that has imported dmlopt, the problem modules and
+Pyomo/HiGHS/SCIP once, so a run costs a fork, not an interpreter start and imports (the overhead
+per run is what ``wall_seconds - seconds`` in the store shows). A run's process is its own
+process group; at its hard limit (the method's time limit plus the grace period) the runner kills
+the group and records ``killed``. A run that dies without a row (``os._exit``, a crash in a C
+extension, the OOM killer) gives ``error`` (exit code) or ``killed`` (signal). A helper dies with
+the thread that started it and a run with its helper (``PR_SET_PDEATHSIG`` on Linux), and each
+run also carries an alarm a few seconds past its hard limit, so a runner killed with SIGKILL
+leaves nothing running.
+
 Local pool (the default)
-    Up to ``workers`` children at a time, each forked from a ``forkserver`` that has imported
-    dmlopt, the suite's problem modules and Pyomo/HiGHS/SCIP once, so a run costs a fork, not an
-    interpreter start and an import (the harness's overhead per run is what ``wall_seconds -
-    seconds`` in the store measures). A child is its own process group (``setsid``); at its hard
-    limit (the method's time limit plus the grace period) the runner kills the group and records
-    ``killed``. A child that dies without a result (``os._exit``, a crash in a C extension, the
-    OOM killer) gives an ``error`` row (``killed`` if a signal ended it). The children die with
-    the forkserver (``PR_SET_PDEATHSIG`` on Linux), which dies with the runner, and every child
-    also carries an ``alarm`` a few seconds past its hard limit, so a runner killed with SIGKILL
-    leaves no solver running for long.
+    ``workers`` threads, each driving one helper (threads only wait on pipes), started and
+    warmed up before the first run; rows reach ``on_row`` in the calling thread.
 
 Dask (``--dask ADDRESS``; ``local`` starts a LocalCluster)
-    The same tasks go to a ``distributed.Client``; on the worker :func:`run_in_helper` hands the
-    run to a forking helper, ``python -m dmlopt.benchmarks.child``, one per worker thread and
-    kept between runs (Dask workers are daemonic processes, which may not start multiprocessing
-    children), which forks the run with the same isolation and hard limit; the runner writes the
-    rows as they arrive, exactly as for the local pool.
+    The same function, :func:`run_in_helper`, runs on the Dask workers with one helper per
+    worker thread, kept between runs (Dask workers are daemonic processes, which may not start
+    multiprocessing children; a helper is a plain subprocess), and the runner writes the rows as
+    they arrive, exactly as for the local pool.
 
 Each finished row goes to ``on_row`` at once (the store commits it) and nothing else is kept.
 """
@@ -26,18 +28,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-import multiprocessing as mp
 import os
+import queue
 import select
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
-from multiprocessing.connection import wait
 from typing import Any
 
 from dmlopt.benchmarks.suite import Task
@@ -87,11 +88,11 @@ def _died_message(exitcode: int | None) -> tuple[str, str]:
     return "error", f"child process exited with code {exitcode} without a result"
 
 
-# --------------------------------------------------------------------------- local pool
+# --------------------------------------------------------------------------- helpers
 
 
 def preload_modules(tasks: Iterable[Task]) -> list[str]:
-    """Modules the forkserver imports once for these tasks."""
+    """Modules a helper imports at start for these tasks."""
     from dmlopt.benchmarks.child import preload_modules as for_payload
 
     mods: list[str] = []
@@ -104,138 +105,39 @@ def preload_modules(tasks: Iterable[Task]) -> list[str]:
     return list(dict.fromkeys(mods))
 
 
-def _proc_main(conn: Any, payload: dict[str, Any], hard_limit: float) -> None:
-    """Entry point of a local child process."""
-    from dmlopt.benchmarks.child import execute, isolate
+class Helper:
+    """One forking helper process (``python -m dmlopt.benchmarks.child``), used by one thread."""
 
-    isolate(hard_limit)
-    row = execute(payload)
-    conn.send(row)
-    conn.close()
-
-
-def _noop() -> None:
-    pass
-
-
-def _warm_up(ctx: Any) -> None:
-    """Start the forkserver and let it import the preloaded modules (once per runner)."""
-    proc = ctx.Process(target=_noop, daemon=True)
-    proc.start()
-    proc.join()
-
-
-class _Running:
-    __slots__ = ("proc", "conn", "payload", "t0", "deadline")
-
-    def __init__(self, proc: Any, conn: Any, payload: dict[str, Any], t0: float,
-                 deadline: float):
-        self.proc, self.conn, self.payload, self.t0, self.deadline = (
-            proc, conn, payload, t0, deadline)
-
-
-def _kill(proc: Any) -> None:
-    if proc.pid is None:
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        proc.kill()
-    proc.join(timeout=5)
-
-
-def run_local(tasks: list[Task], workers: int, on_row: OnRow) -> None:
-    """Run ``tasks`` on up to ``workers`` child processes; ``on_row`` gets each finished row.
-
-    On any exception (KeyboardInterrupt included) every running child is killed before it
-    propagates; rows already handed to ``on_row`` are final.
-    """
-    if not tasks:
-        return
-    ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(preload_modules(tasks))
-    _warm_up(ctx)
-    pending = deque(tasks)
-    running: list[_Running] = []
-    try:
-        while pending or running:
-            while pending and len(running) < workers:
-                task = pending.popleft()
-                payload = task.as_payload()
-                recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_proc_main, args=(send, payload, task.hard_limit),
-                                   daemon=True, name=f"dmlopt-bench-{task.method}")
-                t0 = time.perf_counter()
-                proc.start()
-                send.close()
-                running.append(_Running(proc, recv, payload, t0, t0 + task.hard_limit))
-            timeout = max(0.0, min(r.deadline for r in running) - time.perf_counter())
-            wait([r.conn for r in running] + [r.proc.sentinel for r in running], timeout)
-            still = []
-            for r in running:
-                row = _collect(r)
-                if row is None:
-                    still.append(r)
-                else:
-                    on_row(row)
-            running = still
-    finally:
-        for r in running:
-            _kill(r.proc)
-            r.conn.close()
-
-
-def _collect(r: _Running) -> dict[str, Any] | None:
-    """The row of a finished, dead or overdue child; None while it runs."""
-    now = time.perf_counter()
-    if r.conn.poll():
-        try:
-            child = r.conn.recv()
-        except (EOFError, OSError):
-            child = None
-        wall = time.perf_counter() - r.t0
-        r.proc.join(timeout=5)
-        if r.proc.exitcode is None:
-            _kill(r.proc)
-        r.conn.close()
-        if child is not None:
-            return make_row(r.payload, child, wall)
-        status, message = _died_message(r.proc.exitcode)
-        return make_row(r.payload, None, wall, status, message)
-    if not r.proc.is_alive():
-        r.proc.join()
-        r.conn.close()
-        status, message = _died_message(r.proc.exitcode)
-        return make_row(r.payload, None, now - r.t0, status, message)
-    if now >= r.deadline:
-        _kill(r.proc)
-        r.conn.close()
-        return make_row(r.payload, None, now - r.t0, "killed", _killed_message(r.payload))
-    return None
-
-
-# --------------------------------------------------------------------------- subprocess / Dask
-
-
-class _Helper:
-    """A ``python -m dmlopt.benchmarks.child`` forking helper owned by one thread."""
-
-    def __init__(self) -> None:
+    def __init__(self, preload: Iterable[str] = ()) -> None:
+        env = {**os.environ, "DMLOPT_HELPER_PARENT": str(os.getpid()),
+               "DMLOPT_HELPER_PRELOAD": ",".join(preload)}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "dmlopt.benchmarks.child"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True, env=env,
         )
         self.buf = b""
+        self.ready = False
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def wait_ready(self) -> None:
+        """Wait until the helper has imported its preload list."""
+        if not self.ready:
+            msg = self.readline(None)
+            if not msg or not msg.get("ready"):
+                raise EOFError(f"helper process did not start: {msg!r}")
+            self.ready = True
+
     def close(self) -> None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             self.proc.stdin.close()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
+        with contextlib.suppress(OSError, ValueError):
+            self.proc.stdout.close()
 
     def send(self, payload: dict[str, Any]) -> None:
         self.proc.stdin.write(json.dumps(payload).encode() + b"\n")
@@ -256,58 +158,115 @@ class _Helper:
         line, _, self.buf = self.buf.partition(b"\n")
         return json.loads(line)
 
+    def run(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Run one task in a forked child with its hard limit; its row (never raises for a
+        failing run; a broken helper is closed and reported as an ``error`` row)."""
+        hard = payload["time_limit"] + payload["grace"]
+        try:
+            self.wait_ready()
+            t0 = time.perf_counter()
+            self.send(payload)
+            started = self.readline(None)  # after the imports this run needs
+            pid = started["pid"]
+            end = self.readline(time.perf_counter() + hard)
+            if end is None:  # past the hard limit
+                for kill in (os.killpg, os.kill):  # the group, and the run if not yet a leader
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        kill(pid, signal.SIGKILL)
+                self.readline(None)
+                return make_row(payload, None, time.perf_counter() - t0, "killed",
+                                _killed_message(payload))
+        except (EOFError, OSError, ValueError, TypeError, KeyError) as exc:
+            self.close()
+            return make_row(payload, None, 0.0, "error",
+                            f"benchmark helper process failed: {type(exc).__name__}: {exc}")
+        wall = time.perf_counter() - t0
+        if end.get("row") is not None:
+            return make_row(payload, end["row"], wall)
+        status, message = _died_message(end.get("exitcode"))
+        return make_row(payload, None, wall, status, message)
 
-_helpers = threading.local()
-_all_helpers: list[_Helper] = []
-_helpers_lock = threading.Lock()
+
+# --------------------------------------------------------------------------- local pool
 
 
-def _helper() -> _Helper:
-    helper = getattr(_helpers, "helper", None)
-    if helper is None or not helper.alive():
-        helper = _Helper()
-        _helpers.helper = helper
-        with _helpers_lock:
-            _all_helpers.append(helper)
-    return helper
+def run_local(tasks: list[Task], workers: int, on_row: OnRow) -> None:
+    """Run ``tasks`` on ``workers`` helpers; ``on_row`` gets each finished row (this thread).
+
+    On any exception (KeyboardInterrupt included) the helpers and their running children are
+    killed before it propagates; rows already handed to ``on_row`` are final, and the rows of
+    the runs cut short are dropped.
+    """
+    if not tasks:
+        return
+    preload = preload_modules(tasks)
+    workers = max(1, min(workers, len(tasks)))
+    idle: queue.SimpleQueue[Helper] = queue.SimpleQueue()
+    started: list[Helper] = []
+    lock = threading.Lock()
+    closing = threading.Event()
+
+    def new_helper() -> Helper:
+        with lock:
+            if closing.is_set():
+                raise RuntimeError("the pool is closing")
+            helper = Helper(preload)
+            started.append(helper)
+            return helper
+
+    def work(payload: dict[str, Any]) -> dict[str, Any]:
+        helper = idle.get()
+        try:
+            return helper.run(payload)
+        finally:
+            if not helper.alive() and not closing.is_set():
+                with contextlib.suppress(RuntimeError):
+                    helper = new_helper()
+            idle.put(helper)
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dmlopt-bench")
+    try:
+        for _ in range(workers):
+            idle.put(new_helper())
+        for helper in started:
+            helper.wait_ready()
+        futures = [pool.submit(work, t.as_payload()) for t in tasks]
+        for fut in as_completed(futures):
+            on_row(fut.result())
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        closing.set()
+        with lock:
+            for helper in started:
+                helper.close()
+        pool.shutdown(wait=True)
 
 
-def close_helpers() -> None:
-    """End the forking helpers this process started."""
-    with _helpers_lock:
-        for helper in _all_helpers:
-            helper.close()
-        _all_helpers.clear()
+# --------------------------------------------------------------------------- Dask
+
+
+_DASK = threading.local()
 
 
 def run_in_helper(payload: dict[str, Any]) -> dict[str, Any]:
-    """Run one task in a forked child of this thread's helper, with the hard limit; its row.
+    """Run one task in this thread's helper (started on first use); its row. Dask calls this."""
+    helper = getattr(_DASK, "helper", None)
+    if helper is None or not helper.alive():
+        from dmlopt.benchmarks.child import preload_modules as for_payload
 
-    This is the function Dask workers execute; it never raises for a failing run.
-    """
-    hard = payload["time_limit"] + payload["grace"]
-    t0 = time.perf_counter()
-    helper = _helper()
-    try:
-        helper.send(payload)
-        started = helper.readline(None)  # after the helper's imports for this run
-        pid = started["pid"]
-        end = helper.readline(time.perf_counter() + hard)
-        if end is None:  # past the hard limit
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-            helper.readline(None)
-            return make_row(payload, None, time.perf_counter() - t0, "killed",
-                            _killed_message(payload))
-    except (EOFError, OSError, ValueError, TypeError, KeyError) as exc:
-        helper.close()
-        return make_row(payload, None, time.perf_counter() - t0, "error",
-                        f"benchmark helper process failed: {type(exc).__name__}: {exc}")
-    wall = time.perf_counter() - t0
-    if end.get("row") is not None:
-        return make_row(payload, end["row"], wall)
-    status, message = _died_message(end.get("exitcode"))
-    return make_row(payload, None, wall, status, message)
+        helper = Helper(for_payload(payload))
+        _DASK.helper = helper
+        _DASK_HELPERS.append(helper)
+    return helper.run(payload)
+
+
+_DASK_HELPERS: list[Helper] = []
+
+
+def close_helpers() -> None:
+    """End the Dask helpers this process started (after a LocalCluster of threads)."""
+    while _DASK_HELPERS:
+        _DASK_HELPERS.pop().close()
 
 
 def run_dask(tasks: list[Task], address: str, workers: int, on_row: OnRow) -> None:

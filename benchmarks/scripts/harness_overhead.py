@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from dmlopt.benchmarks import store
+
 from dmlopt.cli import main
 
 SUITE = """\
