@@ -105,42 +105,42 @@ class Topology(Frozen):
     nodes: list[Node] = pydantic.Field(min_length=2)
     links: list[Link] = pydantic.Field(min_length=1)
 
-    @pydantic.model_validator(mode="after")
-    def _rules(self) -> Topology:
+    def check(self, prefix: str = "topology.") -> Topology:
+        """Cross-field rules (run by :class:`Instance`, where the field path is known)."""
         n = len(self.nodes)
         degree = [0] * n
         seen: dict[tuple[int, int], int] = {}
         for j, lk in enumerate(self.links):
             for end in ("u", "v"):
                 if getattr(lk, end) >= n:
-                    raise rule(f"links[{j}].{end}", getattr(lk, end),
+                    raise rule(f"{prefix}links[{j}].{end}", getattr(lk, end),
                                f"names a node outside 0..{n - 1}")
             if lk.u == lk.v:
-                raise rule(f"links[{j}]", (lk.u, lk.v), "is a self loop")
+                raise rule(f"{prefix}links[{j}]", (lk.u, lk.v), "is a self loop")
             key = (min(lk.u, lk.v), max(lk.u, lk.v))
             if key in seen:
-                raise rule(f"links[{j}]", key, f"duplicates links[{seen[key]}]")
+                raise rule(f"{prefix}links[{j}]", key, f"duplicates links[{seen[key]}]")
             seen[key] = j
             degree[lk.u] += 1
             degree[lk.v] += 1
             ku, kv = self.nodes[lk.u].kind, self.nodes[lk.v].kind
             if "server" in (ku, kv) and {ku, kv} != {"server", "rack"}:
-                raise rule(f"links[{j}]", (lk.u, lk.v),
+                raise rule(f"{prefix}links[{j}]", (lk.u, lk.v),
                            f"joins a {ku} and a {kv}: a server links to a rack switch only")
         n_srv = 0
         for i, node in enumerate(self.nodes):
             if node.kind == "server":
                 n_srv += 1
                 if degree[i] != 1:
-                    raise rule(f"nodes[{i}]", f"server with {degree[i]} links",
+                    raise rule(f"{prefix}nodes[{i}]", f"server with {degree[i]} links",
                                "must have exactly one link (to its rack switch)")
                 if node.cpu + node.mem == 0:
-                    raise rule(f"nodes[{i}].cpu", 0, "and mem are both 0 on a server")
+                    raise rule(f"{prefix}nodes[{i}].cpu", 0, "and mem are both 0 on a server")
             elif node.cpu or node.mem:
-                raise rule(f"nodes[{i}].cpu", node.cpu or node.mem,
+                raise rule(f"{prefix}nodes[{i}].cpu", node.cpu or node.mem,
                            f"must be 0 on a {node.kind} switch (mem too)")
         if n_srv == 0:
-            raise rule("nodes", f"{n} nodes", "contain no server")
+            raise rule(f"{prefix}nodes", f"{n} nodes", "contain no server")
         # every rack switch must reach every other through the switch graph
         racks = [i for i, nd in enumerate(self.nodes) if nd.kind == "rack"]
         adj: dict[int, list[int]] = {}
@@ -158,7 +158,7 @@ class Topology(Frozen):
                     todo.append(b)
         cut_off = [r for r in racks if r not in reach]
         if cut_off:
-            raise rule("links", f"rack switch {cut_off[0]}",
+            raise rule(f"{prefix}links", f"rack switch {cut_off[0]}",
                        f"is not connected to rack switch {racks[0]} (disconnected DCN)")
         return self
 
@@ -175,11 +175,6 @@ class Request(Frozen):
     b: float = pydantic.Field(ge=0, allow_inf_nan=False)
     t: float = pydantic.Field(gt=0, allow_inf_nan=False)
 
-    @pydantic.model_validator(mode="after")
-    def _rules(self) -> Request:
-        if self.c + self.m == 0:
-            raise rule("c", 0, "and m are both 0 (an empty request)")
-        return self
 
 
 class Instance(Frozen):
@@ -191,6 +186,14 @@ class Instance(Frozen):
     requests: list[Request] = pydantic.Field(min_length=1)
     k_paths: int = pydantic.Field(default=3, ge=1, le=16,
                                   description="candidate paths per server pair (paper: 3)")
+
+    @pydantic.model_validator(mode="after")
+    def _rules(self) -> Instance:
+        self.topology.check("topology.")
+        for i, r in enumerate(self.requests):
+            if r.c + r.m == 0:
+                raise rule(f"requests[{i}].c", 0, "and m are both 0 (an empty request)")
+        return self
 
     @cached_property
     def net(self) -> topo.Net:
@@ -452,6 +455,14 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
     m.multi = pyo.Constraint(m.I, rule=lambda m, i: sum(m.x[i, s] for s in m.S)
                              <= 1 + (S - 1) * m.u[i])
     m.access = pyo.Constraint(m.I, m.S, rule=lambda m, i, s: m.v[i, s] >= m.x[i, s] + m.u[i] - 1)
+    # valid cuts: a request no single server can hold uses >= ceil(c / max free) servers
+    max_c, max_m = max(int(np.max(cpu_free)), 1), max(int(np.max(mem_free)), 1)
+    need = [max(-(-r.c // max_c), -(-r.m // max_m), 1) for r in reqs]
+    m.must_multi = pyo.Constraint(
+        [i for i in range(n) if need[i] >= 2], rule=lambda m, i: m.u[i] == m.acc[i])
+    m.min_servers = pyo.Constraint(
+        [i for i in range(n) if need[i] >= 2],
+        rule=lambda m, i: sum(m.x[i, s] for s in m.S) >= need[i] * m.acc[i])
     m.rack = pyo.Constraint(m.I, m.S, rule=lambda m, i, s: m.w[i, int(net.rack[s])] >= m.x[i, s])
 
     # (3.1 constraint 3) a candidate path for every pair of racks used
@@ -719,16 +730,19 @@ def holding_mean(topology: Topology, dist: str, load: float) -> float:
 def load_topology(name: str) -> Topology:
     """A shipped topology (``data/nara/topology-<name>.json``) or a preset built by
     :func:`._nara_topo.fabric` when the data file is missing."""
+    from dmlopt.errors import InstanceError
     from dmlopt.io import data_path, read_json
     from dmlopt.validation import parse
 
     path = data_path(f"nara/topology-{name}")
-    if path is not None:
-        return parse(Topology, read_json(path), prefix="topology")
-    if name in topo.PRESETS:
-        return parse(Topology, topo.preset(name), prefix="topology")
-    from dmlopt.errors import InstanceError
-
+    data = read_json(path) if path is not None else \
+        topo.preset(name) if name in topo.PRESETS else None
+    if data is not None:
+        t = parse(Topology, data, prefix="topology")
+        try:
+            return t.check()
+        except ValueError as exc:
+            raise InstanceError("", message=str(exc)) from None
     raise InstanceError("spec.topology", name,
                         f"is not a shipped topology ({', '.join(topo.PRESETS)})")
 
