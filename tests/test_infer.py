@@ -9,6 +9,8 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dmlopt.infer import (
     InferenceError,
@@ -291,3 +293,22 @@ def test_bad_paths_give_clear_errors():
         solve_category_weights(np.zeros(5), 3)
     with pytest.raises(InferenceError, match="alpha"):
         with_weights(g, alpha=(0.5, 1.0))
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), n_paths=st.integers(1, 6),
+       routing=st.sampled_from(ROUTINGS))
+def test_eq7_and_weights_transfer_hold_on_random_graphs(seed, n_paths, routing):
+    g = nx.connected_watts_strogatz_graph(12, 4, 0.3, seed=seed)
+    m = measure(g, routing, n_paths=n_paths, seed=seed)
+    cats = m.categories()
+    phi = cast_weights(m.graph, m.paths)
+    assert phi_from_categories(cats, m.n) == pytest.approx(phi, abs=1e-12)  # eq. 7
+    inf = flow_tracking(cats, m.n, weights_transfer=True)
+    for i, r in enumerate(inf.routes):  # every category of path i is on its route once
+        total = sum(inf.graph.edges[a, b]["weight"] for a, b in zip(r, r[1:], strict=False))
+        assert total == pytest.approx(phi[1 << i])
+        assert len(r) - 1 == sum(1 for a in cats if i in a)  # c_2: hops of the route
