@@ -48,8 +48,10 @@ def die(instance, *, seed=0):
 
 
 def nap(instance, *, seed=0, pids=""):
-    if pids:
-        Path(pids, f"{seed}.pid").write_text(str(os.getpid()))
+    if pids:  # written whole or not at all: the run may be killed at any moment
+        tmp = Path(pids, f"{seed}.tmp")
+        tmp.write_text(str(os.getpid()))
+        os.replace(tmp, Path(pids, f"{seed}.pid"))
     time.sleep(0.4)
     return random_partition(instance, seed=seed)
 '''
@@ -176,7 +178,7 @@ def test_sigkill_of_the_runner_loses_and_duplicates_nothing(tmp_path, allow_impo
     proc.stderr.close()
     before = store_mod.read(out)
     assert 2 <= len(before) < n
-    # no child survives its runner for long (they die with the forkserver)
+    # no run survives its runner (runs die with their helper, helpers with the runner)
     started = [int(p.read_text()) for p in pids.glob("*.pid")]
     time.sleep(0.5)
     assert not [pid for pid in started if _alive(pid)]
