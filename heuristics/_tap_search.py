@@ -86,10 +86,15 @@ def total(qap: Padded, perm: np.ndarray) -> float:
 
 def deltas(f: np.ndarray, b: np.ndarray, perm: np.ndarray) -> np.ndarray:
     """``delta[r, s]``: objective change of swapping facilities r and s (symmetric F, B)."""
-    bp = b[np.ix_(perm, perm)]
+    bp = b.take(perm, axis=0).take(perm, axis=1)
     g = f @ bp
-    d = np.diag(g)
-    return 2.0 * (g + g.T - d[:, None] - d[None, :] + 2.0 * f * bp)
+    d = g.ravel()[:: g.shape[0] + 1]
+    out = g + g.T
+    out -= d[:, None]
+    out -= d[None, :]
+    out += 2.0 * f * bp
+    out *= 2.0
+    return out
 
 
 def _useful(qap: Padded, perm: np.ndarray, upper: np.ndarray, real: np.ndarray) -> np.ndarray:
@@ -145,58 +150,141 @@ def iterated_descent(qap: Padded, perm: np.ndarray, rng: np.random.Generator, re
     return best
 
 
-def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterations: int,
-                time_limit: float | None = None) -> np.ndarray:
-    """Taillard's robust tabu search on the padded QAP; returns the best permutation seen.
+def _batch_totals(qap: Padded, perms: np.ndarray) -> np.ndarray:
+    bp = qap.B[perms[:, :, None], perms[:, None, :]]
+    return (qap.F[None] * bp).sum(axis=(1, 2))
 
-    A swap (r, s) is tabu when both r and s would return to slots they left within the last
-    ``tenure`` iterations (tenure redrawn in [0.9 N, 1.1 N] every 2N iterations); a tabu move
-    is allowed if it improves the best objective (aspiration); a move that puts both facilities
-    in slots they have not held for ``5 N^2`` iterations is forced (long-term aspiration).
+
+def has_numba() -> bool:
+    """True if the compiled kernel (:mod:`dmlopt.heuristics._tap_kernel`) can be used."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterations: int,
+                engine: str = "auto") -> tuple[np.ndarray, float]:
+    """Taillard's robust tabu search from ``perm``: (best permutation, its objective).
+
+    ``engine``: "numba" (the compiled kernel), "numpy" (:func:`robust_tabu_numpy`), or "auto"
+    (numba when installed).
+    """
+    perm = np.asarray(perm, dtype=np.int64)
+    if engine == "numpy" or (engine == "auto" and not has_numba()):
+        best = robust_tabu_numpy(qap, perm[None], rng, iterations)
+        return best, total(qap, best)
+    from dmlopt.heuristics import _tap_kernel
+
+    seed = int(rng.integers(2**31 - 1))
+    best, cost = _tap_kernel.rots(qap.F, qap.B, perm.copy(), qap.m, qap.kc, iterations, seed,
+                                  5 * qap.size * qap.size)
+    return best, float(cost)
+
+
+def iterated_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, rounds: int,
+                  iterations: int, kick: float = 0.3, time_limit: float | None = None,
+                  engine: str = "auto") -> np.ndarray:
+    """Iterated tabu search: round 0 from ``perm``, each later round from the best solution
+    after ``kick * N`` random swaps of a module (Misevicius' iterated tabu search with Taillard's
+    robust tabu search inside); ``time_limit`` is checked between rounds."""
+    t0 = time.perf_counter()
+    best, best_cost = robust_tabu(qap, perm, rng, iterations, engine)
+    swaps = max(2, int(kick * qap.size))
+    for _ in range(1, rounds):
+        if best_cost <= 0 or (time_limit is not None and time.perf_counter() - t0 > time_limit):
+            break
+        cand, cost = robust_tabu(qap, _kick(qap, best, rng, swaps), rng, iterations, engine)
+        if cost < best_cost - 1e-9 * max(1.0, abs(best_cost)):
+            best, best_cost = cand, cost
+    return best
+
+
+def robust_tabu_numpy(qap: Padded, perms: np.ndarray, rng: np.random.Generator,
+                      iterations: int, time_limit: float | None = None) -> np.ndarray:
+    """Robust tabu search in numpy, one independent chain per row of ``perms``.
+
+    The chains run in lock step as one batch of numpy operations (numpy's per-call overhead,
+    not arithmetic, dominates at these sizes, so R chains cost little more than one). A swap
+    (r, s) is tabu when both r and s would return to slots they left within the last ``tenure``
+    iterations (tenure redrawn in [0.9 N, 1.1 N] every 2N iterations, per chain); a tabu move is
+    allowed if it beats the chain's best (aspiration); a move that puts both facilities in slots
+    they have not held for ``5 N^2`` iterations is forced (long-term aspiration).
+
+    Returns
+    -------
+    The best permutation found by any chain.
     """
     t0 = time.perf_counter()
-    size = qap.size
+    perms = np.array(perms, dtype=np.int64, copy=True).reshape(-1, qap.size)
+    chains, size = perms.shape
     upper, real = _masks(qap)
-    perm = perm.copy()
-    cost = total(qap, perm)
-    best, best_cost = perm.copy(), cost
-    if size < 2 or best_cost <= 0:
-        return best
+    cost = _batch_totals(qap, perms)
+    best, best_cost = perms.copy(), cost.copy()
+    if size < 2 or best_cost.min() <= 0:
+        return best[int(np.argmin(best_cost))]
     lo, hi = max(1, int(0.9 * size)), max(2, int(1.1 * size) + 1)
-    tenure = int(rng.integers(lo, hi))
-    tabu_until = np.zeros((size, size), dtype=np.int64)  # [facility, slot]
-    last_held = np.full((size, size), -1, dtype=np.int64)
-    last_held[np.arange(size), perm] = 0
+    tenure = rng.integers(lo, hi, chains)
+    tabu_until = np.zeros((chains, size, size), dtype=np.int64)  # [chain, facility, slot]
+    last_held = np.full((chains, size, size), -1, dtype=np.int64)
+    ar = np.arange(chains)
+    last_held[ar[:, None], np.arange(size)[None, :], perms] = 0
     aspiration = 5 * size * size
+    fixed_useful = (upper & real)[None] if qap.kc == 1 else None
+    eye = np.arange(size)
     for it in range(1, iterations + 1):
-        d = deltas(qap.F, qap.B, perm)
-        useful = _useful(qap, perm, upper, real)
-        if not useful.any():
-            break
-        until = tabu_until[:, perm]  # until[r, s] = tabu_until[r, perm[s]]
-        tabu = (until >= it) & (it <= until.T)
-        eps = 1e-9 * max(1.0, abs(best_cost))
-        allowed = useful & (~tabu | (cost + d < best_cost - eps))
-        held = last_held[:, perm]
-        old = (it - held > aspiration) & (it - held.T > aspiration) & useful
-        pick = old if old.any() else (allowed if allowed.any() else useful)
-        k = int(np.argmin(np.where(pick, d, np.inf)))
-        r, s = divmod(k, size)
-        tabu_until[r, perm[r]] = it + tenure
-        tabu_until[s, perm[s]] = it + tenure
-        perm[r], perm[s] = perm[s], perm[r]
-        last_held[r, perm[r]] = it
-        last_held[s, perm[s]] = it
-        cost += float(d[r, s])
-        if cost < best_cost - eps:
-            cost = total(qap, perm)  # no drift in the incumbent
-            best, best_cost = perm.copy(), cost
-            if best_cost <= 0:
+        bp = qap.B[perms[:, :, None], perms[:, None, :]]
+        g = qap.F[None] @ bp
+        dg = g[:, eye, eye]
+        d = g + g.transpose(0, 2, 1)
+        d -= dg[:, :, None]
+        d -= dg[:, None, :]
+        d += 2.0 * qap.F[None] * bp
+        d *= 2.0
+        if fixed_useful is None:
+            vm = perms // qap.kc
+            useful = (upper & real)[None] & (vm[:, :, None] != vm[:, None, :])
+        else:
+            useful = fixed_useful
+        idx = np.broadcast_to(perms[:, None, :], (chains, size, size))
+        until = np.take_along_axis(tabu_until, idx, axis=2)  # until[c, r, s] = tu[c, r, p[s]]
+        tabu = (until >= it) & (until.transpose(0, 2, 1) >= it)
+        eps = 1e-9 * np.maximum(1.0, np.abs(best_cost))
+        aspire = (cost - best_cost + eps)[:, None, None] + d < 0
+        score = np.where(useful & (~tabu | aspire), d, np.inf)
+        if it % size == 0:  # long-term aspiration, checked every N iterations
+            held = np.take_along_axis(last_held, idx, axis=2)
+            old = useful & (it - held > aspiration) & (it - held.transpose(0, 2, 1) > aspiration)
+            forced = old.any(axis=(1, 2))
+            if forced.any():
+                score[forced] = np.where(old[forced], d[forced], np.inf)
+        flat = score.reshape(chains, -1)
+        k = np.argmin(flat, axis=1)
+        stuck = ~np.isfinite(flat[ar, k])
+        if stuck.any():  # every useful move tabu: take the best useful one
+            alt = np.where(useful, d, np.inf).reshape(chains, -1) if fixed_useful is None \
+                else np.where(np.broadcast_to(useful, d.shape), d, np.inf).reshape(chains, -1)
+            k[stuck] = np.argmin(alt[stuck], axis=1)
+        r, s = np.divmod(k, size)
+        pr, ps = perms[ar, r], perms[ar, s]
+        tabu_until[ar, r, pr] = it + tenure
+        tabu_until[ar, s, ps] = it + tenure
+        perms[ar, r], perms[ar, s] = ps, pr
+        last_held[ar, r, ps] = it
+        last_held[ar, s, pr] = it
+        cost = cost + d[ar, r, s]
+        better = cost < best_cost - eps
+        if better.any():
+            cost[better] = _batch_totals(qap, perms[better])  # no drift in incumbents
+            best[better] = perms[better]
+            best_cost[better] = cost[better]
+            if best_cost.min() <= 0:
                 break
         if it % (2 * size) == 0:
-            tenure = int(rng.integers(lo, hi))
+            tenure = rng.integers(lo, hi, chains)
         if it % 128 == 0:
-            cost = total(qap, perm)
+            cost = _batch_totals(qap, perms)
             if time_limit is not None and time.perf_counter() - t0 > time_limit:
                 break
-    return best
+    return best[int(np.argmin(best_cost))]

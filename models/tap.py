@@ -156,6 +156,13 @@ class Instance(Frozen):
         self._labels = np.asarray(labels, dtype=np.int64)
         return self
 
+    def __eq__(self, other: object) -> bool:  # the private numpy caches are not compared
+        if not isinstance(other, Instance):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking lists: not hashable
+
     @property
     def m(self) -> int:
         """Number of modules."""
