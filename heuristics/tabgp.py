@@ -1,17 +1,347 @@
-"""Heuristics for TABGP (paper 004, section 3)."""
+"""Heuristics for TABGP (paper 004, Figiel, Nichterlein, Schmid, section 3 and 4.5).
+
+Registry names and the paper's names
+------------------------------------
+=================  =========================================================================
+name               paper (section 3 / Figure 4.2)
+=================  =========================================================================
+``dense``          Dense (Algorithm 3.1) on the compressed graph of all steps, the same
+                   clustering at every step (a static clustering, no migration)
+``dense-ls``       Dense + the final local search over all steps
+``dense-online``   Dense-Online = Roll_0 (no knowledge of the future, no final local search)
+``dense-roll``     Dense-Roll_x, option ``x`` (default 1), + final local search
+``dense-roll10``   Dense-Roll_10
+``dense-refine``   Dense-Refine, + final local search
+``random``         random balanced partition, the same at every step
+``random-ls``      random + the final local search (Figure 4.2, static case)
+``metis``          METIS (pymetis, default parameters, edge weights) on the compressed graph,
+                   repaired to capacity k, the same at every step
+``metis-ls``       METIS + the final local search
+``metis-refine``   Refine started from METIS
+``local-search``   the local search on any start (option ``start``: a Solution or a heuristic
+                   name); the improver behind every "+ local search" above
+``ils``            ours, not in the paper: iterated local search (perturb, local search, keep
+                   the better) from a start heuristic, ``iterations`` rounds
+``best``           ours: the best of the paper's heuristics, then ``ils`` from it
+=================  =========================================================================
+
+Every heuristic is ``fn(instance, *, seed=0, **options) -> Solution`` and deterministic for a
+seed. Dense and the local search use no randomness (ties go to the smallest vertex index, then
+the smallest cluster); ``seed`` drives METIS, the random start and the ILS perturbations.
+
+Choices where the paper is open (documented deviations)
+-------------------------------------------------------
+* Weighted graphs (section 4.5: "replace counting of edges with summing of edge-weights"): Dense
+  scores ``(w(N(v) n X), -wdeg(v))`` with summed weights; compressed steps weigh an edge by the
+  sum of its weights over the merged steps (its number of occurrences when unweighted).
+* Dense on a temporal instance (``dense``): the paper applies Dense to one static graph; we use
+  the compression of all steps and keep the clustering at every step (zero migration cost).
+* Roll_x (variant 1): the first static clustering is Dense on the compression of the first
+  max(x, 1) steps (x = 0 would compress nothing; Online clusters the first step). Every step t
+  (the first included) is then improved by the local search whose graph is the compression of the
+  steps t-x .. t+x ("the compressed x previous and next timesteps", clipped to the horizon) plus
+  alpha per vertex that changes cluster relative to the already fixed step t-1; step t starts
+  from the clustering of step t-1.
+* Refine (variant 2): the compression of all steps is clustered (Dense), improved by the local
+  search, then every block of more than one step is split into halves (the first half gets the
+  smaller part, floor), both halves start from the block's clustering, and the local search runs
+  over the whole sequence of blocks (migration counted between consecutive blocks), level by
+  level until every block is a single step; that last level is the final local search.
+* METIS: edge weights must be integers for METIS: integral weights are kept, others scaled to a
+  total of 2**30 and rounded (the paper took square roots or logarithms of the huge LLM weights);
+  METIS' balance tolerance can exceed k, so the result is repaired greedily to capacity k (the
+  cheapest moves out of overfull clusters first).
+* The local search is the paper's neighbourhood (single-vertex moves into clusters with free
+  capacity, swaps, one step at a time, migration-aware); its search order is ours, see
+  :mod:`dmlopt.heuristics._tabgp_ls`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
-from dmlopt.models.tabgp import Instance, Solution
+from dmlopt.heuristics._tabgp_graph import Graph, compress, dense, metis, repair, step_matrices
+from dmlopt.heuristics._tabgp_ls import local_search
+from dmlopt.models.tabgp import Instance, Solution, cost_parts
+
+from dmlopt.errors import InstanceError
+
+# --------------------------------------------------------------------------------------------
+# building blocks
+
+
+def _static(name: str, graph: Graph, instance: Instance, seed: int) -> np.ndarray:
+    """A static clustering of one (compressed) graph by ``name``."""
+    if name == "dense":
+        return dense(graph, instance.l, instance.k)
+    if name == "metis":
+        return metis(graph, instance.l, instance.k, seed=seed)
+    if name == "random":
+        return _random_labels(instance, seed)
+    raise InstanceError("static", name, "must be one of dense, metis, random")
+
+
+def _random_labels(instance: Instance, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    labels = np.arange(instance.n, dtype=np.int64) % instance.l
+    rng.shuffle(labels)
+    return labels
+
+
+def _solution(assign: np.ndarray) -> Solution:
+    return Solution(assignment=np.asarray(assign, dtype=np.int64).tolist())
+
+
+def _graphs(instance: Instance) -> tuple[list, list[Graph]]:
+    mats = step_matrices(instance)
+    return mats, [compress([m]) for m in mats]
+
+
+def _final(instance: Instance, assign: np.ndarray, graphs: list[Graph] | None = None) -> np.ndarray:
+    """The final local search over all steps combined (section 3)."""
+    if graphs is None:
+        graphs = _graphs(instance)[1]
+    return local_search(graphs, assign, instance.l, instance.k, instance.alpha)
+
+
+def _replicate(instance: Instance, labels: np.ndarray) -> np.ndarray:
+    return np.tile(np.asarray(labels, dtype=np.int64), (instance.tau, 1))
+
+
+def _check_static(static: str) -> None:
+    if static not in ("dense", "metis", "random"):
+        raise InstanceError("static", static, "must be one of dense, metis, random")
+
+
+# --------------------------------------------------------------------------------------------
+# static clusterings (+ final local search)
+
+
+def dense_static(instance: Instance, *, seed: int = 0) -> Solution:
+    """Dense (Algorithm 3.1) on the compression of all steps, kept at every step."""
+    mats = step_matrices(instance)
+    return _solution(_replicate(instance, dense(compress(mats), instance.l, instance.k)))
+
+
+def dense_ls(instance: Instance, *, seed: int = 0) -> Solution:
+    """Dense on the compressed graph, then the final local search over all steps."""
+    mats, graphs = _graphs(instance)
+    start = _replicate(instance, dense(compress(mats), instance.l, instance.k))
+    return _solution(_final(instance, start, graphs))
+
+
+def metis_static(instance: Instance, *, seed: int = 0) -> Solution:
+    """METIS on the compression of all steps, repaired to capacity k, kept at every step."""
+    mats = step_matrices(instance)
+    labels = metis(compress(mats), instance.l, instance.k, seed=seed)
+    return _solution(_replicate(instance, labels))
+
+
+def metis_ls(instance: Instance, *, seed: int = 0) -> Solution:
+    """METIS (repaired) on the compressed graph, then the final local search."""
+    mats, graphs = _graphs(instance)
+    start = _replicate(instance, metis(compress(mats), instance.l, instance.k, seed=seed))
+    return _solution(_final(instance, start, graphs))
 
 
 def random_partition(instance: Instance, *, seed: int = 0) -> Solution:
     """A uniformly random balanced partition, the same at every step (no migration)."""
+    return _solution(_replicate(instance, _random_labels(instance, seed)))
+
+
+def random_ls(instance: Instance, *, seed: int = 0) -> Solution:
+    """A random balanced partition, then the final local search."""
+    start = _replicate(instance, _random_labels(instance, seed))
+    return _solution(_final(instance, start))
+
+
+# --------------------------------------------------------------------------------------------
+# Roll_x / Online and Refine (section 3, variants 1 and 2)
+
+
+def roll(instance: Instance, *, seed: int = 0, x: int = 1, static: str = "dense",
+         final: bool = True) -> Solution:
+    """Roll_x (section 3, variant 1); ``x = 0`` with ``final=False`` is Online.
+
+    Parameters
+    ----------
+    x : how many previous and next steps the local search of step t sees (compressed with t).
+    static : the static clustering of the first max(x, 1) steps: dense, metis or random.
+    final : run the final local search over all steps (the paper: all variants but Online).
+    """
+    if x < 0:
+        raise InstanceError("x", x, "must be >= 0")
+    _check_static(static)
+    mats, graphs = _graphs(instance)
+    tau, l, k, alpha = instance.tau, instance.l, instance.k, instance.alpha
+    assign = np.empty((tau, instance.n), dtype=np.int64)
+    labels = _static(static, compress(mats[:max(x, 1)]), instance, seed)
+    prev = None
+    for t in range(tau):
+        window = compress(mats[max(0, t - x):t + x + 1]) if x else graphs[t]
+        labels = local_search([window], labels[None, :], l, k, alpha, before=prev)[0]
+        assign[t] = labels
+        prev = labels
+    if final:
+        assign = _final(instance, assign, graphs)
+    return _solution(assign)
+
+
+def dense_online(instance: Instance, *, seed: int = 0) -> Solution:
+    """Dense-Online = Roll_0 without the final local search (the paper's online heuristic)."""
+    return roll(instance, seed=seed, x=0, static="dense", final=False)
+
+
+def dense_roll(instance: Instance, *, seed: int = 0, x: int = 1) -> Solution:
+    """Dense-Roll_x (default x = 1) with the final local search."""
+    return roll(instance, seed=seed, x=x, static="dense", final=True)
+
+
+def dense_roll10(instance: Instance, *, seed: int = 0) -> Solution:
+    """Dense-Roll_10 with the final local search."""
+    return roll(instance, seed=seed, x=10, static="dense", final=True)
+
+
+def refine(instance: Instance, *, seed: int = 0, static: str = "dense") -> Solution:
+    """Refine (section 3, variant 2): compress all steps, cluster, split in halves recursively,
+    local search over the sequence of blocks at every level (the last level is the final one)."""
+    _check_static(static)
+    mats = step_matrices(instance)
+    l, k, alpha = instance.l, instance.k, instance.alpha
+    blocks = [(0, instance.tau)]
+    graphs = [compress(mats)]
+    assign = _static(static, graphs[0], instance, seed)[None, :]
+    assign = local_search(graphs, assign, l, k, alpha)
+    while any(e - s > 1 for s, e in blocks):
+        new_blocks, rows, graphs = [], [], []
+        for (s, e), row in zip(blocks, assign, strict=True):
+            parts = [(s, e)] if e - s == 1 else [(s, (s + e) // 2), ((s + e) // 2, e)]
+            for part in parts:
+                new_blocks.append(part)
+                rows.append(row)
+                graphs.append(compress(mats[part[0]:part[1]]))
+        blocks = new_blocks
+        assign = local_search(graphs, np.stack(rows), l, k, alpha)
+    return _solution(assign)
+
+
+def dense_refine(instance: Instance, *, seed: int = 0) -> Solution:
+    """Dense-Refine, the paper's best heuristic (Figure 4.2)."""
+    return refine(instance, seed=seed, static="dense")
+
+
+def metis_refine(instance: Instance, *, seed: int = 0) -> Solution:
+    """Refine started from METIS (repaired to capacity k)."""
+    return refine(instance, seed=seed, static="metis")
+
+
+# --------------------------------------------------------------------------------------------
+# improvers
+
+
+def _start(instance: Instance, start: Solution | str | dict, seed: int) -> np.ndarray:
+    """The tau x n assignment of a start: a Solution (or its dict) or a heuristic name."""
+    if isinstance(start, str):
+        if start not in HEURISTICS or start in ("local-search", "ils", "best"):
+            raise InstanceError("start", start, "must be a Solution or a construction "
+                                "heuristic name: " + ", ".join(_CONSTRUCTIONS))
+        start = HEURISTICS[start](instance, seed=seed)
+    if isinstance(start, dict):
+        start = Solution.model_validate(start)
+    assign = np.asarray(start.assignment, dtype=np.int64)
+    if assign.shape != (instance.tau, instance.n) or assign.min() < 0 or assign.max() >= instance.l:
+        raise InstanceError("start", f"shape {assign.shape}",
+                            f"must assign each of {instance.n} vertices to a cluster "
+                            f"0..{instance.l - 1} at each of {instance.tau} steps")
+    mats, graphs = _graphs(instance)
+    for t in range(instance.tau):  # an over-capacity start is repaired first
+        assign[t] = repair(graphs[t], assign[t], instance.l, instance.k)
+    return assign
+
+
+def improve(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "dense"
+            ) -> Solution:
+    """The local search of section 3 over all steps from ``start`` (a Solution, its dict, or a
+    heuristic name run with ``seed``); an over-capacity start is repaired first."""
+    return _solution(_final(instance, _start(instance, start, seed)))
+
+
+def _total(instance: Instance, assign: np.ndarray) -> float:
+    cut, mig = cost_parts(instance, assign)
+    return cut + instance.alpha * mig
+
+
+def ils(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "dense-refine",
+        iterations: int = 100, strength: float = 0.25) -> Solution:
+    """Iterated local search (ours, not in the paper).
+
+    From a local optimum, each round perturbs a copy - either one random step (a random subset of
+    vertices, about ``strength * n`` but at least 2, is shuffled among its clusters) or a whole
+    vertex block moved in every step (the same shuffle applied to all steps, which the one-step
+    neighbourhood cannot do because migrations must change together) - then runs the local
+    search and keeps the result when it is not worse. ``iterations`` rounds, deterministic for
+    ``seed``.
+    """
+    if iterations < 0:
+        raise InstanceError("iterations", iterations, "must be >= 0")
+    if not 0 < strength <= 1:
+        raise InstanceError("strength", strength, "must be in (0, 1]")
     rng = np.random.default_rng(seed)
-    labels = np.arange(instance.n) % instance.l
-    rng.shuffle(labels)
-    return Solution(assignment=[labels.tolist()] * instance.tau)
+    graphs = _graphs(instance)[1]
+    l, k, alpha, n, tau = instance.l, instance.k, instance.alpha, instance.n, instance.tau
+    best = _final(instance, _start(instance, start, seed), graphs)
+    best_cost = _total(instance, best)
+    cur, cur_cost = best, best_cost
+    size = max(2, int(round(strength * n)))
+    for _ in range(iterations):
+        trial = cur.copy()
+        verts = rng.choice(n, size=min(size, n), replace=False)
+        perm = rng.permutation(verts)
+        if tau > 1 and rng.random() < 0.5:
+            trial[:, verts] = cur[:, perm]  # a block of vertices changes places in every step
+        else:
+            t = int(rng.integers(tau))
+            trial[t, verts] = cur[t, perm]
+        trial = local_search(graphs, trial, l, k, alpha)
+        cost = _total(instance, trial)
+        if cost <= cur_cost + 1e-9:
+            cur, cur_cost = trial, cost
+            if cost < best_cost - 1e-9:
+                best, best_cost = trial, cost
+    return _solution(best)
 
 
-HEURISTICS = {"random": random_partition}
+def best_of(instance: Instance, *, seed: int = 0, iterations: int = 100) -> Solution:
+    """The best of the paper's heuristics (Refine, Roll_1, Roll_10, METIS, random + local
+    search), then :func:`ils` from it (ours, not in the paper)."""
+    best, best_cost = None, np.inf
+    for name in ("dense-refine", "metis-refine", "dense-roll", "dense-roll10", "dense-ls",
+                 "metis-ls", "random-ls"):
+        assign = np.asarray(HEURISTICS[name](instance, seed=seed).assignment)
+        cost = _total(instance, assign)
+        if cost < best_cost - 1e-9:
+            best, best_cost = assign, cost
+    return ils(instance, seed=seed, start=_solution(best), iterations=iterations)
+
+
+_CONSTRUCTIONS: dict[str, Callable[..., Solution]] = {
+    "dense": dense_static,
+    "dense-ls": dense_ls,
+    "dense-online": dense_online,
+    "dense-roll": dense_roll,
+    "dense-roll10": dense_roll10,
+    "dense-refine": dense_refine,
+    "random": random_partition,
+    "random-ls": random_ls,
+    "metis": metis_static,
+    "metis-ls": metis_ls,
+    "metis-refine": metis_refine,
+}
+
+HEURISTICS: dict[str, Callable[..., Solution]] = {
+    **_CONSTRUCTIONS,
+    "local-search": improve,
+    "ils": ils,
+    "best": best_of,
+}

@@ -1,0 +1,231 @@
+"""The migration-aware local search of paper 004, section 3 ("Extension to temporal variant").
+
+The search works on a sequence of S (possibly compressed) steps, each a weighted graph, with one
+clustering per step, and minimises
+
+    sum_s cut_s(A_s) + alpha * sum_{s<S-1} #{v : A_s[v] != A_{s+1}[v]}
+                     + alpha * #{v : before[v] != A_0[v]} + alpha * #{v : A_{S-1}[v] != after[v]}
+
+where ``before``/``after`` are optional fixed clusterings around the sequence (Roll_x fixes the
+previous step). One local search step selects a single step s and either moves a single vertex
+into a cluster with free capacity or swaps two vertices of different clusters; a change is made
+only if it decreases this cost (cut and migration to both neighbouring steps). This is repeated
+until no improving move or swap is left in any step.
+
+Delta evaluation. For step s the n x l matrix ``W[v, c]`` (weight of v's edges into cluster c)
+is maintained incrementally: moving v from a to c updates the rows of v's neighbours only. The
+cost of putting v into c is ``C[v, c] = -W[v, c] - alpha [A_{s-1}[v] = c] - alpha [A_{s+1}[v]
+= c]`` up to a constant, so a move costs ``D[v, c] = C[v, c] - C[v, A_s[v]]`` and a swap of v (in
+a) and u (in b) costs ``D[v, b] + D[u, a] + 2 w(u, v)``.
+
+Search order (the paper leaves it open; documented choice): per step, rounds of (1) all moves
+whose recomputed D is improving, best first, each re-checked against the current state before
+it is applied, then (2) swaps: a cluster pair (a, b) is examined only if ``min_{v in a} D[v, b]
++ min_{u in b} D[u, a] < 0`` (a swap's cost is at least that since w >= 0); inside a pair the
+candidate pairs whose lower bound is negative get their exact cost (edge weight looked up in the
+CSR keys) and are applied best first, re-checked. Rounds repeat until a round changes nothing;
+steps are revisited while a neighbouring step changed. Every applied change decreases the cost
+by more than a tolerance, so the search terminates, and it stops only at a local optimum: no
+improving move or swap is left in any step (tests check this by brute force).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from dmlopt.heuristics._tabgp_graph import Graph
+
+
+class _Sequence:
+    """State of one local search: graphs, assignment, W matrices and cluster sizes."""
+
+    def __init__(self, graphs: list[Graph], assign: np.ndarray, l: int, k: int, alpha: float,
+                 before: np.ndarray | None, after: np.ndarray | None) -> None:
+        self.graphs = graphs
+        self.A = assign
+        self.l, self.k, self.alpha = l, k, float(alpha)
+        self.before, self.after = before, after
+        self.W = [g.to_clusters(assign[s], l) for s, g in enumerate(graphs)]
+        self.sizes = np.stack([np.bincount(assign[s], minlength=l) for s in range(len(graphs))])
+        scale = max([1.0, self.alpha] + [g.max_weight for g in graphs])
+        self.eps = 1e-9 * scale
+        self.ar = np.arange(assign.shape[1])
+
+    def neighbours_of(self, s: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        prev = self.A[s - 1] if s > 0 else self.before
+        nxt = self.A[s + 1] if s + 1 < len(self.graphs) else self.after
+        return prev, nxt
+
+    # cost of each vertex in each cluster, up to a per-vertex constant
+    def cost_matrix(self, s: int) -> np.ndarray:
+        C = -self.W[s]
+        prev, nxt = self.neighbours_of(s)
+        if self.alpha:
+            if prev is not None:
+                C[self.ar, prev] -= self.alpha
+            if nxt is not None:
+                C[self.ar, nxt] -= self.alpha
+        return C
+
+    def cost_row(self, s: int, v: int) -> np.ndarray:
+        row = -self.W[s][v]
+        prev, nxt = self.neighbours_of(s)
+        if self.alpha:
+            if prev is not None:
+                row[prev[v]] -= self.alpha
+            if nxt is not None:
+                row[nxt[v]] -= self.alpha
+        return row
+
+    def cost_at(self, s: int, v: int, c: int) -> float:
+        val = -self.W[s][v, c]
+        prev, nxt = self.neighbours_of(s)
+        if prev is not None and prev[v] == c:
+            val -= self.alpha
+        if nxt is not None and nxt[v] == c:
+            val -= self.alpha
+        return float(val)
+
+    def delta_matrix(self, s: int) -> np.ndarray:
+        """D[v, c]: cost change of moving v to c at step s (+inf for its own cluster)."""
+        C = self.cost_matrix(s)
+        a = self.A[s]
+        D = C - C[self.ar, a][:, None]
+        D[self.ar, a] = np.inf
+        return D
+
+    def move(self, s: int, v: int, c: int) -> None:
+        a = int(self.A[s, v])
+        nb, w = self.graphs[s].neighbours(v)
+        W = self.W[s]
+        W[nb, a] -= w
+        W[nb, c] += w
+        self.sizes[s, a] -= 1
+        self.sizes[s, c] += 1
+        self.A[s, v] = c
+
+    # ----------------------------------------------------------------------------------------
+
+    def _moves(self, s: int, D: np.ndarray) -> int:
+        sizes = self.sizes[s]
+        free = sizes < self.k
+        if not free.any():
+            return 0
+        Df = np.where(free[None, :], D, np.inf)
+        best = Df.min(axis=1)
+        cand = np.flatnonzero(best < -self.eps)
+        done = 0
+        for v in cand[np.argsort(best[cand], kind="stable")].tolist():
+            row = self.cost_row(s, v)
+            a = int(self.A[s, v])
+            d = row - row[a]
+            d[a] = np.inf
+            d[sizes >= self.k] = np.inf
+            c = int(np.argmin(d))
+            if d[c] < -self.eps:
+                self.move(s, v, c)
+                done += 1
+        return done
+
+    def _swaps(self, s: int, D: np.ndarray) -> int:
+        l = self.l
+        if l < 2:
+            return 0
+        a_s = self.A[s]
+        order = np.argsort(a_s, kind="stable")
+        bounds = np.searchsorted(a_s[order], np.arange(l + 1))
+        nonempty = np.flatnonzero(bounds[1:] > bounds[:-1])
+        if nonempty.size < 2:
+            return 0
+        M = np.full((l, l), np.inf)  # M[a, b] = min over v in a of D[v, b]
+        M[nonempty] = np.minimum.reduceat(D[order], bounds[nonempty], axis=0)
+        lower = M + M.T
+        pa, pb = np.nonzero(np.triu(lower < -self.eps, 1))
+        done = 0
+        g = self.graphs[s]
+        for i in np.argsort(lower[pa, pb], kind="stable").tolist():
+            a, b = int(pa[i]), int(pb[i])
+            mem_a = order[bounds[a]:bounds[a + 1]]
+            mem_b = order[bounds[b]:bounds[b + 1]]
+            X = D[mem_a, b]
+            Y = D[mem_b, a]
+            xi = np.flatnonzero(X + Y.min() < -self.eps)
+            yi = np.flatnonzero(Y + X.min() < -self.eps)
+            S = X[xi][:, None] + Y[yi][None, :]
+            ii, jj = np.nonzero(S + self.eps < 0)
+            if not ii.size:
+                continue
+            vs, us = mem_a[xi[ii]], mem_b[yi[jj]]
+            exact = S[ii, jj] + 2 * g.weight_between(vs, us)
+            keep = np.flatnonzero(exact < -self.eps)
+            used: set[int] = set()
+            for j in keep[np.argsort(exact[keep], kind="stable")].tolist():
+                v, u = int(vs[j]), int(us[j])
+                if v in used or u in used or self.A[s, v] != a or self.A[s, u] != b:
+                    continue
+                delta = (self.cost_at(s, v, b) - self.cost_at(s, v, a)
+                         + self.cost_at(s, u, a) - self.cost_at(s, u, b)
+                         + 2 * float(g.weight_between(np.array([v]), np.array([u]))[0]))
+                if delta < -self.eps:
+                    self.move(s, v, b)
+                    self.move(s, u, a)
+                    used.update((v, u))
+                    done += 1
+        return done
+
+    def improve_step(self, s: int) -> int:
+        """Local search on step s until no improving move or swap is left there."""
+        total = 0
+        while True:
+            changed = self._moves(s, self.delta_matrix(s))
+            changed += self._swaps(s, self.delta_matrix(s))
+            if not changed:
+                return total
+            total += changed
+
+    def run(self) -> int:
+        S = len(self.graphs)
+        dirty = [True] * S
+        total = 0
+        while any(dirty):
+            for s in range(S):
+                if not dirty[s]:
+                    continue
+                dirty[s] = False
+                changed = self.improve_step(s)
+                total += changed
+                if changed:
+                    if s > 0:
+                        dirty[s - 1] = True
+                    if s + 1 < S:
+                        dirty[s + 1] = True
+        return total
+
+
+def local_search(graphs: list[Graph], assign: np.ndarray, l: int, k: int, alpha: float,
+                 before: np.ndarray | None = None, after: np.ndarray | None = None) -> np.ndarray:
+    """Improve ``assign`` (S x n, every cluster at most k) to a local optimum; returns a copy.
+
+    Parameters
+    ----------
+    graphs : one :class:`Graph` per (possibly compressed) step.
+    assign : S x n cluster labels, feasible (sizes at most k).
+    l, k, alpha : clusters, capacity, migration cost.
+    before, after : fixed clusterings before the first / after the last step (their migration
+        cost counts), or None.
+    """
+    A = np.array(assign, dtype=np.int64, copy=True).reshape(len(graphs), -1)
+    _Sequence(graphs, A, l, k, alpha, before, after).run()
+    return A
+
+
+def sequence_cost(graphs: list[Graph], assign: np.ndarray, alpha: float,
+                  before: np.ndarray | None = None, after: np.ndarray | None = None) -> float:
+    """The cost the local search minimises (cut of every step plus alpha per migration)."""
+    A = np.asarray(assign)
+    cost = sum(g.cut(A[s]) for s, g in enumerate(graphs))
+    mig = int((A[1:] != A[:-1]).sum())
+    if before is not None:
+        mig += int((before != A[0]).sum())
+    if after is not None:
+        mig += int((A[-1] != after).sum())
+    return cost + alpha * mig
