@@ -95,15 +95,17 @@ Generators (section IV-A)
 ``"small"``: {2, 4, 6} racks, half of them PDP holding 2 PS each, 4 ports of 10 Gb/s per ToR,
 pools with GPU in [50, 80], CPU in [20, 30], memory in [1.5, 2] GB, [1, 4] workers per job.
 ``"large"``: 64 racks, half PDP holding 5 PS, 12 ports per ToR (384-port OXC), 200 GPUs, 130 CPUs,
-60 GB per rack, [4, 16] (or ``workers=(16, 64)``) workers per job. Both: data d_i uniform in
+60 GB per rack, [4, 16] (or ``workers=(16, 64)``) workers per job. (The paper's "384 x 384 OXC,
+thus 12 ports per ToR" only adds up at 64 racks if the 384 inputs and 384 outputs are counted
+separately; we keep the stated 12 ports per ToR.) Both: data d_i uniform in
 [92, 552] MB; per-worker demands proportional to d_i (GPU = round(32 d / 552) in [1, 32],
 CPU = round(8 d / 552) in [1, 8], memory d / 1000 GB), so workers of one job are identical; the
 PS needs the CPU and memory of one of its workers (the paper gives no PS demand). Units: data in
 MB, bandwidth in MB/s (10 Gb/s = 1250 MB/s), time in s. alpha = 0.5 for every job (the paper gives
 no value). Number of jobs (not given by the paper): by default the expected GPU demand is 65 % of
-the total GPU capacity (= number of racks at small scale; 50 jobs of [4, 16] and 12 of [16, 64]
-workers at 64 racks), which loads every resource at about 60-65 %; an instance a greedy packing
-cannot place is redrawn (deterministically) so every generated instance is feasible.
+the total GPU capacity (2 / 4 / 5 jobs at 2 / 4 / 6 racks; 45 jobs of [4, 16] and 11 of
+[16, 64] workers at 64 racks), which loads every resource at about 60-65 %; an instance a greedy
+packing cannot place is redrawn (deterministically) so every generated instance is feasible.
 """
 
 from __future__ import annotations

@@ -1,0 +1,335 @@
+"""Tests of inc_oxc (paper 002): Fig. 2, BvN (Fig. 3), brute force, heuristics, export, errors."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import highspy
+import numpy as np
+import pytest
+from dmlopt.heuristics import inc_oxc as H
+from dmlopt.heuristics._inc_oxc_bvn import bvn_decompose, circuits_from_terms, stuff
+from dmlopt.models import inc_oxc as M
+
+import dmlopt
+from dmlopt.errors import InstanceError
+from dmlopt.validation import parse
+
+BIG = {"cpu": 100.0, "gpu": 100.0, "mem": 100.0}
+
+
+def fig2_instance(inc: bool = True) -> M.Instance:
+    """Fig. 2: two racks with 4x4 ToRs, ports of 100 units/s, one job of 4 workers, d = 500."""
+    job = {"data": 500.0, "alpha": 0.0, "ps_cpu": 1.0, "ps_mem": 1.0,
+           "workers": [{"cpu": 1.0, "gpu": 1.0, "mem": 1.0}] * 4}
+    return M.Instance(racks=[{**BIG, "ps_slots": 1}, {**BIG, "ps_slots": 1}], n_tor=4,
+                      port_bw=100.0, inc=inc, jobs=[job])
+
+
+def _sol(inst, workers, ps, circuits, bw):
+    c = np.zeros((inst.n_racks, inst.n_racks))
+    c[0, 1] = c[1, 0] = circuits
+    return M.Solution(workers=[workers], ps=[ps], oxc=M.ports_from_circuits(inst, c),
+                      bandwidth=[[bw] * len(workers)])
+
+
+@pytest.mark.parametrize(("workers", "ps", "bw", "pullpush"), [
+    ([0, 0, 0, 0], (1, "server"), 100.0, 5.0),    # Fig. 2(a)
+    ([0, 0, 1, 1], (1, "server"), 100.0, 5.0),    # Fig. 2(b)
+    ([0, 0, 1, 1], (0, "switch"), 200.0, 2.5),    # Fig. 2(c)
+])
+def test_fig2(workers, ps, bw, pullpush):
+    inst = fig2_instance()
+    ev = M.evaluate(inst, _sol(inst, workers, ps, 4, bw))
+    assert ev.feasible, ev.violations
+    # alpha = 0: JCT = pull + push = 2 d / b
+    assert ev.metrics["longest_jct"] / 2 == pytest.approx(pullpush)
+    assert ev.metrics["best_longest_jct"] / 2 == pytest.approx(pullpush)
+    over = M.evaluate(inst, _sol(inst, workers, ps, 4, bw * 1.01))
+    assert not over.feasible
+
+
+def test_fig2_update_time_on_server():
+    inst = fig2_instance().model_copy(update={"jobs": [fig2_instance().jobs[0].model_copy(
+        update={"alpha": 0.5})]})
+    ev = M.evaluate(inst, _sol(inst, [0, 0, 1, 1], (1, "server"), 4, 100.0))
+    assert ev.metrics["longest_jct"] == pytest.approx(10.0 * 1.5)     # pull + push + update
+    ev = M.evaluate(inst, _sol(inst, [0, 0, 1, 1], (0, "switch"), 4, 200.0))
+    assert ev.metrics["longest_jct"] == pytest.approx(5.0)             # no update on a switch
+
+
+@pytest.mark.parametrize("form", ["paper", "strong"])
+def test_fig2_milp(form):
+    """The best schedule of Fig. 2's job is (c): 2.5 s per pull/push; 5 s without INC."""
+    res = dmlopt.solve(fig2_instance(), formulation=form, threads=1)
+    assert res.status == "optimal"
+    assert res.metrics["longest_jct"] / 2 == pytest.approx(2.5, rel=1e-6)
+    res = dmlopt.solve(fig2_instance(inc=False), formulation=form, threads=1)
+    # no INC: 2 + 2 workers, PS on a server: the PS's pool link carries 4 flows -> 100 each
+    assert res.metrics["longest_jct"] / 2 == pytest.approx(5.0, rel=1e-6)
+
+
+# --------------------------------------------------------------------------------------------
+# BvN
+
+
+def test_stuff_and_bvn_random():
+    rng = np.random.default_rng(3)
+    for n in (2, 3, 5, 8):
+        for _ in range(5):
+            D = rng.integers(0, 50, (n, n)).astype(float) * (rng.random((n, n)) < 0.5)
+            np.fill_diagonal(D, 0)
+            if D.sum() == 0:
+                continue
+            Dp, sigma = stuff(D)
+            assert (Dp >= D - 1e-9).all() and np.allclose(np.diag(Dp), 0)
+            assert np.allclose(Dp.sum(axis=1), sigma) and np.allclose(Dp.sum(axis=0), sigma)
+            terms = bvn_decompose(Dp)
+            coefs = np.array([t for t, _ in terms])
+            assert (coefs > 0).all() and coefs.sum() == pytest.approx(sigma)
+            back = np.zeros_like(Dp)
+            for t, perm in terms:
+                assert sorted(perm.tolist()) == list(range(n))
+                back[np.arange(n), perm] += t
+            assert np.allclose(back, Dp, atol=1e-6 * sigma)
+
+
+def test_stuff_needs_larger_line_sum():
+    # row 0 and column 0 carry everything: a zero diagonal forces a line sum above 10
+    D = np.array([[0, 10, 0], [10, 0, 0], [0, 0, 0]], float)
+    Dp, sigma = stuff(D)
+    assert np.allclose(np.diag(Dp), 0) and np.allclose(Dp.sum(axis=1), sigma)
+    assert sigma >= 10
+
+
+def test_fig3_two_permutations():
+    """Fig. 3: line sum 1486, 4 ports per ToR -> 2 permutations, those of 664 and 478."""
+    Dp = np.array([[0, 1242, 34, 210], [664, 0, 688, 134], [160, 184, 0, 1142],
+                   [662, 60, 764, 0]], float)
+    Dp2, sigma = stuff(Dp)
+    assert sigma == 1486 and np.allclose(Dp2, Dp)
+    terms = bvn_decompose(Dp)
+    assert len(terms) == 6
+    assert [t for t, _ in terms[:2]] == [664, 478]
+    assert sum(t for t, _ in terms) == pytest.approx(1486)
+    c = circuits_from_terms(terms, sigma, ports=4, n=4)
+    want = np.zeros((4, 4), int)
+    for perm in ((1, 0, 3, 2), (1, 2, 3, 0)):
+        for s, t in enumerate(perm):
+            want[s, t] += 1
+            want[t, s] += 1
+    assert (c == want).all()
+    assert (c.sum(axis=1) == 4).all()      # each permutation uses 2 ports per ToR
+
+
+# --------------------------------------------------------------------------------------------
+# exact vs brute force
+
+
+def tiny_instance(seed: int, racks: int = 2, n_tor: int = 2, inc: bool = True) -> M.Instance:
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for _ in range(int(rng.integers(1, 3))):
+        d = float(rng.integers(100, 500))
+        m = int(rng.integers(1, 3))
+        w = {"cpu": float(rng.integers(1, 4)), "gpu": float(rng.integers(1, 4)), "mem": 1.0}
+        jobs.append({"data": d, "alpha": float(rng.choice([0.0, 0.5, 1.0])),
+                     "ps_cpu": 1.0, "ps_mem": 1.0, "workers": [w] * m})
+    rk = [{"cpu": float(rng.integers(4, 8)), "gpu": float(rng.integers(3, 7)), "mem": 3.0,
+           "ps_slots": int(k % 2 == 0)} for k in range(racks)]
+    return M.Instance(racks=rk, n_tor=n_tor, port_bw=100.0, inc=inc, jobs=jobs)
+
+
+def brute_force(inst: M.Instance) -> float:
+    """max f over every placement, PS location and circuit vector (closed-form bandwidth)."""
+    R, P = inst.n_racks, inst.n_tor
+    A = inst.arrays
+    W = A["job_of"].size
+    J = len(inst.jobs)
+    locs = [(k, 1.0) for k in range(R)] + [(k, 0.0) for k in inst.pdp_racks()]
+    pairs = [(s, t) for s in range(R) for t in range(s + 1, R)]
+    circuit_sets = []
+    for cs in itertools.product(range(P + 1), repeat=len(pairs)):
+        c = np.zeros((R, R))
+        for (s, t), x in zip(pairs, cs, strict=True):
+            c[s, t] = c[t, s] = x
+        if (c.sum(axis=1) <= P).all():
+            circuit_sets.append(c)
+    best = -1.0
+    for wr in itertools.product(range(R), repeat=W):
+        wrack = np.array(wr)
+        use = np.zeros((R, 3))
+        np.add.at(use, wrack, A["wdem"])
+        if (use > A["cap"] + 1e-9).any():
+            continue
+        for pl in itertools.product(locs, repeat=J):
+            ps_rack = np.array([k for k, _ in pl])
+            server = np.array([s for _, s in pl])
+            u2 = use.copy()
+            np.add.at(u2, ps_rack[server == 1], A["psdem"][server == 1])
+            if (u2 > A["cap"] + 1e-9).any():
+                continue
+            if (np.bincount(ps_rack[server == 0], minlength=R) > A["slots"]).any():
+                continue
+            for c in circuit_sets:
+                best = max(best, M.best_f(inst, wrack, ps_rack, server, c))
+    return best
+
+
+@pytest.mark.parametrize(("seed", "racks", "inc"), [(0, 2, True), (1, 2, True), (2, 2, False),
+                                                    (3, 3, True), (4, 3, False), (5, 3, True)])
+def test_milp_equals_brute_force(seed, racks, inc):
+    inst = tiny_instance(seed, racks=racks, inc=inc)
+    want = brute_force(inst)
+    for form in ("paper", "strong"):
+        res = dmlopt.solve(inst, formulation=form, threads=1)
+        assert res.status == "optimal"
+        assert res.objective == pytest.approx(want, rel=1e-6), form
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_paper_equals_strong_generated(seed):
+    for inc in (True, False):
+        inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2,
+                                           "inc": inc}, seed=seed)
+        a = dmlopt.solve(inst, formulation="paper", threads=1, time_limit=60)
+        b = dmlopt.solve(inst, formulation="strong", threads=1, time_limit=60)
+        assert a.status == b.status == "optimal"
+        assert a.objective == pytest.approx(b.objective, rel=1e-6)
+
+
+def test_warm_start_both_formulations():
+    inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2}, seed=1)
+    h = dmlopt.heuristic(inst, "wcg")
+    for form in ("paper", "strong"):
+        model = M.build(inst, form)
+        M.warm_start(model, inst, h.solution)
+        assert model.f.value == pytest.approx(h.objective)
+        res = dmlopt.solve(inst, formulation=form, warm_start="wcg", threads=1, time_limit=60)
+        assert res.objective >= h.objective - 1e-9
+
+
+def test_inc_never_worse():
+    for seed in range(3):
+        a = dmlopt.solve(dmlopt.generate("inc_oxc", {"generator": "small", "racks": 3}, seed),
+                         formulation="strong", threads=1, time_limit=60)
+        b = dmlopt.solve(dmlopt.generate("inc_oxc", {"generator": "small", "racks": 3,
+                                                     "inc": False}, seed),
+                         formulation="strong", threads=1, time_limit=60)
+        assert a.objective >= b.objective - 1e-9
+
+
+# --------------------------------------------------------------------------------------------
+# heuristics
+
+
+@pytest.mark.parametrize("spec", [
+    {"generator": "small", "racks": 2}, {"generator": "small", "racks": 6},
+    {"generator": "small", "racks": 6, "inc": False},
+    {"generator": "large", "racks": 16, "jobs": 10},
+    {"generator": "large", "workers": (16, 64), "jobs": 4},
+])
+def test_heuristics_pass_evaluator(spec):
+    for seed in (0, 1):
+        inst = dmlopt.generate("inc_oxc", spec, seed=seed)
+        for name in sorted(H.HEURISTICS):
+            res = dmlopt.heuristic(inst, name, seed=seed)
+            assert res.status == "feasible", (name, res.message)
+            # SWG / RWP spread jobs so widely that a rack may need more circuits than its ToR
+            # has ports (some flows get no circuit: f = 0); WCG keeps jobs together
+            assert res.objective > 0 or name in ("rwp", "swg"), name
+            assert res.objective <= res.metrics["best_f"] * (1 + 1e-9)
+
+
+def test_optimal_options_dominate():
+    inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 6}, seed=4)
+    base = dmlopt.heuristic(inst, "wcg")
+    opt = dmlopt.heuristic(inst, "wcg", circuits="optimal", bandwidth="optimal")
+    assert opt.objective >= base.objective - 1e-12
+    assert opt.objective == pytest.approx(opt.metrics["best_f"])
+
+
+def test_optimal_circuits_match_enumeration():
+    inst = tiny_instance(7, racks=3, n_tor=3)
+    sol = dmlopt.heuristic(inst, "rwp", seed=2).solution
+    wrack = np.array([k for row in sol.workers for k in row])
+    ps_rack = np.array([k for k, _ in sol.ps])
+    server = np.array([kind == "server" for _, kind in sol.ps], float)
+    c = H.optimal_circuits(inst, wrack, ps_rack, server)
+    got = M.best_f(inst, wrack, ps_rack, server, c)
+    want = 0.0
+    for cs in itertools.product(range(4), repeat=3):
+        cc = np.zeros((3, 3))
+        cc[0, 1], cc[0, 2], cc[1, 2] = cs
+        cc = cc + cc.T
+        if (cc.sum(axis=1) <= 3).all():
+            want = max(want, M.best_f(inst, wrack, ps_rack, server, cc))
+    assert got == pytest.approx(want)
+
+
+# --------------------------------------------------------------------------------------------
+# evaluator rules, export, errors
+
+
+def test_evaluator_flags_violations():
+    inst = fig2_instance()
+    sol = _sol(inst, [0, 0, 1, 1], (0, "switch"), 4, 200.0)
+    bad = sol.model_copy(update={"oxc": [(0, 4), (0, 5)]})
+    ev = M.evaluate(inst, bad)
+    assert not ev.feasible and any("already connected" in v for v in ev.violations)
+    no_pdp = M.Instance(**{**inst.model_dump(), "inc": False})
+    ev = M.evaluate(no_pdp, sol)
+    assert any("INC is off" in v for v in ev.violations)
+    ev = M.evaluate(inst, sol.model_copy(update={"workers": [[0, 0, 1, 7]]}))
+    assert any("workers[0][3]" in v for v in ev.violations)
+
+
+@pytest.mark.parametrize("form", ["paper", "strong"])
+def test_lp_export_round_trip(tmp_path, form):
+    inst = tiny_instance(3, racks=3)
+    path = dmlopt.export(inst, tmp_path / f"m_{form}.lp", formulation=form)
+    h = highspy.Highs()
+    h.silent()
+    h.setOptionValue("threads", 1)
+    h.readModel(str(path))
+    h.run()
+    res = dmlopt.solve(inst, formulation=form, threads=1)
+    assert h.getInfo().objective_function_value == pytest.approx(res.objective, rel=1e-6)
+
+
+def test_bad_input_errors():
+    good = fig2_instance().model_dump()
+    huge = {**good, "jobs": [{**good["jobs"][0], "workers": [{"cpu": 1, "gpu": 1, "mem": 1},
+                                                              {"cpu": 1, "gpu": 500, "mem": 1}]}]}
+    with pytest.raises(InstanceError, match=r"jobs\[0\]\.workers\[1\]: .* fits in no rack \(gpu"):
+        parse(M.Instance, huge)
+    with pytest.raises(InstanceError, match="port_bw"):
+        parse(M.Instance, {**good, "port_bw": -1})
+    with pytest.raises(InstanceError, match="exceeds the total rack gpu capacity"):
+        parse(M.Instance, {**good, "racks": [{**BIG, "gpu": 3.0}, {**BIG, "gpu": 3.0}],
+                           "jobs": [{**good["jobs"][0], "workers": [
+                               {"cpu": 1, "gpu": 2, "mem": 1}] * 4}]})
+    with pytest.raises(InstanceError, match="PS fits on no server"):
+        parse(M.Instance, {**good, "inc": False, "jobs": [{**good["jobs"][0], "ps_cpu": 500}]})
+    with pytest.raises(InstanceError, match=r"jobs\[0\]\.data"):
+        parse(M.Instance, {**good, "jobs": [{**good["jobs"][0], "data": 0}]})
+    with pytest.raises(InstanceError, match="spec.jobs"):
+        dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2, "jobs": 40}, seed=0)
+    with pytest.raises(InstanceError, match="circuits"):
+        H.wcg(fig2_instance(), circuits="magic")
+
+
+def test_generators_deterministic_and_sized():
+    a = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 6}, seed=5)
+    b = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 6}, seed=5)
+    # expected GPU demand 65 % of the capacity: round(0.65 * 6 * 65 / (2.5 * 32 * 322 / 552))
+    assert a.model_dump() == b.model_dump() and len(a.jobs) == 5 and len(a.pdp_racks()) == 3
+    assert all(r.ps_slots in (0, 2) for r in a.racks) and a.n_tor == 4 and a.port_bw == 1250
+    for j in a.jobs:
+        assert 92 <= j.data <= 552 and 1 <= len(j.workers) <= 4
+        assert 1 <= j.workers[0].gpu <= 32 and 1 <= j.workers[0].cpu <= 8
+    big = dmlopt.generate("inc_oxc", {"generator": "large"}, seed=0)
+    # 12 ports per ToR x 64 racks = 768 = the 384 inputs + 384 outputs of a 384 x 384 OXC
+    assert big.n_racks == 64 and big.n_tor == 12 and len(big.pdp_racks()) == 32
+    assert math.isclose(sum(len(j.workers) for j in big.jobs) / len(big.jobs), 10, rel_tol=0.3)
