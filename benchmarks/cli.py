@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 from collections import Counter
@@ -34,8 +35,9 @@ class _Progress:
         if sys.stderr.isatty() and not os.environ.get("CI"):
             from tqdm import tqdm
 
+            cols = shutil.get_terminal_size((100, 24)).columns
             self.bar = tqdm(total=total, desc=desc, unit="run", file=sys.stderr,
-                            dynamic_ncols=True)
+                            ncols=cols if cols > 20 else 100)
 
     def update(self, row: dict[str, Any]) -> None:
         self.done += 1
@@ -45,7 +47,7 @@ class _Progress:
         text = (f"{row['problem']} {row['instance']} {row['method']} seed={row['seed']}: "
                 f"{row['status']} obj={obj_s} ({secs:.2f} s)")
         if self.bar is not None:
-            self.bar.set_postfix_str(text[-60:], refresh=False)
+            self.bar.set_postfix_str(f"{row['method'][:24]}: {row['status']}", refresh=False)
             self.bar.update(1)
         else:
             print(f"[{self.done}/{self.total}] {text}", file=sys.stderr, flush=True)
