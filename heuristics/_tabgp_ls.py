@@ -182,7 +182,20 @@ class _Sequence:
                 return total
             total += changed
 
-    def run(self) -> int:
+    def run(self, temporal: bool = False) -> int:
+        """The paper's search to a local optimum; with ``temporal`` then the path moves (ours),
+        alternating until neither finds an improvement."""
+        total = 0
+        while True:
+            total += self._paper()
+            if not temporal:
+                return total
+            changed = self._vertex_paths() + self._pair_paths()
+            if not changed:
+                return total
+            total += changed
+
+    def _paper(self) -> int:
         S = len(self.graphs)
         dirty = [True] * S
         total = 0
@@ -200,9 +213,153 @@ class _Sequence:
                         dirty[s + 1] = True
         return total
 
+    # ----------------------------------------------------------------------------------------
+    # temporal neighbourhoods (ours, not in the paper)
+
+    def _path_costs(self, verts: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Viterbi over the steps for the label path of each vertex in ``verts``, the others
+        fixed: step cost -W_s[v, c] (cut), alpha per label change (and against before/after);
+        labels allowed: the current one and clusters with free capacity. Returns the optimal
+        path cost per vertex and the argmin tables for backtracking."""
+        S, l, alpha = len(self.graphs), self.l, self.alpha
+        F = None
+        back: list[np.ndarray] = []
+        rows = np.arange(verts.size)
+        for s in range(S):
+            cost = -self.W[s][verts]
+            blocked = np.broadcast_to(self.sizes[s] >= self.k, cost.shape).copy()
+            blocked[rows, self.A[s, verts]] = False
+            cost[blocked] = np.inf
+            if F is None:
+                F = cost.copy()
+                if self.before is not None:
+                    F += alpha
+                    F[rows, self.before[verts]] -= alpha
+            else:
+                arg = F.argmin(axis=1)
+                jump = F[rows, arg][:, None] + alpha
+                stay_or_jump = np.minimum(F, jump)
+                back.append(np.where(F - jump <= 0, np.arange(l)[None, :], arg[:, None]))
+                F = cost + stay_or_jump
+        if self.after is not None:
+            F = F + alpha
+            F[rows, self.after[verts]] -= alpha
+        return F, back
+
+    def _current_path_cost(self, verts: np.ndarray) -> np.ndarray:
+        S, alpha = len(self.graphs), self.alpha
+        lab = self.A[:, verts]
+        cost = -sum(self.W[s][verts, lab[s]] for s in range(S))
+        cost = cost + alpha * (lab[1:] != lab[:-1]).sum(axis=0)
+        if self.before is not None:
+            cost = cost + alpha * (self.before[verts] != lab[0])
+        if self.after is not None:
+            cost = cost + alpha * (lab[-1] != self.after[verts])
+        return cost
+
+    def _vertex_paths(self) -> int:
+        """Re-route single vertices through all steps at once (exact DP per vertex)."""
+        n = self.A.shape[1]
+        verts = np.arange(n)
+        F, _ = self._path_costs(verts)
+        gain = self._current_path_cost(verts) - F.min(axis=1)
+        cand = np.flatnonzero(gain > self.eps)
+        done = 0
+        for v in cand[np.argsort(-gain[cand], kind="stable")].tolist():
+            one = np.array([v])
+            F, back = self._path_costs(one)
+            if self._current_path_cost(one)[0] - F.min() <= self.eps:
+                continue
+            c = int(F[0].argmin())
+            path = [c]
+            for arg in reversed(back):
+                c = int(arg[0, c])
+                path.append(c)
+            for s, c in enumerate(reversed(path)):
+                if self.A[s, v] != c:
+                    self.move(s, v, c)
+            done += 1
+        return done
+
+    def _pair_gain(self, vs: np.ndarray, us: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Best subset of steps at which to swap v and u (a DP over swap / no swap per step):
+        returns the cost decrease and the 0/1 choice per step (S x pairs)."""
+        S, alpha = len(self.graphs), self.alpha
+        a = self.A[:, vs]
+        b = self.A[:, us]
+        dcut = np.empty(a.shape)
+        for s in range(S):
+            W, g = self.W[s], self.graphs[s]
+            dcut[s] = (W[vs, a[s]] - W[vs, b[s]] + W[us, b[s]] - W[us, a[s]]
+                       + 2 * g.weight_between(vs, us))
+        dcut[a == b] = 0.0
+        lab_v = np.stack([a, b])  # lab_v[x, s]: label of v at s in state x (u gets the other)
+        lab_u = np.stack([b, a])
+
+        def mig(x: int, s: int, y: int) -> np.ndarray:  # migrations of v and u from s to s+1
+            return alpha * ((lab_v[x, s] != lab_v[y, s + 1]).astype(float)
+                            + (lab_u[x, s] != lab_u[y, s + 1]))
+
+        def end(x: int, s: int, other: np.ndarray | None) -> np.ndarray:
+            if other is None:
+                return np.zeros(vs.size)
+            return alpha * ((lab_v[x, s] != other[vs]).astype(float) + (lab_u[x, s] != other[us]))
+
+        F = [end(0, 0, self.before), end(1, 0, self.before) + dcut[0]]
+        base = F[0].copy()
+        choice = []
+        for s in range(S - 1):
+            base = base + mig(0, s, 0)
+            new, arg = [], []
+            for y in (0, 1):
+                from0 = F[0] + mig(0, s, y)
+                from1 = F[1] + mig(1, s, y)
+                arg.append(from1 < from0)
+                new.append(np.minimum(from0, from1) + (dcut[s + 1] if y else 0.0))
+            choice.append(arg)
+            F = new
+        F = [F[0] + end(0, S - 1, self.after), F[1] + end(1, S - 1, self.after)]
+        base = base + end(0, S - 1, self.after)
+        x = (F[1] < F[0]).astype(int)
+        best = np.where(x == 1, F[1], F[0])
+        states = np.empty((S, vs.size), dtype=int)
+        states[S - 1] = x
+        for s in range(S - 2, -1, -1):
+            x = np.where(x == 1, choice[s][1], choice[s][0]).astype(int)
+            states[s] = x
+        return base - best, states
+
+    def _pair_paths(self, max_n: int = 400) -> int:
+        """Swap two vertices at any subset of steps at once (all pairs; instances up to
+        ``max_n`` vertices, the pair count being quadratic)."""
+        n = self.A.shape[1]
+        if n > max_n or self.l < 2 or n < 2:
+            return 0
+        vs, us = np.triu_indices(n, 1)
+        gain, _ = self._pair_gain(vs, us)
+        cand = np.flatnonzero(gain > self.eps)
+        done = 0
+        touched: set[int] = set()
+        for j in cand[np.argsort(-gain[cand], kind="stable")].tolist():
+            v, u = int(vs[j]), int(us[j])
+            if v in touched or u in touched:
+                continue
+            g, states = self._pair_gain(np.array([v]), np.array([u]))
+            if g[0] <= self.eps:
+                continue
+            for s in np.flatnonzero(states[:, 0]).tolist():
+                a, b = int(self.A[s, v]), int(self.A[s, u])
+                if a != b:
+                    self.move(s, v, b)
+                    self.move(s, u, a)
+            touched.update((v, u))
+            done += 1
+        return done
+
 
 def local_search(graphs: list[Graph], assign: np.ndarray, l: int, k: int, alpha: float,
-                 before: np.ndarray | None = None, after: np.ndarray | None = None) -> np.ndarray:
+                 before: np.ndarray | None = None, after: np.ndarray | None = None,
+                 temporal: bool = False) -> np.ndarray:
     """Improve ``assign`` (S x n, every cluster at most k) to a local optimum; returns a copy.
 
     Parameters
@@ -212,9 +369,11 @@ def local_search(graphs: list[Graph], assign: np.ndarray, l: int, k: int, alpha:
     l, k, alpha : clusters, capacity, migration cost.
     before, after : fixed clusterings before the first / after the last step (their migration
         cost counts), or None.
+    temporal : also use the path neighbourhoods (ours): a vertex re-routed through all steps at
+        once (exact DP) and two vertices swapped at any subset of steps (exact DP per pair).
     """
     A = np.array(assign, dtype=np.int64, copy=True).reshape(len(graphs), -1)
-    _Sequence(graphs, A, l, k, alpha, before, after).run()
+    _Sequence(graphs, A, l, k, alpha, before, after).run(temporal)
     return A
 
 

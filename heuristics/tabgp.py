@@ -19,9 +19,11 @@ name               paper (section 3 / Figure 4.2)
 ``metis-ls``       METIS + the final local search
 ``metis-refine``   Refine started from METIS
 ``local-search``   the local search on any start (option ``start``: a Solution or a heuristic
-                   name); the improver behind every "+ local search" above
-``ils``            ours, not in the paper: iterated local search (perturb, local search, keep
-                   the better) from a start heuristic, ``iterations`` rounds
+                   name); the improver behind every "+ local search" above. Option
+                   ``temporal=True`` (ours) adds path moves: one vertex re-routed through all
+                   steps at once, two vertices swapped at any subset of steps (exact DPs)
+``ils``            ours, not in the paper: iterated local search (perturb, local search with
+                   the path moves, keep if not worse) from a start, ``iterations`` rounds
 ``best``           ours: the best of the paper's heuristics, then ``ils`` from it
 =================  =========================================================================
 
@@ -98,11 +100,14 @@ def _graphs(instance: Instance) -> tuple[list, list[Graph]]:
     return mats, [compress([m]) for m in mats]
 
 
-def _final(instance: Instance, assign: np.ndarray, graphs: list[Graph] | None = None) -> np.ndarray:
-    """The final local search over all steps combined (section 3)."""
+def _final(instance: Instance, assign: np.ndarray, graphs: list[Graph] | None = None,
+           temporal: bool = False) -> np.ndarray:
+    """The final local search over all steps combined (section 3); ``temporal`` adds our path
+    neighbourhoods (see :func:`dmlopt.heuristics._tabgp_ls.local_search`)."""
     if graphs is None:
         graphs = _graphs(instance)[1]
-    return local_search(graphs, assign, instance.l, instance.k, instance.alpha)
+    return local_search(graphs, assign, instance.l, instance.k, instance.alpha,
+                        temporal=temporal)
 
 
 def _replicate(instance: Instance, labels: np.ndarray) -> np.ndarray:
@@ -260,11 +265,13 @@ def _start(instance: Instance, start: Solution | str | dict, seed: int) -> np.nd
     return assign
 
 
-def improve(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "dense"
-            ) -> Solution:
+def improve(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "dense",
+            temporal: bool = False) -> Solution:
     """The local search of section 3 over all steps from ``start`` (a Solution, its dict, or a
-    heuristic name run with ``seed``); an over-capacity start is repaired first."""
-    return _solution(_final(instance, _start(instance, start, seed)))
+    heuristic name run with ``seed``); an over-capacity start is repaired first. ``temporal``
+    adds our path neighbourhoods: a vertex re-routed through all steps at once and two vertices
+    swapped at any subset of steps (each an exact DP over the steps)."""
+    return _solution(_final(instance, _start(instance, start, seed), temporal=temporal))
 
 
 def _total(instance: Instance, assign: np.ndarray) -> float:
@@ -280,8 +287,8 @@ def ils(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "de
     vertices, about ``strength * n`` but at least 2, is shuffled among its clusters) or a whole
     vertex block moved in every step (the same shuffle applied to all steps, which the one-step
     neighbourhood cannot do because migrations must change together) - then runs the local
-    search and keeps the result when it is not worse. ``iterations`` rounds, deterministic for
-    ``seed``.
+    search with the path moves (``temporal=True``) and keeps the result when it is not worse.
+    ``iterations`` rounds, deterministic for ``seed``.
     """
     if iterations < 0:
         raise InstanceError("iterations", iterations, "must be >= 0")
@@ -290,7 +297,7 @@ def ils(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "de
     rng = np.random.default_rng(seed)
     graphs = _graphs(instance)[1]
     l, k, alpha, n, tau = instance.l, instance.k, instance.alpha, instance.n, instance.tau
-    best = _final(instance, _start(instance, start, seed), graphs)
+    best = _final(instance, _start(instance, start, seed), graphs, temporal=True)
     best_cost = _total(instance, best)
     cur, cur_cost = best, best_cost
     size = max(2, int(round(strength * n)))
@@ -303,7 +310,7 @@ def ils(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "de
         else:
             t = int(rng.integers(tau))
             trial[t, verts] = cur[t, perm]
-        trial = local_search(graphs, trial, l, k, alpha)
+        trial = local_search(graphs, trial, l, k, alpha, temporal=True)
         cost = _total(instance, trial)
         if cost <= cur_cost + 1e-9:
             cur, cur_cost = trial, cost

@@ -204,6 +204,59 @@ def test_final_local_search_leaves_a_local_optimum(name):
     assert _brute_force_improvement(inst, np.asarray(run(inst, name).assignment)) is None
 
 
+def _brute_force_path_improvement(inst: Instance, assign: np.ndarray, tol: float = 1e-7):
+    """An improving re-route of one vertex through all steps, or swap of two vertices at a
+    subset of steps (the temporal neighbourhoods), by enumeration with the evaluator."""
+    def value(a):
+        return evaluate(inst, Solution(assignment=a.tolist())).objective
+
+    base = value(assign)
+    sizes = [np.bincount(assign[t], minlength=inst.l) for t in range(inst.tau)]
+    for v in range(inst.n):
+        for path in itertools.product(range(inst.l), repeat=inst.tau):
+            if all(c == assign[t, v] or sizes[t][c] < inst.k for t, c in enumerate(path)):
+                trial = assign.copy()
+                trial[:, v] = path
+                if value(trial) < base - tol:
+                    return ("path", v, path)
+    for u, v in itertools.combinations(range(inst.n), 2):
+        for steps in itertools.product([False, True], repeat=inst.tau):
+            trial = assign.copy()
+            trial[steps, u], trial[steps, v] = assign[steps, v], assign[steps, u]
+            if value(trial) < base - tol:
+                return ("pair", u, v, steps)
+    return None
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=instances(max_n=6, max_l=3), seed=st.integers(0, 10))
+def test_temporal_local_search_has_no_improving_path_move(inst, seed):
+    start = run(inst, "random", seed=seed)
+    out = run(inst, "local-search", start=start, temporal=True)
+    assert evaluate(inst, out).objective <= evaluate(inst, start).objective + 1e-9
+    assign = np.asarray(out.assignment)
+    assert _brute_force_improvement(inst, assign) is None
+    assert _brute_force_path_improvement(inst, assign) is None
+
+
+def test_temporal_moves_escape_the_migration_barrier():
+    # two steps, alpha = 3: vertex 0 belongs with {2, 3} at both steps but starts with {1}; a
+    # single-step move pays 3 of migration for a gain of at most 2 per step, the path move wins.
+    inst = Instance(n=4, edges=[[(0, 2), (0, 3), (2, 3)], [(0, 2), (0, 3), (2, 3)]], l=2, k=3,
+                    alpha=3)
+    start = Solution(assignment=[[0, 0, 1, 1], [0, 0, 1, 1]])
+    assert run(inst, "local-search", start=start).assignment == start.assignment
+    out = run(inst, "local-search", start=start, temporal=True)
+    assert out.assignment == [[1, 0, 1, 1], [1, 0, 1, 1]]
+    assert evaluate(inst, out).objective == 0
+    # full clusters (k*l == n): only swapping 0 and 1 at both steps at once helps
+    inst = Instance(n=4, edges=[[(0, 3), (1, 2)], [(0, 3), (1, 2)]], l=2, k=2, alpha=3)
+    start = Solution(assignment=[[0, 1, 0, 1], [0, 1, 0, 1]])
+    assert run(inst, "local-search", start=start).assignment == start.assignment
+    out = run(inst, "local-search", start=start, temporal=True)
+    assert out.assignment == [[1, 0, 0, 1], [1, 0, 0, 1]]
+
+
 @settings(max_examples=20, deadline=None)
 @given(inst=instances(max_n=8), seed=st.integers(0, 1000), ends=st.booleans())
 def test_delta_evaluation_equals_evaluator(inst, seed, ends):
