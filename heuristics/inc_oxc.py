@@ -40,6 +40,7 @@ counts for the placement: bisection on f over the candidate values B c / load), 
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from dmlopt.heuristics._inc_oxc_bvn import bvn_decompose, circuits_from_terms, stuff
@@ -240,6 +241,15 @@ def _circuits_bvn(instance: Instance, wrack, ps_rack, server) -> np.ndarray:
 
 def optimal_circuits(instance: Instance, wrack, ps_rack, server) -> np.ndarray:
     """Circuit counts maximising f for a placement (exact: bisection over candidate f)."""
+    return _optimal(instance, wrack, ps_rack, server)[1]
+
+
+def placement_f(instance: Instance, wrack, ps_rack, server) -> float:
+    """The best f of a placement over every circuit configuration and bandwidth allocation."""
+    return _optimal(instance, wrack, ps_rack, server)[0]
+
+
+def _optimal(instance: Instance, wrack, ps_rack, server) -> tuple[float, np.ndarray]:
     R, P, B = instance.n_racks, instance.n_tor, instance.port_bw
     a = flow_coefficients(instance, server)
     wside, pside, A = link_loads(instance, wrack, ps_rack, server, a)
@@ -250,7 +260,7 @@ def optimal_circuits(instance: Instance, wrack, ps_rack, server) -> np.ndarray:
     nd = need[iu]
     pos = nd > 0
     if not pos.any():
-        return np.zeros((R, R), np.int64)
+        return f_link, np.zeros((R, R), np.int64)
     cand = np.unique(np.concatenate([(B * np.arange(1, P + 1)[:, None] / nd[pos]).ravel(),
                                      [f_link] if math.isfinite(f_link) else []]))
     cand = cand[cand <= f_link * (1 + 1e-12)]
@@ -271,8 +281,8 @@ def optimal_circuits(instance: Instance, wrack, ps_rack, server) -> np.ndarray:
         else:
             hi = mid - 1
     if best is None:
-        return _repair(np.zeros((R, R), np.int64), need, P)
-    return _repair(counts(best).astype(np.int64), need, P)
+        return 0.0, _repair(np.zeros((R, R), np.int64), need, P)
+    return float(best), _repair(counts(best).astype(np.int64), need, P)
 
 
 def _bandwidth(instance: Instance, wrack, ps_rack, server, c, mode: str) -> np.ndarray:
@@ -293,7 +303,8 @@ def _bandwidth(instance: Instance, wrack, ps_rack, server, c, mode: str) -> np.n
     return np.where(inter, np.minimum(b, share), b)
 
 
-def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: str) -> Solution:
+def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: str,
+              search: tuple[float, int] | None = None) -> Solution:
     if circuits not in ("bvn", "optimal"):
         from dmlopt.errors import InstanceError
 
@@ -306,6 +317,8 @@ def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: s
     st = _State(instance)
     wrack = placer(instance, st, rng)
     ps_rack, server = _place_ps(instance, st, wrack)
+    if search is not None:
+        _iterated_search(instance, wrack, ps_rack, server, rng, *search)
     if circuits == "bvn":
         c = _circuits_bvn(instance, wrack, ps_rack, server)
     else:
@@ -318,6 +331,151 @@ def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: s
         oxc=ports_from_circuits(instance, c),
         bandwidth=[b[offs[i]:offs[i + 1]].tolist() for i in range(len(instance.jobs))],
     )
+
+
+def _local_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
+                  server: np.ndarray, rng: np.random.Generator, time_limit: float,
+                  max_rounds: int) -> tuple[float, float]:
+    """First-improvement search on (f, -sum of squared pool-link utilisations), in place.
+
+    Moves: one worker to another rack, one PS to another switch slot or server, two workers
+    of different jobs swap racks. f of a placement is exact (:func:`placement_f`).
+    """
+    A = instance.arrays
+    R, cap = instance.n_racks, instance.capacity
+    job_of = A["job_of"]
+    free = A["cap"].copy()
+    np.subtract.at(free, wrack, A["wdem"])
+    np.subtract.at(free, ps_rack[server == 1], A["psdem"][server == 1])
+    slots = A["slots"] - np.bincount(ps_rack[server == 0], minlength=R)
+
+    def score() -> tuple[float, float]:
+        f = placement_f(instance, wrack, ps_rack, server)
+        a = flow_coefficients(instance, server)
+        ws, ps_, _ = link_loads(instance, wrack, ps_rack, server, a)
+        return f, -float(((ws / cap) ** 2).sum() + ((ps_ / cap) ** 2).sum())
+
+    best = score()
+    t_end = time.perf_counter() + time_limit
+    W, J = wrack.size, len(instance.jobs)
+    for _ in range(max_rounds):
+        improved = False
+        moves = [("w", n, k) for n in range(W) for k in range(R)]
+        moves += [("p", i, k, sv) for i in range(J) for k in range(R) for sv in (0.0, 1.0)]
+        moves += [("x", n, q) for n in range(W) for q in range(n + 1, W)
+                  if job_of[n] != job_of[q]]
+        moves += [("s", i, i2) for i in range(J) for i2 in range(i + 1, J)]
+        for mi in rng.permutation(len(moves)):
+            if time.perf_counter() > t_end:
+                return best
+            mv = moves[mi]
+            if mv[0] == "w":
+                _, n, k = mv
+                old = wrack[n]
+                if k == old or (free[k] < A["wdem"][n] - _EPS).any():
+                    continue
+                wrack[n] = k
+                new = score()
+                if new > best:
+                    free[old] += A["wdem"][n]
+                    free[k] -= A["wdem"][n]
+                    best, improved = new, True
+                else:
+                    wrack[n] = old
+            elif mv[0] == "p":
+                _, i, k, sv = mv
+                ok_, os_ = ps_rack[i], server[i]
+                if (k, sv) == (ok_, os_):
+                    continue
+                need = A["psdem"][i]
+                if sv == 0.0 and slots[k] - (1 if (ok_ == k and os_ == 0) else 0) < 1:
+                    continue
+                back = need if (os_ == 1 and ok_ == k) else 0
+                if sv == 1.0 and (free[k] + back < need - _EPS).any():
+                    continue
+                ps_rack[i], server[i] = k, sv
+                new = score()
+                if new > best:
+                    if os_ == 1:
+                        free[ok_] += need
+                    else:
+                        slots[ok_] += 1
+                    if sv == 1:
+                        free[k] -= need
+                    else:
+                        slots[k] -= 1
+                    best, improved = new, True
+                else:
+                    ps_rack[i], server[i] = ok_, os_
+            elif mv[0] == "s":
+                _, i, i2 = mv
+                loc1, loc2 = (ps_rack[i], server[i]), (ps_rack[i2], server[i2])
+                if loc1 == loc2:
+                    continue
+                f2 = free.copy()
+                for (k, sv), out, into in ((loc1, i, i2), (loc2, i2, i)):
+                    if sv == 1:
+                        f2[k] += A["psdem"][out] - A["psdem"][into]
+                if (f2 < -_EPS).any():
+                    continue
+                ps_rack[i], server[i] = loc2
+                ps_rack[i2], server[i2] = loc1
+                new = score()
+                if new > best:
+                    free[:] = f2
+                    best, improved = new, True
+                else:
+                    ps_rack[i], server[i] = loc1
+                    ps_rack[i2], server[i2] = loc2
+            else:
+                _, n, q = mv
+                kn, kq = wrack[n], wrack[q]
+                if kn == kq:
+                    continue
+                dn, dq = A["wdem"][n], A["wdem"][q]
+                if (free[kn] + dn - dq < -_EPS).any() or (free[kq] + dq - dn < -_EPS).any():
+                    continue
+                wrack[n], wrack[q] = kq, kn
+                new = score()
+                if new > best:
+                    free[kn] += dn - dq
+                    free[kq] += dq - dn
+                    best, improved = new, True
+                else:
+                    wrack[n], wrack[q] = kn, kq
+        if not improved:
+            break
+    return best
+
+
+def _iterated_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
+                     server: np.ndarray, rng: np.random.Generator, time_limit: float,
+                     max_rounds: int, kick: int = 3) -> None:
+    """Local search, then kicks (``kick`` random feasible worker moves) and local search again
+    until ``time_limit``; the best placement is left in the arrays."""
+    A = instance.arrays
+    t_end = time.perf_counter() + time_limit
+    best = _local_search(instance, wrack, ps_rack, server, rng, time_limit, max_rounds)
+    keep = (wrack.copy(), ps_rack.copy(), server.copy())
+    while time.perf_counter() < t_end and wrack.size > 1:
+        w, p, sv = keep[0].copy(), keep[1].copy(), keep[2].copy()
+        free = A["cap"].copy()
+        np.subtract.at(free, w, A["wdem"])
+        np.subtract.at(free, p[sv == 1], A["psdem"][sv == 1])
+        for n in rng.choice(w.size, min(kick, w.size), replace=False):
+            ok = np.flatnonzero((free >= A["wdem"][n] - _EPS).all(axis=1))
+            if ok.size:
+                k = int(rng.choice(ok))
+                free[w[n]] += A["wdem"][n]
+                free[k] -= A["wdem"][n]
+                w[n] = k
+        left = t_end - time.perf_counter()
+        if left <= 0:
+            break
+        new = _local_search(instance, w, p, sv, rng, left, max_rounds)
+        if new > best:
+            best, keep = new, (w, p, sv)
+    wrack[:], ps_rack[:], server[:] = keep
 
 
 def wcg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
@@ -343,4 +501,15 @@ def wcg_opt(instance: Instance, *, seed: int = 0) -> Solution:
     return _schedule(instance, _workers_wcg, seed, "optimal", "optimal")
 
 
-HEURISTICS = {"wcg": wcg, "swg": swg, "rwp": rwp, "wcg-opt": wcg_opt}
+def wcg_ls(instance: Instance, *, seed: int = 0, time_limit: float = 2.0,
+           max_rounds: int = 50) -> Solution:
+    """WCG, then iterated local search on the placement, optimal circuits and bandwidth (ours).
+
+    Runs for ``time_limit`` seconds (``max_rounds`` bounds one descent); ``seed`` drives the move
+    order and the kicks.
+    """
+    return _schedule(instance, _workers_wcg, seed, "optimal", "optimal",
+                     search=(time_limit, max_rounds))
+
+
+HEURISTICS = {"wcg": wcg, "swg": swg, "rwp": rwp, "wcg-opt": wcg_opt, "wcg-ls": wcg_ls}

@@ -234,7 +234,8 @@ def test_heuristics_pass_evaluator(spec):
     for seed in (0, 1):
         inst = dmlopt.generate("inc_oxc", spec, seed=seed)
         for name in sorted(H.HEURISTICS):
-            res = dmlopt.heuristic(inst, name, seed=seed)
+            opts = {"time_limit": 0.2} if name == "wcg-ls" else {}
+            res = dmlopt.heuristic(inst, name, seed=seed, **opts)
             assert res.status == "feasible", (name, res.message)
             # SWG / RWP spread jobs so widely that a rack may need more circuits than its ToR
             # has ports (some flows get no circuit: f = 0); WCG keeps jobs together
@@ -333,3 +334,15 @@ def test_generators_deterministic_and_sized():
     # 12 ports per ToR x 64 racks = 768 = the 384 inputs + 384 outputs of a 384 x 384 OXC
     assert big.n_racks == 64 and big.n_tor == 12 and len(big.pdp_racks()) == 32
     assert math.isclose(sum(len(j.workers) for j in big.jobs) / len(big.jobs), 10, rel_tol=0.3)
+
+
+def test_local_search_reaches_small_optima():
+    """wcg-ls never does worse than wcg-opt and matches the MILP on 2-rack instances."""
+    for seed in range(3):
+        inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2}, seed=seed)
+        ls = dmlopt.heuristic(inst, "wcg-ls", seed=0, time_limit=0.3)
+        base = dmlopt.heuristic(inst, "wcg-opt")
+        assert ls.objective >= base.objective - 1e-12
+        ex = dmlopt.solve(inst, formulation="strong", threads=1)
+        assert ls.objective <= ex.objective * (1 + 1e-9)
+        assert ls.objective == pytest.approx(ex.objective, rel=1e-6)
