@@ -10,14 +10,15 @@ Per request <c, m, b>:
 1. one server: the best-fitting server that holds the whole request (least free CPU + memory
    left over): no bandwidth at all;
 2. one rack: among racks whose servers with >= b free on their access link hold the request,
-   the best-fitting rack; inside it the fewest servers (largest contributions first), so the
-   fewest access links are charged;
+   the best-fitting rack; inside it the servers the request empties completely first (no
+   stranded fragments), largest contributions first, so few access links are charged;
 3. several racks: for every seed rack, racks are added greedily (neighbouring racks first, then
    by free resources) while every pair of chosen racks keeps a candidate path with >= b free;
    the plan with the fewest racks, then the fewest servers, then the best fit wins.
 
-Options: ``admit`` (default 1.0): drop a request needing more than ``admit`` times the currently
-free CPU or memory of the eligible servers (1.0 = never drop a request that fits).
+Tried and not kept (benchmarks/scripts/nara_table1.py on alpha/beta, 6 seeds): admission control
+(dropping large requests when the DC is busy) lowered acceptance on 128-request episodes; the
+worst-fit rack and the rack with the most free access bandwidth were below best fit.
 """
 
 from __future__ import annotations
@@ -46,9 +47,11 @@ def _take(order: np.ndarray, cf: np.ndarray, mf: np.ndarray, c: int, m: int) -> 
 
 def _contrib_order(servers: np.ndarray, cf: np.ndarray, mf: np.ndarray, c: int, m: int
                    ) -> np.ndarray:
-    """Servers by their contribution to <c, m> (largest first, ties lower index)."""
+    """Servers the request would empty first (free <= the whole request in both resources),
+    then by their contribution to <c, m>, largest first; ties to the lower index."""
+    full = (cf[servers] <= c) & (mf[servers] <= m)
     score = np.minimum(cf[servers], c) / max(c, 1) + np.minimum(mf[servers], m) / max(m, 1)
-    return servers[np.lexsort((servers, -score))]
+    return servers[np.lexsort((servers, -score, ~full))]
 
 
 def plan(state: State) -> list[int] | None:
@@ -113,7 +116,7 @@ def plan(state: State) -> list[int] | None:
     return None if best is None else best[1]
 
 
-def chooser(instance: Any, *, admit: float = 1.0):
+def chooser(instance: Any):
     """The per-request choice function for :func:`~dmlopt.models._nara_sim.run_episode`."""
     del instance
 
@@ -127,5 +130,4 @@ def chooser(instance: Any, *, admit: float = 1.0):
                 return False
         return state.covered
 
-    del admit
     return choose

@@ -12,7 +12,11 @@ name           allocator
 ``tetris``     Tetris (section 4.1, Appendix D.1, [19]): the server whose free <CPU, memory>
                has the largest cosine similarity with the remaining <c, m>, with the score of
                servers outside the first pick's rack cut by ``penalty`` = 90 %; ties to the
-               server with more free resources, then the lower index
+               server with more free resources, then the lower index. Only servers where the
+               request still fits are scored (``check_paths=True``, default: Tetris [19]
+               places a task only on a machine whose free resources, network included, cover
+               its demand); ``check_paths=False`` scores every server with some free
+               resource and drops the request when a pick breaks constraint 3
 ``nalb``       NALB (section 4.1, Appendix D.2, [18]): from a first server, a bandwidth-weighted
                breadth-first search (below); routes by bandwidth-weighted k-shortest paths
                (the widest of the k candidates)
@@ -70,12 +74,12 @@ def allocate_random(instance: nara.Instance, *, seed: int = 0) -> nara.Solution:
     return run_episode(instance, _random, rng=np.random.default_rng(seed))
 
 
-def _tetris_choose(penalty: float):
+def _tetris_choose(penalty: float, check_paths: bool):
     def choose(state: State, rng: np.random.Generator) -> bool:
         del rng
         net = state.net
         while not state.covered:
-            idx = np.flatnonzero(state.useful())
+            idx = np.flatnonzero(state.feasible() if check_paths else state.useful())
             if not idx.size:
                 return False
             f = state.cpu_free[idx].astype(float)
@@ -95,11 +99,12 @@ def _tetris_choose(penalty: float):
     return choose
 
 
-def allocate_tetris(instance: nara.Instance, *, seed: int = 0,
-                    penalty: float = 0.9) -> nara.Solution:
-    """Tetris baseline (Appendix D.1): cosine similarity, rack-non-local penalty 90 %."""
+def allocate_tetris(instance: nara.Instance, *, seed: int = 0, penalty: float = 0.9,
+                    check_paths: bool = True) -> nara.Solution:
+    """Tetris baseline (Appendix D.1): cosine similarity, rack-non-local penalty 90 %; only
+    servers where the request still fits (constraint 3 included) are scored, as in [19]."""
     del seed
-    return run_episode(instance, _tetris_choose(penalty))
+    return run_episode(instance, _tetris_choose(penalty, check_paths))
 
 
 def _first_server(state: State) -> int:
