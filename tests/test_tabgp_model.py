@@ -233,6 +233,13 @@ def test_warm_start_is_complete_and_feasible(formulation):
     assert res.objective <= M.evaluate(small, start).objective
 
 
+def test_warm_start_infeasible_is_refused():
+    inst = make()
+    with pytest.raises(InstanceError, match="warm_start: .*cluster 0 holds 3.*not a feasible"):
+        dmlopt.solve(inst, "highs", formulation="strong",
+                     warm_start=sol([[0, 0, 0, 1], [0, 0, 1, 1]]))
+
+
 def test_warm_start_by_heuristic_name():
     inst = dmlopt.load("tabgp/er12-p03-tau1-s0")
     a = dmlopt.solve(inst, "highs", formulation="strong", threads=1, warm_start="random")
