@@ -346,3 +346,13 @@ def test_local_search_reaches_small_optima():
         ex = dmlopt.solve(inst, formulation="strong", threads=1)
         assert ls.objective <= ex.objective * (1 + 1e-9)
         assert ls.objective == pytest.approx(ex.objective, rel=1e-6)
+
+
+def test_shipped_instances():
+    fig2 = dmlopt.load("inc_oxc/fig2.json")
+    assert fig2.model_dump(exclude={"name"}) == fig2_instance().model_dump(exclude={"name"})
+    small = dmlopt.load("inc_oxc/small-r6-s0.json")
+    want = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 6}, seed=0)
+    assert small.model_dump() == want.model_dump()
+    big = dmlopt.load("inc_oxc/large-r64-w16_64-s0.json")
+    assert big.n_racks == 64 and dmlopt.heuristic(big, "wcg").status == "feasible"

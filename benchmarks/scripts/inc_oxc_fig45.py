@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from collections import defaultdict
@@ -70,18 +71,19 @@ def table(paths: list[str]) -> None:
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
         groups[(r["scale"], r["racks"], str(r["workers"]), r["method"])].append(r)
-    print("| scale | racks | workers | method | runs | optimal | mean longest JCT (s) "
-          "| mean time (s) | max time (s) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| scale | racks | workers | method | runs | optimal | f = 0 (no circuit) "
+          "| mean longest JCT (s), finite runs | mean time (s) | max time (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for key in sorted(groups):
         g = groups[key]
-        jct = [r["longest_jct"] for r in g if r["longest_jct"] is not None]
+        jct = [r["longest_jct"] for r in g
+               if r["longest_jct"] is not None and math.isfinite(r["longest_jct"])]
+        zero = sum(r["f"] == 0 for r in g)
         opt = sum(r["status"] == "optimal" for r in g)
         t = [r["seconds"] for r in g]
-        print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {len(g)} | {opt} | "
-              f"{statistics.mean(jct):.4f} | {statistics.mean(t):.3f} | {max(t):.3f} |"
-              if jct else f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {len(g)} | {opt} "
-              f"| - | {statistics.mean(t):.3f} | {max(t):.3f} |")
+        mean = f"{statistics.mean(jct):.4f}" if jct else "-"
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {len(g)} | {opt} | {zero} | {mean} "
+              f"| {statistics.mean(t):.3f} | {max(t):.3f} |")
 
 
 def main() -> None:
