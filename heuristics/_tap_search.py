@@ -155,13 +155,15 @@ def _batch_totals(qap: Padded, perms: np.ndarray) -> np.ndarray:
     return (qap.F[None] * bp).sum(axis=(1, 2))
 
 
+try:  # the compiled kernel is optional: without numba the numpy search runs
+    from dmlopt.heuristics import _tap_kernel
+except ImportError:  # pragma: no cover - numba is a dependency
+    _tap_kernel = None
+
+
 def has_numba() -> bool:
     """True if the compiled kernel (:mod:`dmlopt.heuristics._tap_kernel`) can be used."""
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return _tap_kernel is not None
 
 
 def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterations: int,
@@ -175,8 +177,8 @@ def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterati
     if engine == "numpy" or (engine == "auto" and not has_numba()):
         best = robust_tabu_numpy(qap, perm[None], rng, iterations)
         return best, total(qap, best)
-    from dmlopt.heuristics import _tap_kernel
-
+    if _tap_kernel is None:
+        raise RuntimeError("engine 'numba' needs numba (pip install numba)")
     seed = int(rng.integers(2**31 - 1))
     best, cost = _tap_kernel.rots(qap.F, qap.B, perm.copy(), qap.m, qap.kc, iterations, seed,
                                   5 * qap.size * qap.size)
