@@ -7,6 +7,7 @@ so an interrupted run resumes)::
     python benchmarks/scripts/tabgp_exact.py compare --solver highs --seeds 0
     python benchmarks/scripts/tabgp_exact.py compare --solver scip --seeds 0
     python benchmarks/scripts/tabgp_exact.py large                # n = 16, tau = 3
+    python benchmarks/scripts/tabgp_exact.py lp                   # LP relaxation bounds
     python benchmarks/scripts/tabgp_exact.py report               # markdown tables on stdout
 
 Instances are the paper's synthetic workload: ``dmlopt.generate("tabgp", {"generator": "er",
@@ -29,7 +30,7 @@ import dmlopt
 PS = [round(0.1 * i, 1) for i in range(1, 10)]
 OUT = Path(os.environ.get("TABGP_BENCH_DIR", "/work/notes"))
 FIELDS = ["tau", "p", "n", "seed", "solver", "formulation", "time_limit", "status", "objective",
-          "bound", "seconds", "cpu_seconds"]
+          "bound", "seconds", "cpu_seconds", "warm_start"]
 
 
 def instance(n: int, p: float, tau: int, seed: int):
@@ -69,7 +70,7 @@ def run_one(path: Path, n: int, p: float, tau: int, seed: int, solver: str, form
            "formulation": formulation, "time_limit": time_limit, "status": res.status,
            "objective": res.objective, "bound": res.bound,
            "seconds": round(time.perf_counter() - t0, 3),
-           "cpu_seconds": round(time.process_time() - c0, 3)}
+           "cpu_seconds": round(time.process_time() - c0, 3), "warm_start": warm or ""}
     append(path, FIELDS, row)
     print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
     return row
@@ -106,6 +107,34 @@ def cmd_large(args) -> None:
         for seed in args.seeds:
             for f in args.formulations:
                 run_one(path, args.n, p, 3, seed, "highs", f, args.time_limit, args.warm_start)
+
+
+def lp_bound(inst, formulation: str) -> float:
+    """Optimum of the LP relaxation (integrality dropped) of a formulation, by HiGHS."""
+    import pyomo.environ as pyo
+
+    model = dmlopt.build(inst, formulation)
+    for var in model.component_data_objects(pyo.Var):
+        if var.is_binary():
+            var.domain = pyo.UnitInterval
+    dmlopt.solvers.run(model, "highs", threads=1)
+    return float(pyo.value(model.obj))
+
+
+def cmd_lp(args) -> None:
+    path = OUT / "tabgp_exact_lp.csv"
+    optima = {(int(r["tau"]), float(r["p"]), int(r["seed"])): float(r["optimum"])
+              for r in _rows(Path(args.optima))}
+    fields = ["tau", "p", "seed", "optimum", *args.formulations]
+    for tau in args.taus:
+        for p in PS:
+            for seed in args.seeds:
+                inst = instance(12, p, tau, seed)
+                row = {"tau": tau, "p": p, "seed": seed,
+                       "optimum": optima.get((tau, p, seed), "")}
+                row.update({f: round(lp_bound(inst, f), 3) for f in args.formulations})
+                append(path, fields, row)
+                print(row, flush=True)
 
 
 def _rows(name: str | Path) -> list[dict]:
@@ -169,6 +198,19 @@ def cmd_report(args) -> None:
             geo = math.exp(sum(math.log(max(x, 1e-9)) for x in ratios) / len(ratios))
             print(f"\ngeometric mean CPU ratio {forms[0]}/{forms[-1]}: {geo:.1f} over "
                   f"{len(ratios)} instances (a lower bound where {forms[0]} timed out)\n")
+    lp = _rows("tabgp_exact_lp.csv")
+    if lp:
+        forms = [k for k in lp[0] if k not in ("tau", "p", "seed", "optimum")]
+        print("## LP relaxation bound (root, before cuts) against the optimum\n")
+        print("| tau | p | seed | optimum | " + " | ".join(forms) + " |")
+        print("|---" * (4 + len(forms)) + "|")
+        known = {(r["tau"], r["p"], r["seed"]): r["optimum"]
+                 for r in _rows(OUT / "tabgp_optima.csv")}
+        for r in lp:
+            opt = r["optimum"] or known.get((r["tau"], r["p"], r["seed"]), "")
+            print(f"| {r['tau']} | {r['p']} | {r['seed']} | {_fmt(opt)} | "
+                  + " | ".join(_fmt(r[f]) for f in forms) + " |")
+        print()
     large = _rows("tabgp_exact_large.csv")
     if large:
         print("## n = 16, l = 4, k = 4, tau = 3, HiGHS, 1 thread\n")
@@ -211,10 +253,15 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--formulations", nargs="+", default=["pairs"])
     g.add_argument("--time-limit", type=float, default=300)
     g.add_argument("--warm-start", default=None)
+    b = sub.add_parser("lp")
+    b.add_argument("--formulations", nargs="+", default=["paper", "strong", "clusters", "pairs"])
+    b.add_argument("--taus", type=int, nargs="+", default=[3])
+    b.add_argument("--seeds", type=int, nargs="+", default=[0])
+    b.add_argument("--optima", default=str(OUT / "tabgp_optima.csv"))
     sub.add_parser("report")
     args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
-    {"optima": cmd_optima, "compare": cmd_compare, "large": cmd_large,
+    {"optima": cmd_optima, "compare": cmd_compare, "large": cmd_large, "lp": cmd_lp,
      "report": cmd_report}[args.cmd](args)
 
 
