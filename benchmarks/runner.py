@@ -248,13 +248,14 @@ def run_local(tasks: list[Task], workers: int, on_row: OnRow) -> None:
 _DASK = threading.local()
 
 
-def run_in_helper(payload: dict[str, Any]) -> dict[str, Any]:
-    """Run one task in this thread's helper (started on first use); its row. Dask calls this."""
+def run_in_helper(payload: dict[str, Any], preload: list[str] | None = None) -> dict[str, Any]:
+    """Run one task in this thread's helper (started on first use, importing ``preload``); its
+    row. Dask calls this."""
     helper = getattr(_DASK, "helper", None)
     if helper is None or not helper.alive():
         from dmlopt.benchmarks.child import preload_modules as for_payload
 
-        helper = Helper(for_payload(payload))
+        helper = Helper(preload if preload is not None else for_payload(payload))
         _DASK.helper = helper
         _DASK_HELPERS.append(helper)
     return helper.run(payload)
@@ -284,7 +285,7 @@ def run_dask(tasks: list[Task], address: str, workers: int, on_row: OnRow) -> No
     cluster = None
     if address == "local":
         cluster = LocalCluster(n_workers=1, threads_per_worker=workers, processes=False,
-                               dashboard_address=None)
+                               dashboard_address=":0")
         client = Client(cluster)
     else:
         try:
@@ -293,10 +294,11 @@ def run_dask(tasks: list[Task], address: str, workers: int, on_row: OnRow) -> No
             raise DmloptError(f"--dask: cannot connect to {address!r} ({exc})") from None
     payloads = {}
     futures = []
+    preload = preload_modules(tasks)
     try:
         for i, task in enumerate(tasks):
             payload = task.as_payload()
-            fut = client.submit(run_in_helper, payload, pure=False,
+            fut = client.submit(run_in_helper, payload, preload, pure=False,
                                 key=f"dmlopt-run-{i}-{task.instance_hash}-{os.getpid()}")
             payloads[fut.key] = payload
             futures.append(fut)
