@@ -46,6 +46,8 @@ ROWS = [
     # D: exact methods disagree on the optimum -> warning; reference is the better, 7
     row("tabgp", "D", "highs:paper", "optimal", 7.0, 1.0, bound=7.0),
     row("tabgp", "D", "scip:paper", "optimal", 8.0, 1.0, bound=8.0),
+    # E: no exact run at all: no reference, no gap
+    row("tabgp", "E", "h1", "feasible", 3.0, 0.01),
     # a maximisation problem: optimum 50, heuristic 40 -> gap (50 - 40) / 50 = 20 %
     row("maxp", "M", "highs:paper", "optimal", 50.0, 3.0, bound=50.0),
     row("maxp", "M", "g", "feasible", 40.0, 0.3),
@@ -85,6 +87,7 @@ def test_gaps_and_speedups(store):
     assert gap[("C", "h1", 0)] == pytest.approx(12.5)
     assert gap[("C", "highs:paper", 0)] == pytest.approx(25.0)
     assert gap[("D", "scip:paper", 0)] == pytest.approx(100 / 7)
+    assert math.isnan(gap[("E", "h1", 0)]) and math.isnan(sp[("E", "h1", 0)])
     assert gap[("M", "g", 0)] == pytest.approx(20.0)
     assert math.isnan(gap[("M", "g", 1)])
     assert sp[("A", "h1", 0)] == pytest.approx(100.0)
@@ -134,6 +137,7 @@ def test_report_files(store, tmp_path):
     assert "exact methods report different optima on `D`" in md
     assert "![gap-tabgp](gap-tabgp.png)" in md
     assert "| `A` | h3 | 0 | killed |" in md
+    assert "| `E` | - | h1 | 1 | feasible | 3 | - |" in md
 
 
 def test_profile_ratios(store):
