@@ -3,12 +3,12 @@
 :func:`execute` turns a task payload (plain data, see :meth:`Task.as_payload`) into the
 child's part of a results row: it validates the instance, calls :func:`dmlopt.solve` or
 :func:`dmlopt.heuristic` (which re-evaluate every objective), and catches every exception into an
-``error`` row with the message. ``python -m dmlopt.benchmarks.child`` is a small forking helper
-(:func:`serve`) that the Dask path keeps on every worker thread.
+``error`` row with the message. ``python -m dmlopt.benchmarks.child`` is the small forking
+helper (:func:`serve`) that the local pool keeps per worker and a Dask worker per thread.
 
 Peak memory is the child's peak resident set size (``VmHWM``; ``ru_maxrss`` where /proc is
-missing). It includes the interpreter and the modules preloaded before the run, not only the
-method.
+missing), reset when the run starts (``/proc/self/clear_refs``, Linux >= 4.0). It includes the
+pages of the interpreter and the preloaded modules the run touches, not only the method's own.
 """
 
 from __future__ import annotations
