@@ -7,8 +7,9 @@ child's part of a results row: it validates the instance, calls :func:`dmlopt.so
 helper (:func:`serve`) that the local pool keeps per worker and a Dask worker per thread.
 
 Peak memory is the child's peak resident set size (``VmHWM``; ``ru_maxrss`` where /proc is
-missing), reset when the run starts (``/proc/self/clear_refs``, Linux >= 4.0). It includes the
-pages of the interpreter and the preloaded modules the run touches, not only the method's own.
+missing), reset when the run starts (``/proc/self/clear_refs``, Linux >= 4.0). A forked run's
+resident set starts with the helper's (the interpreter and the modules loaded before the run), so
+the figure is that baseline plus what the method adds, not the method's memory alone.
 """
 
 from __future__ import annotations
