@@ -85,8 +85,10 @@ Formulation ``"strong"`` (ours; equal optimum, proven by tests)
   Rates per rack and per (rack, PS rack) are disaggregated instead of big-M products:
   sum_{k,u} g_iqku = m_iq r_i, g_iqku <= r_i, g_iqku <= Rmax_i y_iqku (so every active slot carries
   r_i);  x_ikt >= 0, sum_t x_ikt = G_ik = sum g, x_ikt <= U_ik (p^s_it + p^c_it);
-  pi_it (the PS-side load) with sum_t pi_it = m_i rho_i, rho_i = 2 d_i (1 + alpha_i) phi^s_i,
-  pi_it <= m_i Rmax_i p^s_it. Big-M values come from the data: F = N_ToR B / (2 max_i d_i) (a
+  v_it (inflow into the PS rack) with sum_t v_it = m_i r_i, v_it <= m_i Rmax_i (p^s_it + p^c_it),
+  sum_k x_ikt = v_it;  pi_it (the PS-side load) with sum_t pi_it = m_i rho_i,
+  rho_i = 2 d_i (1 + alpha_i) phi^s_i, pi_it <= m_i Rmax_i p^s_it, pi_it <= v_it.
+  Big-M values come from the data: F = N_ToR B / (2 max_i d_i) (a
   worker's own pool link), Rmax_i = 2 d_i (1 + alpha_i) F, U_ik = min(N_ToR B, m_i Rmax_i).
 * Identical racks (same resources, C_k): worker counts non-increasing along the rack order.
 
@@ -664,6 +666,15 @@ def build_strong(instance: Instance) -> Any:
                              == G(i, k))
     m.x_ub = pyo.Constraint(m.J, m.R, m.R, rule=lambda m, i, k, t: m.x[i, k, t] <= min(
         NB, msize[i] * rmax[i]) * (m.ps[i, t] + pc(i, t)))
+    # inflow into the PS rack: v_it = m_i r_i p_it (disaggregated), sum_k x_ikt = v_it
+    m.v = pyo.Var(m.J, m.R, domain=pyo.NonNegativeReals)
+    m.v_sum = pyo.Constraint(m.J, rule=lambda m, i: sum(m.v[i, t] for t in m.R)
+                             == msize[i] * r(i))
+    m.v_ub = pyo.Constraint(m.J, m.R, rule=lambda m, i, t: m.v[i, t] <= min(
+        msize[i] * rmax[i], R * NB) * (m.ps[i, t] + pc(i, t)))
+    m.v_x = pyo.Constraint(m.J, m.R, rule=lambda m, i, t: sum(m.x[i, k, t] for k in m.R)
+                           == m.v[i, t])
+    m.pi_v = pyo.Constraint(m.J, m.R, rule=lambda m, i, t: m.pi[i, t] <= m.v[i, t])
     # PS-side load of a server PS
     m.pi_sum = pyo.Constraint(m.J, rule=lambda m, i: sum(m.pi[i, t] for t in m.R) == msize[i]
                               * 2 * jobs[i].data * (1 + jobs[i].alpha) * m.phis[i])
@@ -691,8 +702,8 @@ def _size_strong(instance: Instance) -> tuple[int, int]:
     R = instance.n_racks
     W, J = sum(len(j.workers) for j in instance.jobs), len(instance.jobs)
     n_vars = 2 * W * R + J * (R + len(instance.pdp_racks())) + R * (R - 1) // 2 + 1 + 2 * J \
-        + J * R * R + J * R
-    n_cons = 4 * R + 3 * W * R + 4 * J + J * R + J * R * R + J * R + 2 * R + R * (R - 1)
+        + J * R * R + 2 * J * R
+    n_cons = 4 * R + 3 * W * R + 5 * J + 4 * J * R + J * R * R + J * R + 2 * R + R * (R - 1)
     return n_vars, n_cons
 
 
@@ -843,6 +854,8 @@ def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
             model.x[i, k, ps_rack[i]].set_value(n * r_i)
         if server[i]:
             model.pi[i, ps_rack[i]].set_value(sizes[i] * r_i)
+        for t in range(R):
+            model.v[i, t].set_value(sizes[i] * r_i if t == ps_rack[i] else 0.0)
     for (s, t), var in model.c.items():
         var.set_value(float(c[s, t]))
 
