@@ -365,6 +365,7 @@ def _local_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
         moves += [("x", n, q) for n in range(W) for q in range(n + 1, W)
                   if job_of[n] != job_of[q]]
         moves += [("s", i, i2) for i in range(J) for i2 in range(i + 1, J)]
+        moves += [("g", i, k) for i in range(J) for k in range(R)]
         for mi in rng.permutation(len(moves)):
             if time.perf_counter() > t_end:
                 return best
@@ -407,6 +408,34 @@ def _local_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
                     best, improved = new, True
                 else:
                     ps_rack[i], server[i] = ok_, os_
+            elif mv[0] == "g":
+                # gather: the PS of job i to rack k (switch if a slot is free, else server),
+                # then as many of its workers as fit into k
+                _, i, k = mv
+                snap = (wrack.copy(), ps_rack.copy(), server.copy(), free.copy(), slots.copy())
+                if server[i] == 1:
+                    free[ps_rack[i]] += A["psdem"][i]
+                else:
+                    slots[ps_rack[i]] += 1
+                if slots[k] > 0:
+                    ps_rack[i], server[i] = k, 0.0
+                    slots[k] -= 1
+                elif (free[k] >= A["psdem"][i] - _EPS).all():
+                    ps_rack[i], server[i] = k, 1.0
+                    free[k] -= A["psdem"][i]
+                else:
+                    wrack[:], ps_rack[:], server[:], free[:], slots[:] = snap
+                    continue
+                for n in np.flatnonzero((job_of == i) & (wrack != k)):
+                    if (free[k] >= A["wdem"][n] - _EPS).all():
+                        free[wrack[n]] += A["wdem"][n]
+                        free[k] -= A["wdem"][n]
+                        wrack[n] = k
+                new = score()
+                if new > best:
+                    best, improved = new, True
+                else:
+                    wrack[:], ps_rack[:], server[:], free[:], slots[:] = snap
             elif mv[0] == "s":
                 _, i, i2 = mv
                 loc1, loc2 = (ps_rack[i], server[i]), (ps_rack[i2], server[i2])
