@@ -1,0 +1,205 @@
+"""RDDA, the RAR-based DMT deployment algorithm (paper 003, section 5, Algorithm 1).
+
+Requests are served one by one, earlier arrival first, then earlier deadline (section 5). For a
+request, the rings through its source whose reliability (eq. 3) reaches r_j are the candidate
+rings (lines 2-8); every set of computing nodes on a candidate ring that contains the source and
+has an allowed size N_j is a combination (lines 9-11; the node count is flexible). Each
+combination is scored by the scheme (line 12) and the best one that can hold the request is
+deployed (lines 13-21); with none the request is blocked (lines 22-24).
+
+Placement inside a combination (the paper leaves it open; our reading)
+-------------------------------------------------------------------
+A placement is a CU count k (the same on every computing node, as section 6 states), a start and
+the window of length :func:`~dmlopt.models.rar.duration` (eqs. 1, 2, 5), all nodes holding k
+free CUs over the whole window, and one wavelength with room (load < rho) on every ring link
+over that window. Only k = the fewest CUs for each window length is tried (more CUs in the same
+window never help). Scores, compared lexicographically, smaller first:
+
+* MinCU: (CUs newly activated, N, N k, end): "the number of CUs to be activated", ties by
+  the number of nodes (section 5).
+* MinW: (wavelengths newly activated on the ring, ring links, N, end, N k): "the number of
+  wavelengths required to be activated", ties by the number of links; the wavelength reusing the
+  most activated ones (lowest index on ties).
+* MinT: (end, N k, N): the combination providing the CUs fastest.
+* MaxR: (-ring reliability, N, end, N k).
+
+MinW and MaxR place a request at its earliest possible end, like MinT, since the paper gives
+them no time preference; every scheme except MinW takes the first-fit wavelength (section 6).
+
+Activated CUs are counted, as in the evaluator, by the ids the final schedule uses. RDDA tracks
+CU counts per node and slot and, at the end, gives each node's requests CU ids in order of
+start (:func:`~dmlopt.models.rar.assign_cu_ids`), which needs exactly the node's peak usage; so
+"newly activated" CUs are the increase of a node's peak usage. The inner loop works on numpy
+arrays over all (start, end) pairs of the request's window at once.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import cache
+
+import numpy as np
+from dmlopt.models.rar import (
+    Assignment,
+    Instance,
+    Solution,
+    assign_cu_ids,
+    duration,
+    fewest_cus_table,
+)
+
+SCHEMES = ("MinCU", "MinW", "MinT", "MaxR")
+
+
+@cache
+def _pairs(width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All (s, e) with 0 <= s <= e < width, and the mask s <= e of a width x width grid."""
+    s, e = np.triu_indices(width)
+    mask = np.triu(np.ones((width, width), dtype=bool))
+    return s, e, mask
+
+
+def _window_max(rows: np.ndarray, s: np.ndarray, e: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """max(rows[:, s..e]) for every pair (s, e): shape (len(rows), len(s))."""
+    grid = np.where(mask[None, :, :], rows[:, None, :], np.iinfo(np.int64).min)
+    np.maximum.accumulate(grid, axis=2, out=grid)
+    return grid[:, s, e]
+
+
+def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None) -> Solution:
+    """Algorithm 1 with the scheme's ordering (the instance's scheme unless ``scheme`` is given).
+
+    Parameters
+    ----------
+    instance : the RAR instance.
+    seed : unused (RDDA is deterministic); kept for the heuristic contract.
+    scheme : "MinCU", "MinW", "MinT" or "MaxR" to override the instance's scheme ordering.
+
+    Returns
+    -------
+    Solution
+        Every request deployed or blocked; CU ids assigned per node in order of start.
+    """
+    from dmlopt.errors import InstanceError
+
+    scheme = scheme or instance.scheme
+    if scheme not in SCHEMES:
+        raise InstanceError("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
+    inst = instance
+    T = inst.slots
+    caps = np.array([nd.cus for nd in inst.nodes], dtype=np.int64)
+    k_top = int(caps.max())
+    used = np.zeros((len(inst.nodes), T), dtype=np.int64)
+    peak = np.zeros(len(inst.nodes), dtype=np.int64)
+    w_max = max(lk.wavelengths for lk in inst.links)
+    exists = np.arange(w_max)[None, :] < np.array([lk.wavelengths for lk in inst.links])[:, None]
+    load = np.zeros((len(inst.links), w_max, T), dtype=np.int64)
+    w_act = np.zeros((len(inst.links), w_max), dtype=bool)
+    order = sorted(range(len(inst.requests)),
+                   key=lambda j: (inst.requests[j].arrival, inst.requests[j].deadline, j))
+    plans: list[tuple[list[int], list[int], int, int] | None] = [None] * len(inst.requests)
+    chosen: dict[int, tuple[tuple[int, ...], int]] = {}
+    for j in order:
+        r = inst.requests[j]
+        rings = inst.candidate_rings(j)
+        if not rings:
+            continue
+        lo, hi = r.arrival - 1, r.deadline - 1
+        width = hi - lo + 1
+        s_idx, e_idx, mask = _pairs(width)
+        span = e_idx - s_idx + 1
+        kvec = {}
+        for nn in r.node_counts:
+            table = fewest_cus_table(inst, j, nn, width, k_top)  # per window length d
+            # only windows exactly as long as the fewest CUs need (never hold idle slots)
+            exact = duration(inst, j, nn, np.minimum(table, k_top)) == np.arange(width + 1)
+            kvec[nn] = np.where(exact & (table <= k_top), table, 1 << 40)[span]
+        local = sorted({v for k in rings for v in inst.rings[k].nodes})
+        pos = {v: i for i, v in enumerate(local)}
+        loc = np.array(local)
+        mu = _window_max(used[loc, lo:hi + 1], s_idx, e_idx, mask)  # (R, P) peak use in window
+        free = caps[loc][:, None] - mu
+        room = mu - peak[loc][:, None]  # (R, P) <= 0: activated CUs left unused in the window
+        bad = (load[:, :, lo:hi + 1] >= inst.rho) | ~exists[:, :, None]
+        best_key: tuple | None = None
+        best: tuple | None = None
+        for k in rings:
+            ring = inst.rings[k]
+            lk = list(ring.links)
+            rb = bad[lk].any(axis=0)  # (W, width)
+            cs = np.concatenate([np.zeros((w_max, 1), dtype=np.int64),
+                                 np.cumsum(rb, axis=1)], axis=1)
+            wl_ok = (cs[:, e_idx + 1] - cs[:, s_idx]) == 0  # (W, P)
+            any_ok = wl_ok.any(axis=0)
+            if not any_ok.any():
+                continue
+            if scheme == "MinW":
+                new_w = (~w_act[lk]).sum(axis=0)  # (W,)
+                cost = np.where(wl_ok, (new_w * w_max + np.arange(w_max))[:, None], 1 << 40)
+                wl_cost = cost.min(axis=0)  # new * w_max + b
+            for nn in r.node_counts:
+                if nn > ring.size:
+                    continue
+                subsets = _subsets(ring.nodes, r.source, nn)
+                idx = np.array([[pos[v] for v in sub] for sub in subsets])  # (n_sub, N)
+                kk = kvec[nn]
+                feas = (free[idx].min(axis=1) >= kk[None, :]) & any_ok[None, :]
+                if not feas.any():
+                    continue
+                si, pi = np.nonzero(feas)
+                end = lo + e_idx[pi]
+                nk = nn * kk[pi]
+                if scheme == "MinCU":
+                    # CUs newly activated: sum over the nodes of max(0, use + k - peak)
+                    new = np.maximum(room[idx[si], pi[:, None]] + kk[pi][:, None], 0).sum(axis=1)
+                    c = int(np.lexsort((end, nk, new))[0])  # lexsort: last key is primary
+                    key = (int(new[c]), nn, int(nk[c]), int(end[c]))
+                elif scheme == "MinW":
+                    nw = wl_cost[pi] // w_max
+                    c = int(np.lexsort((nk, end, nw))[0])
+                    key = (int(nw[c]), ring.size, nn, int(end[c]), int(nk[c]))
+                elif scheme == "MinT":
+                    c = int(np.lexsort((nk, end))[0])
+                    key = (int(end[c]), int(nk[c]), nn)
+                else:
+                    c = int(np.lexsort((nk, end))[0])
+                    key = (-ring.reliability, nn, int(end[c]), int(nk[c]))
+                if best_key is None or key < best_key:
+                    best_key = key
+                    p = int(pi[c])
+                    # MinW: the wavelength activating the fewest; otherwise first fit
+                    b = int(wl_cost[p] % w_max) if scheme == "MinW" else int(
+                        np.argmax(wl_ok[:, p]))
+                    best = (k, subsets[int(si[c])], int(kk[p]), lo + int(s_idx[p]),
+                            lo + int(e_idx[p]), b)
+        if best is None:
+            continue
+        k, sub, kk_, s, e, b = best
+        ring = inst.rings[k]
+        nodes = [v for v in ring.nodes if v in sub]
+        used[nodes, s:e + 1] += kk_
+        peak[nodes] = np.maximum(peak[nodes], used[nodes, s:e + 1].max(axis=1))
+        load[list(ring.links), b, s:e + 1] += 1
+        w_act[list(ring.links), b] = True
+        plans[j] = (nodes, [kk_] * len(nodes), s + 1, e + 1)
+        chosen[j] = (ring.nodes, b)
+    ids = assign_cu_ids(inst, plans)
+    out: list[Assignment | None] = []
+    for j, plan in enumerate(plans):
+        if plan is None:
+            out.append(None)
+            continue
+        ring_nodes, b = chosen[j]
+        out.append(Assignment(ring=list(ring_nodes), nodes=plan[0], cus=ids[j], wavelength=b,
+                              start=plan[2], end=plan[3]))
+    return Solution(requests=out)
+
+
+@cache
+def _subsets(ring: tuple[int, ...], source: int, size: int) -> list[tuple[int, ...]]:
+    """Node sets of ``size`` on ``ring`` containing ``source`` (Algorithm 1, line 10)."""
+    others = [v for v in ring if v != source]
+    return [(source, *c) for c in itertools.combinations(others, size - 1)]
+
+
+HEURISTICS = {"rdda": rdda}
