@@ -2,8 +2,9 @@
 
 * :func:`stuff` turns the inter-rack transfer matrix D (zero diagonal) into a "perfect" matrix D'
   (equal row and column sums, zero diagonal kept: intra-rack traffic does not use the OXC) by
-  adding a non-negative zero-diagonal matrix, found as a small transportation LP. The line sum is
-  the largest line sum of D, raised only when a zero diagonal makes that impossible.
+  adding a non-negative zero-diagonal matrix (a transportation plan of the row and column
+  deficits built in closed form, see :func:`_zero_diagonal_transport`). The line sum is the
+  largest line sum of D, raised only when a zero diagonal makes that impossible.
 * :func:`bvn_decompose` writes D' = sum_k theta_k P_k with permutation matrices P_k (repeated
   perfect matchings on the support, scipy's ``linear_sum_assignment``); each step takes the
   bottleneck matching (largest smallest entry, by bisection over the entries), so the
@@ -16,7 +17,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment, linprog
+from scipy.optimize import linear_sum_assignment
 
 
 def stuff(D: np.ndarray) -> tuple[np.ndarray, float]:
@@ -46,22 +47,44 @@ def stuff(D: np.ndarray) -> tuple[np.ndarray, float]:
             r, c = r + delta, c + delta
     if r.sum() <= 1e-12 * sigma:
         return D.copy(), sigma
-    off = ~np.eye(n, dtype=bool)
-    idx = np.flatnonzero(off.ravel())
-    # transportation LP: E_ij >= 0 off the diagonal, row sums r, column sums c
-    a_eq = np.zeros((2 * n, idx.size))
-    rows, cols = idx // n, idx % n
-    a_eq[rows, np.arange(idx.size)] = 1
-    a_eq[n + cols, np.arange(idx.size)] = 1
-    # prefer stuffing pairs that already carry traffic in the other direction (duplex circuits)
-    cost = np.where(D.T.ravel()[idx] > 0, 0.0, 1.0)
-    res = linprog(cost, A_eq=a_eq[:-1], b_eq=np.concatenate([r, c])[:-1], bounds=(0, None),
-                  method="highs")
-    if res.status != 0:  # pragma: no cover - excluded by the deficit condition above
-        raise RuntimeError(f"stuffing LP failed: {res.message}")
-    E = np.zeros(n * n)
-    E[idx] = np.maximum(res.x, 0)
-    return D + E.reshape(n, n), sigma
+    return D + _zero_diagonal_transport(r, c), sigma
+
+
+def _zero_diagonal_transport(r: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """E >= 0 with zero diagonal, row sums r and column sums c (needs r_i + c_i <= sum(r)).
+
+    Start from the rank-one r c^T / S, then move the diagonal mass off the diagonal with
+    line-sum-preserving exchanges: two diagonal entries i, j -> (i, j) and (j, i); a last one m
+    with an entry (j, k) outside row and column m -> (m, k) and (j, m).
+    """
+    n = r.size
+    S = float(r.sum())
+    E = np.outer(r, c) / S
+    d = np.diag(E).copy()
+    np.fill_diagonal(E, 0.0)
+    tiny = 1e-12 * S
+    while (d > tiny).sum() > 1:
+        i, j = np.argsort(-d)[:2]
+        delta = min(d[i], d[j])
+        E[i, j] += delta
+        E[j, i] += delta
+        d[i] -= delta
+        d[j] -= delta
+    m = int(np.argmax(d))
+    left = float(d[m])
+    if left > tiny:
+        mask = np.ones((n, n), bool)
+        mask[m, :] = mask[:, m] = False
+        np.fill_diagonal(mask, False)
+        for j, k in zip(*np.nonzero(mask & (E > 0)), strict=True):
+            delta = min(E[j, k], left)
+            E[j, k] -= delta
+            E[m, k] += delta
+            E[j, m] += delta
+            left -= delta
+            if left <= tiny:
+                break
+    return np.maximum(E, 0.0)
 
 
 def _bottleneck_matching(mat: np.ndarray, eps: float) -> tuple[np.ndarray, float] | None:
