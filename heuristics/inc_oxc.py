@@ -34,7 +34,12 @@ pair with the largest demand per circuit.
 Options (every heuristic): ``circuits="bvn"`` (the paper) or ``"optimal"`` (the best circuit
 counts for the placement: bisection on f over the candidate values B c / load), and
 ``bandwidth="proportional"`` (the paper) or ``"optimal"`` (the closed form b_ij = a_ij f*).
-``wcg-opt`` is WCG with both set to ``"optimal"`` (ours).
+``wcg-opt`` is WCG with both set to ``"optimal"`` (ours). ``wcg-ls`` (ours) starts from WCG and
+runs an iterated local search for ``time_limit`` seconds over placements, each scored exactly by
+the best f over all circuit configurations (:func:`placement_f`): moves relocate a worker, swap
+two workers of different jobs, relocate a PS (switch slot or server), swap two PS locations, and
+"gather" (a PS to rack k plus as many of its workers as fit there); kicks move 3 random workers.
+The result carries the optimal circuits and bandwidth of the best placement found.
 """
 
 from __future__ import annotations
