@@ -143,35 +143,39 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None) -> Sol
                 subsets = _subsets(ring.nodes, r.source, nn)
                 idx = np.array([[pos[v] for v in sub] for sub in subsets])  # (n_sub, N)
                 kk = kvec[nn]
-                feas = (free[idx].min(axis=1) >= kk[None, :]) & any_ok[None, :]
+                feas = (free[idx].min(axis=1) >= kk[None, :]) & any_ok[None, :]  # (n_sub, P)
                 if not feas.any():
                     continue
-                si, pi = np.nonzero(feas)
-                end = lo + e_idx[pi]
-                nk = nn * kk[pi]
+                # one packed int64 key per cell, compared as the tuples of the docstring
+                end = lo + e_idx  # (P,) < 2^14
+                nk = nn * np.minimum(kk, k_top + 1)  # (P,) < 2^20
                 if scheme == "MinCU":
                     # CUs newly activated: sum over the nodes of max(0, use + k - peak)
-                    new = np.maximum(room[idx[si], pi[:, None]] + kk[pi][:, None], 0).sum(axis=1)
-                    c = int(np.lexsort((end, nk, new))[0])  # lexsort: last key is primary
-                    key = (int(new[c]), nn, int(nk[c]), int(end[c]))
+                    new = np.maximum(room[idx] + kk[None, None, :], 0).sum(axis=1)
+                    packed = (np.minimum(new, (1 << 20) - 1) << 34) | (nk << 14) | end
                 elif scheme == "MinW":
-                    nw = wl_cost[pi] // w_max
-                    c = int(np.lexsort((nk, end, nw))[0])
-                    key = (int(nw[c]), ring.size, nn, int(end[c]), int(nk[c]))
+                    packed = (np.minimum(wl_cost // w_max, (1 << 20) - 1) << 34) | (end << 20) | nk
+                else:  # MinT, MaxR: earliest end, then fewest CUs
+                    packed = (end << 20) | nk
+                packed = np.where(feas, packed, np.iinfo(np.int64).max)
+                flat = int(np.argmin(packed))
+                sub_i, p = divmod(flat, len(e_idx))
+                cell = packed.flat[flat]
+                e_p, nk_p = int(lo + e_idx[p]), int(nn * kk[p])
+                if scheme == "MinCU":
+                    key = (int(cell) >> 34, nn, nk_p, e_p)
+                elif scheme == "MinW":
+                    key = (int(wl_cost[p] // w_max), ring.size, nn, e_p, nk_p)
                 elif scheme == "MinT":
-                    c = int(np.lexsort((nk, end))[0])
-                    key = (int(end[c]), int(nk[c]), nn)
+                    key = (e_p, nk_p, nn)
                 else:
-                    c = int(np.lexsort((nk, end))[0])
-                    key = (-ring.reliability, nn, int(end[c]), int(nk[c]))
+                    key = (-ring.reliability, nn, e_p, nk_p)
                 if best_key is None or key < best_key:
                     best_key = key
-                    p = int(pi[c])
                     # MinW: the wavelength activating the fewest; otherwise first fit
                     b = int(wl_cost[p] % w_max) if scheme == "MinW" else int(
                         np.argmax(wl_ok[:, p]))
-                    best = (k, subsets[int(si[c])], int(kk[p]), lo + int(s_idx[p]),
-                            lo + int(e_idx[p]), b)
+                    best = (k, subsets[sub_i], int(kk[p]), lo + int(s_idx[p]), e_p, b)
         if best is None:
             continue
         k, sub, kk_, s, e, b = best
