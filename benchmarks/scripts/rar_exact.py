@@ -14,9 +14,10 @@ import argparse
 import json
 import sys
 
+from dmlopt.models import rar
+
 import dmlopt
 from dmlopt.errors import ModelTooLargeError
-from dmlopt.models import rar
 
 
 def main(argv: list[str] | None = None) -> None:

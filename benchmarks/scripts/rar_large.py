@@ -1,8 +1,8 @@
 """Paper 003, Figs. 8-13 and Table 2 (RDDA side): RDDA on the 38-node network.
 
 For each request count and scheme, runs RDDA on ``cpn38`` instances (48 slots) for several
-seeds and prints the mean of the paper's metrics, the wall time of ``dmlopt.heuristic`` (RDDA plus the
-evaluator) and its CPU time (the machine is shared: CPU time is the stable figure).
+seeds and prints the mean of the paper's metrics, the wall time of ``dmlopt.heuristic`` (RDDA
+plus the evaluator) and its CPU time (the machine is shared: CPU time is the stable figure).
 
     python benchmarks/scripts/rar_large.py --requests 50:500:50 --seeds 0,1,2
 """
@@ -13,8 +13,9 @@ import argparse
 import statistics
 import time
 
-import dmlopt
 from dmlopt.models import rar
+
+import dmlopt
 
 METRICS = ("blocking_rate", "activated_cu_ratio", "activated_wavelength_ratio", "aot_ratio",
            "avg_reliability", "reliability_gain")
