@@ -212,9 +212,9 @@ def test_warm_start_both_formulations():
 
 def test_inc_never_worse():
     for seed in range(2):
-        a = dmlopt.solve(dmlopt.generate("inc_oxc", {"generator": "small", "racks": 3}, seed),
+        a = dmlopt.solve(dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2}, seed),
                          formulation="strong", threads=1, time_limit=60)
-        b = dmlopt.solve(dmlopt.generate("inc_oxc", {"generator": "small", "racks": 3,
+        b = dmlopt.solve(dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2,
                                                      "inc": False}, seed),
                          formulation="strong", threads=1, time_limit=60)
         assert a.objective >= b.objective - 1e-9
