@@ -89,17 +89,21 @@ def plan(state: State) -> list[int] | None:
     neigh = net.neighbour
     size = tc / max(c, 1) + tm / max(m, 1)
     best: tuple[Any, list[int]] | None = None
-    for r0 in np.flatnonzero(size > 0):
+    racks = np.flatnonzero(size > 0)
+    for r0 in racks:
+        # greedy: walk the racks by preference (neighbours of r0 first, then most free) and
+        # add each one still compatible with all chosen racks (compatibility only shrinks, so
+        # this equals repeatedly adding the preferred compatible rack)
         chosen = [int(r0)]
+        ok = compat[r0].copy()
         have_c, have_m = tc[r0], tm[r0]
-        while have_c < c or have_m < m:
-            cand = np.flatnonzero(compat[:, chosen].all(axis=1) & (size > 0))
-            cand = cand[~np.isin(cand, chosen)]
-            if not cand.size:
+        for r in racks[np.lexsort((racks, -size[racks], ~neigh[r0, racks]))].tolist():
+            if have_c >= c and have_m >= m:
                 break
-            key = np.lexsort((cand, -size[cand], ~neigh[r0, cand]))
-            r = int(cand[key[0]])
+            if r == r0 or not ok[r]:
+                continue
             chosen.append(r)
+            ok &= compat[r]
             have_c += tc[r]
             have_m += tm[r]
         if have_c < c or have_m < m:

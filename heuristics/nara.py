@@ -156,7 +156,7 @@ def _bfs_choose(weighted: bool, hops: np.ndarray):
             for s in servers:
                 if state.covered:
                     return True
-                if not state.useful()[s]:
+                if not state.is_useful(int(s)):
                     continue
                 if not state.add(int(s)):
                     return False

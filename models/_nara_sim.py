@@ -49,9 +49,23 @@ class State:
         self.bw = np.append(net.cap.astype(float), np.inf)
         self.heap: list[tuple[float, int]] = []
         self.held: dict[int, tuple[nara.Allocation, np.ndarray]] = {}
-        R, k = net.n_racks, net.paths.shape[2]
-        self._valid = np.arange(k)[None, None, :] < net.n_cand[:, :, None]
+        R = net.n_racks
         self._eye = np.eye(R, dtype=bool)
+        # candidate paths as a sparse (paths x links) incidence matrix, path p of rack pair
+        # (ra, rb) at row p_of[ra, rb] + index: blocked paths = incidence @ (links short of b)
+        rows, cols, self._pair_rows = [], [], []
+        for (ra, rb), plist in net.cand.items():
+            for links in plist:
+                rows.extend([len(self._pair_rows)] * len(links))
+                cols.extend(links)
+                self._pair_rows.append((ra, rb))
+        from scipy.sparse import csr_matrix
+
+        n_paths = len(self._pair_rows)
+        self._inc = csr_matrix((np.ones(len(rows)), (rows, cols)),
+                               shape=(n_paths, net.n_links + 1))
+        self._path_a = np.array([a for a, _ in self._pair_rows], dtype=np.int64)
+        self._path_b = np.array([b for _, b in self._pair_rows], dtype=np.int64)
         self.allocations: list[nara.Allocation | None] = []
         self.step = 0
         # pending request
@@ -67,9 +81,16 @@ class State:
     # ---------------------------------------------------------------- network queries
     def compat(self, b: float) -> np.ndarray:
         """(R, R) bool: racks a, b have a candidate path with >= b free on every link."""
-        bott = self.bw[self.net.paths].min(axis=-1)
-        ok = (bott >= b - TOL) & self._valid
-        return ok.any(axis=-1) | self._eye
+        short = (self.bw < b - TOL).astype(float)
+        out = self._eye.copy()
+        if not short.any():
+            out[:] = True
+            return out
+        free_path = (self._inc @ short) == 0
+        a, b_ = self._path_a[free_path], self._path_b[free_path]
+        out[a, b_] = True
+        out[b_, a] = True
+        return out
 
     def access_ok(self, b: float) -> np.ndarray:
         """(S,) bool: the server's access link has >= b free."""
@@ -131,6 +152,11 @@ class State:
             m[self.selected] = False
         return m
 
+    def is_useful(self, s: int) -> bool:
+        """Scalar :meth:`useful` for one server."""
+        return s not in self.selected and (
+            (self.cpu_free[s] > 0 and self.rem_c > 0) or (self.mem_free[s] > 0 and self.rem_m > 0))
+
     def feasible(self) -> np.ndarray:
         """(S,) bool: useful servers whose addition keeps constraint 3 satisfiable."""
         m = self.useful()
@@ -151,7 +177,10 @@ class State:
         if not acc[s] or not acc[self.selected].all():
             return False
         rs = self.net.rack[s]
-        return bool(self.compat_now[rs, self.net.rack[self.selected]].all())
+        racks = self.net.rack[self.selected]
+        if (racks == rs).all():  # one rack: the access links are the whole path
+            return True
+        return bool(self.compat_now[rs, racks].all())
 
     def add(self, s: int) -> bool:
         """Pick server s (transitions (i)-(ii)); False when constraint 3 fails (then drop)."""

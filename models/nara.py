@@ -460,6 +460,10 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
     need = [max(-(-r.c // max_c), -(-r.m // max_m), 1) for r in reqs]
     m.must_multi = pyo.Constraint(
         [i for i in range(n) if need[i] >= 2], rule=lambda m, i: m.u[i] == m.acc[i])
+    # ... and charges every chosen server's access link (v >= x: tighter than v >= x + u - 1)
+    m.must_access = pyo.Constraint(
+        [(i, s) for i in range(n) if need[i] >= 2 for s in range(S)],
+        rule=lambda m, i, s: m.v[i, s] >= m.x[i, s])
     m.min_servers = pyo.Constraint(
         [i for i in range(n) if need[i] >= 2],
         rule=lambda m, i: sum(m.x[i, s] for s in m.S) >= need[i] * m.acc[i])

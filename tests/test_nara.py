@@ -245,6 +245,22 @@ def test_resources_come_back_after_holding_periods():
         assert not got[1] and not got[3] and not got[4]
 
 
+@pytest.mark.parametrize("name", ["alpha", "beta"])
+def test_rack_compatibility_matches_path_by_path_check(name):
+    inst = nara.generate_uniform(topology=name, n_requests=1)
+    net = inst.net
+    st = State(inst)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        st.bw[:-1] = rng.choice([0.0, 0.2, 0.5, 1.0], net.n_links)
+        for b in (0.1, 0.4, 0.9):
+            got = st.compat(b)
+            for ra, rb in itertools.product(range(net.n_racks), repeat=2):
+                want = ra == rb or any(all(st.bw[e] >= b for e in p)
+                                       for p in net.candidates(ra, rb))
+                assert got[ra, rb] == want
+
+
 def test_env_interface_replays_heuristic_and_rewards():
     inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 30}, seed=5)
     ref = H.allocate_netfit(inst)
