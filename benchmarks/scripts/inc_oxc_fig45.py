@@ -7,6 +7,7 @@ Usage (from the repository root; threads = 1 for every solver)::
     python benchmarks/scripts/inc_oxc_fig45.py large --workers 4 16 --seeds 0-9 \
         --methods wcg swg rwp --out /tmp/inc_large.jsonl
     python benchmarks/scripts/inc_oxc_fig45.py table /tmp/inc_small.jsonl /tmp/inc_large.jsonl
+    python benchmarks/scripts/inc_oxc_fig45.py ratio /tmp/inc_small.jsonl   # JCT / MILP optimum
 
 Methods: ``milp_inc`` / ``milp_non_inc`` (the ``strong`` formulation, INC on / off),
 ``paper_inc`` / ``paper_non_inc`` (the ``paper`` formulation), any heuristic name of inc_oxc
@@ -92,6 +93,27 @@ def table(paths: list[str]) -> None:
               f"| {max(cpu):.3f} |")
 
 
+def ratio(paths: list[str], ref: str = "milp_inc") -> None:
+    """Mean per-instance longest-JCT ratio of every method to ``ref`` (proven optima only)."""
+    rows = []
+    for p in paths:
+        with open(p) as fh:
+            rows += [json.loads(line) for line in fh if line.strip()]
+    best: dict[tuple, float] = {}
+    for r in rows:
+        if r["method"] == ref and r["status"] == "optimal":
+            best[(r["racks"], str(r["workers"]), r["seed"])] = r["longest_jct"]
+    acc: dict[tuple, list[float]] = defaultdict(list)
+    for r in rows:
+        key = (r["racks"], str(r["workers"]), r["seed"])
+        if key in best and r["longest_jct"] is not None:
+            acc[(r["racks"], r["method"])].append(r["longest_jct"] / best[key])
+    print(f"| racks | method | instances | mean JCT / {ref} | max |")
+    print("|---|---|---|---|---|")
+    for (racks, method), v in sorted(acc.items()):
+        print(f"| {racks} | {method} | {len(v)} | {statistics.mean(v):.3f} | {max(v):.3f} |")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -106,9 +128,14 @@ def main() -> None:
         s.set_defaults(scale=scale)
     t = sub.add_parser("table")
     t.add_argument("paths", nargs="+")
+    q = sub.add_parser("ratio")
+    q.add_argument("paths", nargs="+")
+    q.add_argument("--ref", default="milp_inc")
     args = p.parse_args()
     if args.cmd == "table":
         table(args.paths)
+    elif args.cmd == "ratio":
+        ratio(args.paths, args.ref)
     else:
         run(args)
 
