@@ -359,30 +359,40 @@ def module_classes(instance: Instance) -> list[list[int]]:
     """Classes of interchangeable modules (identical traffic to every other module).
 
     Modules i and i' are interchangeable when ``W[i, k] = W[i', k]`` for every other module k;
-    inside a class all pairs carry the same weight. Greedy, in module order; returns the classes
-    as sorted lists of modules.
+    inside a class all pairs carry the same weight. Greedy, in module order, among the modules
+    with the same sorted row; returns the classes as sorted lists, ordered by first module.
     """
     w = instance.pair_weight
-    m = instance.m
+    # interchangeable rows are equal up to swapping two entries, so they have the same sorted
+    # row: bucket by it (hash) and compare exactly only inside a bucket
+    buckets: dict[bytes, list[int]] = {}
+    for i, key in enumerate(np.sort(w, axis=1)):
+        buckets.setdefault(key.tobytes(), []).append(i)
     classes: list[list[int]] = []
-    intra: list[float | None] = []
-    for i in range(m):
-        for c, members in enumerate(classes):
-            r = members[0]
-            others = np.ones(m, dtype=bool)
-            others[members] = False
-            others[i] = False
-            if not np.array_equal(w[i, others], w[r, others]):
-                continue
-            if intra[c] is None or np.all(w[i, members] == intra[c]):
-                if intra[c] is None:
-                    intra[c] = float(w[i, r])
-                members.append(i)
-                break
-        else:
-            classes.append([i])
-            intra.append(None)
-    return classes
+    for bucket in buckets.values():
+        local: list[list[int]] = []
+        intra: list[float] = []
+        for i in bucket:
+            joined = False
+            if local:
+                # i joins the class of representative r only if their rows differ at most in
+                # columns i and r, and i's traffic to every member is the class's intra weight
+                reps = np.array([members[0] for members in local])
+                diff = w[reps] != w[i]
+                diff[:, i] = False
+                diff[np.arange(reps.size), reps] = False
+                for c in np.flatnonzero(~diff.any(axis=1)).tolist():
+                    weight = intra[c] if len(local[c]) > 1 else w[i, reps[c]]
+                    if np.all(w[i, local[c]] == weight):
+                        local[c].append(i)
+                        intra[c] = float(weight)
+                        joined = True
+                        break
+            if not joined:
+                local.append([i])
+                intra.append(0.0)
+        classes.extend(local)
+    return sorted(classes)
 
 
 def build_paper(instance: Instance) -> Any:
@@ -555,7 +565,10 @@ def build_class(instance: Instance) -> Any:
 
 
 def _size_paper(instance: Instance) -> tuple[int, int]:
-    return instance.m * instance.n, instance.m + instance.n
+    # every bilinear objective term counts as a variable (SCIP gives each an auxiliary one), so
+    # the size guard also bounds the objective's m^2 n^2 terms
+    terms = int((instance.traffic > 0).sum()) * int((instance.distance > 0).sum())
+    return instance.m * instance.n + terms, instance.m + instance.n
 
 
 def _size_rlt(instance: Instance) -> tuple[int, int]:

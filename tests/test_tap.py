@@ -167,6 +167,26 @@ def test_module_classes():
     assert all(len(c) == 1 for c in tap.module_classes(ring))
 
 
+def test_module_classes_are_interchangeable():
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        w = rng.integers(0, 3, (7, 7)).astype(float)
+        w[:, 4] = w[:, 5] = w[:, 6] = 2.0  # modules 4, 5, 6 look alike to every other module
+        w = np.triu(w, 1)
+        d = np.triu(rng.integers(1, 6, (8, 8)), 1)
+        inst = make(w.tolist(), (d + d.T).tolist(), K=1)
+        classes = tap.module_classes(inst)
+        assert [4, 5, 6] in classes
+        assert sorted(i for c in classes for i in c) == list(range(7))
+        for members in classes:
+            for a, b in itertools.combinations(members, 2):
+                for _ in range(5):
+                    p = rng.permutation(8)[:7]
+                    q = p.copy()
+                    q[a], q[b] = p[b], p[a]
+                    assert tap.cost(inst, p) == tap.cost(inst, q)
+
+
 def test_warm_start_sets_a_feasible_point():
     import pyomo.environ as pyo
 
