@@ -376,6 +376,40 @@ def _decision_arrays(instance: Instance, sol: Solution) -> tuple[Any, list[str]]
     return (wrack, ps_rack, ps_server, rate), bad
 
 
+def times(instance: Instance, solution: Solution) -> dict[str, list]:
+    """Per worker: pull/push time d_i / b_ij and update time; per job: the JCT (seconds).
+
+    ``pull_push[i][j]`` is one pull (= one push) step, ``update[i][j]`` is alpha_i * 2 d_i / b_ij
+    on a server and 0 on a PDP switch, ``jct[i]`` = max_j (2 pull_push + update) (eqs. 14-16).
+    A worker without bandwidth gets ``inf``. The solution must have the instance's shape.
+    """
+    out: dict[str, list] = {"pull_push": [], "update": [], "jct": []}
+    for i, job in enumerate(instance.jobs):
+        srv = solution.ps[i][1] == "server"
+        pp = [job.data / b if b > 0 else math.inf for b in solution.bandwidth[i]]
+        up = [job.alpha * 2 * t if srv else 0.0 for t in pp]
+        out["pull_push"].append(pp)
+        out["update"].append(up)
+        out["jct"].append(max(2 * t + u for t, u in zip(pp, up, strict=True)))
+    return out
+
+
+def best_bandwidth(instance: Instance, solution: Solution) -> list[list[float]]:
+    """The bandwidth allocation maximising f for the solution's placement and circuits.
+
+    Closed form: b_ij = a_ij * best_f (module docstring); every worker of the bottleneck job
+    then finishes at the same time and no link is over its capacity.
+    """
+    wrack = np.array([k for row in solution.workers for k in row], np.int64)
+    ps_rack = np.array([k for k, _ in solution.ps], np.int64)
+    server = np.array([kind == "server" for _, kind in solution.ps], float)
+    c, _ = circuits_from_ports(instance, list(solution.oxc))
+    f = best_f(instance, wrack, ps_rack, server, c)
+    b = flow_coefficients(instance, server) * (0.0 if math.isinf(f) else f)
+    offs = np.concatenate([[0], np.cumsum(instance.arrays["size"])])
+    return [b[offs[i]:offs[i + 1]].tolist() for i in range(len(instance.jobs))]
+
+
 def evaluate(instance: Instance, solution: Solution) -> Evaluation:
     """f (eq. 17), feasibility under (1)-(13) and the JCT metrics of a solution."""
     arrays, bad = _decision_arrays(instance, solution)

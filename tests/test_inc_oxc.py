@@ -48,6 +48,13 @@ def test_fig2(workers, ps, bw, pullpush):
     assert ev.metrics["best_longest_jct"] / 2 == pytest.approx(pullpush)
     over = M.evaluate(inst, _sol(inst, workers, ps, 4, bw * 1.01))
     assert not over.feasible
+    t = M.times(inst, _sol(inst, workers, ps, 4, bw))
+    assert t["pull_push"][0] == pytest.approx([pullpush] * 4)
+    assert t["update"][0] == [0.0] * 4 and t["jct"][0] == pytest.approx(2 * pullpush)
+    slow = _sol(inst, workers, ps, 4, 1.0)
+    best = M.best_bandwidth(inst, slow)
+    assert best[0] == pytest.approx([bw] * 4)
+    assert M.evaluate(inst, slow.model_copy(update={"bandwidth": best})).feasible
 
 
 def test_fig2_update_time_on_server():
@@ -55,6 +62,8 @@ def test_fig2_update_time_on_server():
         update={"alpha": 0.5})]})
     ev = M.evaluate(inst, _sol(inst, [0, 0, 1, 1], (1, "server"), 4, 100.0))
     assert ev.metrics["longest_jct"] == pytest.approx(10.0 * 1.5)     # pull + push + update
+    assert M.times(inst, _sol(inst, [0, 0, 1, 1], (1, "server"), 4, 100.0))["update"][0] == \
+        pytest.approx([5.0] * 4)
     ev = M.evaluate(inst, _sol(inst, [0, 0, 1, 1], (0, "switch"), 4, 200.0))
     assert ev.metrics["longest_jct"] == pytest.approx(5.0)             # no update on a switch
 
