@@ -176,7 +176,7 @@ def test_module_classes_are_interchangeable():
         d = np.triu(rng.integers(1, 6, (8, 8)), 1)
         inst = make(w.tolist(), (d + d.T).tolist(), K=1)
         classes = tap.module_classes(inst)
-        assert [4, 5, 6] in classes
+        assert any({4, 5, 6} <= set(c) for c in classes)
         assert sorted(i for c in classes for i in c) == list(range(7))
         for members in classes:
             for a, b in itertools.combinations(members, 2):
