@@ -388,7 +388,8 @@ def _distribution(net: topo.Net, servers: list[int]) -> str:
 
 
 def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free: np.ndarray,
-           mem_free: np.ndarray, bw_free: np.ndarray, objective: str, name: str) -> Any:
+           mem_free: np.ndarray, bw_free: np.ndarray, objective: str, name: str,
+           symmetry: bool = False) -> Any:
     """The MILP over requests ``reqs`` (indexed 0..len-1) with capacities checked at every set
     of ``active`` requests; ``objective`` "count" (maximise accepted) or "cost" (one request:
     accept, then fewest charged links, then fewest servers).
@@ -503,6 +504,22 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
 
     m.cap_link = pyo.Constraint(m.J, m.L, rule=cap_link)
 
+    if symmetry:
+        # identical servers of a rack (same free CPU, memory, access bandwidth) are
+        # interchangeable over the whole episode: number them by first use, so server k+1 of a
+        # rack serves request i only if server k served some request <= i
+        chain = []
+        for r in range(R):
+            srv = net.rack_servers[r]
+            for s0, s1 in zip(srv[:-1], srv[1:], strict=True):
+                e0, e1 = int(net.access[s0]), int(net.access[s1])
+                if (cpu_free[s0], mem_free[s0], bw_free[e0]) == (cpu_free[s1], mem_free[s1],
+                                                                  bw_free[e1]):
+                    chain.append((int(s0), int(s1)))
+        m.CHAIN = pyo.Set(initialize=[(i, a, b) for i in range(n) for a, b in chain], dimen=3)
+        m.first_use = pyo.Constraint(
+            m.CHAIN, rule=lambda m, i, a, b: m.x[i, b] <= sum(m.x[h, a] for h in range(i + 1)))
+
     if objective == "count":
         m.obj = pyo.Objective(expr=sum(m.acc[i] for i in m.I), sense=pyo.maximize)
     else:
@@ -522,7 +539,7 @@ def build_offline(instance: Instance) -> Any:
     """The offline MILP: maximise accepted requests of the whole episode (an upper bound)."""
     net = instance.net
     return _model(net, list(instance.requests), instance.active_sets(), net.cpu, net.mem,
-                  net.cap, "count", f"nara_offline_{instance.name}")
+                  net.cap, "count", f"nara_offline_{instance.name}", symmetry=True)
 
 
 def build_request_model(instance: Instance, index: int, cpu_free: np.ndarray,
@@ -616,9 +633,42 @@ def decode(model: Any, instance: Instance) -> Solution:
     return Solution(allocations=allocs)
 
 
+def canonical(model: Any, instance: Instance, solution: Solution) -> Solution:
+    """``solution`` with the identical servers of each chain of the model's symmetry
+    constraints renumbered by first use (the same allocation up to a relabelling)."""
+    if not hasattr(model, "CHAIN"):
+        return solution
+    groups: list[list[int]] = []
+    for _, a, b in model.CHAIN:
+        if groups and groups[-1][-1] == a:
+            if b not in groups[-1]:
+                groups[-1].append(b)
+        elif not any(a in g for g in groups):
+            groups.append([a, b])
+    first = {}
+    for i, al in enumerate(solution.allocations):
+        for s in al.servers if al is not None else []:
+            first.setdefault(s, i)
+    n = len(solution.allocations)
+    relabel: dict[int, int] = {}
+    for g in groups:
+        order = sorted(g, key=lambda s: (first.get(s, n), s))
+        relabel.update(dict(zip(order, g, strict=True)))
+    allocs = []
+    for al in solution.allocations:
+        if al is None:
+            allocs.append(None)
+            continue
+        allocs.append(Allocation(servers=[relabel.get(s, s) for s in al.servers], cpu=al.cpu,
+                                 mem=al.mem, routes=al.routes))
+    return Solution(allocations=allocs)
+
+
 def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
-    """Set every variable of an offline/request model from ``solution`` (a feasible start)."""
+    """Set every variable of an offline/request model from ``solution`` (a feasible start;
+    servers are renumbered first to satisfy the symmetry constraints, see :func:`canonical`)."""
     net = instance.net
+    solution = canonical(model, instance, solution)
     for i in model.I:
         al = solution.allocations[i] if i < len(solution.allocations) else None
         chosen = {} if al is None else {s: (c, g) for s, c, g in

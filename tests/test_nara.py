@@ -378,6 +378,25 @@ def test_offline_optimum_of_a_hand_solved_episode():
     assert res.status == "optimal" and res.objective == 3
 
 
+@pytest.mark.parametrize("name", ["netfit", "nulb"])
+def test_allocator_solutions_satisfy_every_offline_constraint(name):
+    # the offline MILP contains every evaluator-feasible solution (so it bounds the allocators):
+    # a heuristic's solution, put in by warm_start (servers renumbered for the symmetry
+    # constraints), violates no constraint and scores its accepted count
+    import pyomo.environ as pyo
+
+    inst = dmlopt.generate("nara", {"generator": "alibaba", "n_requests": 16}, seed=3)
+    sol = H.HEURISTICS[name](inst)
+    model = nara.build(inst, "offline")
+    assert nara.evaluate(inst, nara.canonical(model, inst, sol)).feasible
+    nara.warm_start(model, inst, sol)
+    for c in model.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(c.body)
+        assert c.lower is None or body >= pyo.value(c.lower) - 1e-6, c.name
+        assert c.upper is None or body <= pyo.value(c.upper) + 1e-6, c.name
+    assert pyo.value(model.obj) == sol.accepted
+
+
 def test_request_formulation_and_export(tmp_path):
     inst = random_episode(4, 5)
     res = dmlopt.solve(inst, "highs", formulation="request", threads=1)
