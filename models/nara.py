@@ -42,6 +42,11 @@ accepted subject to the capacities at every step: an upper bound on every online
 (none of the papers has one). Rack-level routing: since the union rule charges a link once,
 one path per rack pair is never worse than several, so path binaries z are per (request, rack
 pair, candidate), y (link charged) and v (access link charged) follow from them.
+Valid cuts (no evaluator-feasible solution is cut off; tested by putting allocator solutions into
+the model): a request no single server can hold uses >= ceil(c / max free) servers and charges
+the access link of each (v >= x); identical servers of a rack are numbered by first use (server
+k+1 serves request i only if server k served a request <= i), which removes the 10! relabellings
+per rack (``warm_start`` renumbers a start accordingly, :func:`canonical`).
 ``"request"``: the per-request MILP (same constraints, one request, the free capacities of the
 current state, only candidate paths whose links all have >= b free). As a formulation it is
 built for the first request on the empty DC with objective "accept it" (1 if it fits, the
