@@ -59,6 +59,8 @@ from dmlopt.models.inc_oxc import (
 )
 
 _EPS = 1e-9
+#: neighbourhoods above this size are scanned bottleneck jobs first (wcg-ls)
+_BIG_NEIGHBOURHOOD = 20_000
 
 
 class _State:
@@ -371,7 +373,16 @@ def _local_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
                   if job_of[n] != job_of[q]]
         moves += [("s", i, i2) for i in range(J) for i2 in range(i + 1, J)]
         moves += [("g", i, k) for i in range(J) for k in range(R)]
-        for mi in rng.permutation(len(moves)):
+        order = rng.permutation(len(moves))
+        if len(moves) > _BIG_NEIGHBOURHOOD:  # large instances: bottleneck jobs' moves first
+            crit = _critical_jobs(instance, wrack, ps_rack, server)
+            hot = np.array([crit[job_of[m[1]]] if m[0] in "wx" else crit[m[1]] for m in moves],
+                           bool)
+            for m_i, m in enumerate(moves):
+                if m[0] in "xs" and not hot[m_i]:
+                    hot[m_i] = crit[job_of[m[2]]] if m[0] == "x" else crit[m[2]]
+            order = order[np.argsort(~hot[order], kind="stable")]
+        for mi in order:
             if time.perf_counter() > t_end:
                 return best
             mv = moves[mi]
@@ -480,6 +491,28 @@ def _local_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
         if not improved:
             break
     return best
+
+
+def _critical_jobs(instance: Instance, wrack, ps_rack, server) -> np.ndarray:
+    """Jobs with a flow on a bottleneck link (optimal circuits): only moving them, or flows
+    sharing their links, can raise f."""
+    A = instance.arrays
+    job_of = A["job_of"]
+    f, c = _optimal(instance, wrack, ps_rack, server)
+    a = flow_coefficients(instance, server)
+    ws, pss, mat = link_loads(instance, wrack, ps_rack, server, a)
+    tight = f * (1 + 1e-9)
+    cap = instance.capacity
+    with np.errstate(divide="ignore"):
+        bad_w = (ws > 0) & (cap / np.where(ws > 0, ws, 1) <= tight)
+        bad_p = (pss > 0) & (cap / np.where(pss > 0, pss, 1) <= tight)
+        need = np.maximum(mat, mat.T)
+        bad_c = (need > 0) & (instance.port_bw * c / np.where(need > 0, need, 1) <= tight)
+    prack = ps_rack[job_of]
+    hit = bad_w[wrack] | (bad_p[prack] & (server[job_of] == 1)) | bad_c[wrack, prack]
+    crit = np.zeros(len(instance.jobs), bool)
+    crit[job_of[hit]] = True
+    return crit
 
 
 def _iterated_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
