@@ -41,7 +41,14 @@ not, so f keeps "solver objective == evaluator objective" exact for every formul
 evaluator computes f = min_ij b_ij / (2 d_i (1 + alpha_i [PS on server])) from the solution's own
 bandwidths; ``metrics["best_f"]`` is the best f the same placement and circuits allow (closed form:
 with b_ij = a_ij f, a_ij = 2 d_i (1 + alpha_i [server]), every rule above reads f * load <= cap, so
-best f = min over links of cap / load), so any placement can be scored fairly.
+best f = min over links of cap / load), so any placement can be scored fairly;
+:func:`best_bandwidth` returns that allocation and :func:`times` every worker's pull/push and
+update time and every job's JCT.
+
+Decoding: the MILPs only maximise the smallest f_ij, so bandwidth a worker gets beyond what f
+needs is arbitrary; :func:`decode` caps every worker's bandwidth at a_ij * f (the evaluated
+objective then equals the solver's f; per-job JCTs of an exact solution are therefore all equal
+to the longest one, and ``best_f`` = f at an optimum).
 
 Formulation ``"paper"`` (section II-B, eqs. 1-17), with the corrections it needs
 ------------------------------------------------------------------------------------
@@ -57,7 +64,7 @@ Variables p^c_ik (k in R_c only: eq. 5), p^s_ik, w_ijk, L_nm, z / b for every wo
 Deviations, each needed for the model to mean what the text says:
 * b^p2w = b^w2p (one variable). The paper states that pull and push get the same setting; with
   separate p2w variables nothing bounds them from below and (11)-(13) for the pull phase would be
-  void (Fig. 2(b) would then come out at 3.75 s instead of 5 s).
+  void (Fig. 2(b) would then come out at 2.5 s instead of 5 s).
 * (12) is read as the PS's pool link: for a PS rack t it sums the flows of the workers in every
   rack s to a PS on a server of t (plus the local ones). Read literally (sum over PS racks t of a
   worker rack s) it repeats part of (10)/(11) and no rule would limit the PS's own link, again
