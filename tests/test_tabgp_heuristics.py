@@ -373,6 +373,17 @@ def test_no_heuristic_below_the_optimum(inst):
     assert min(values.values()) >= opt - 1e-9, values
 
 
+def test_improvers_never_worse_than_their_start():
+    for seed in range(3):
+        inst = er(n=14, p=0.4, tau=3, seed=seed)
+        value = {name: evaluate(inst, run(inst, name)).objective for name in H.HEURISTICS}
+        assert value["ils"] <= value["dense-refine"]
+        assert value["best"] <= min(value[name] for name in (
+            "dense-refine", "metis-refine", "dense-roll", "dense-roll10", "dense-ls", "metis-ls",
+            "random-ls"))
+        assert value["local-search"] <= value["dense"]
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_best_finds_the_optimum_on_tiny_instances(seed):
     inst = er(n=6, p=0.5, tau=3, l=3, seed=seed)
