@@ -943,8 +943,14 @@ def build_aggregated(instance: Instance) -> Any:
     m.n_nodes = pyo.Constraint(JQ, rule=lambda m, j, q: sum(
         m.w[j, n, q] for n in w_by_jq.get((j, q), [])) == ms[j][q][0] * m.q[j, q])
 
+    # explicit node choice y_{j,n} = sum_q w (a better branching variable than the w's)
+    JN = [(j, n) for j in J for n in ring_nodes[j]]
+    m.y = pyo.Var(JN, domain=pyo.Binary)
+    m.y_def = pyo.Constraint(JN, rule=lambda m, j, n: m.y[j, n] == sum(
+        m.w[j, n, q] for q in w_by_jn.get((j, n), [])))
+
     def y(j, n):
-        return sum(m.w[j, n, q] for q in w_by_jn.get((j, n), []))
+        return m.y[j, n] if (j, n) in m.y else 0
 
     # computing nodes on the chosen ring (eqs. 21-23), the source computes (eq. 17)
     m.on_ring = pyo.Constraint([(j, n) for j in J for n in ring_nodes[j]],
