@@ -950,7 +950,7 @@ def build_aggregated(instance: Instance) -> Any:
         m.w[j, n, q] for q in w_by_jn.get((j, n), [])))
 
     def y(j, n):
-        return m.y[j, n] if (j, n) in m.y else 0
+        return m.y[j, n] if (j, n) in m.y else 0  # noqa: SIM401 (pyomo component)
 
     # computing nodes on the chosen ring (eqs. 21-23), the source computes (eq. 17)
     m.on_ring = pyo.Constraint([(j, n) for j in J for n in ring_nodes[j]],
@@ -1124,49 +1124,84 @@ def decode(model: Any, instance: Instance) -> Solution:
     return Solution(requests=out)
 
 
-def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
-    """Set the aggregated model's variables from ``solution`` (the paper model: eta, S only).
+def _canon_ring(nodes: list[int]) -> tuple[int, ...]:
+    """The cyclic order of ``nodes`` as :func:`enumerate_rings` stores it."""
+    i = nodes.index(min(nodes))
+    rot = nodes[i:] + nodes[:i]
+    if rot[1] > rot[-1]:
+        rot = [rot[0]] + rot[1:][::-1]
+    return tuple(rot)
 
-    A solution whose window is longer than the mode duration or whose CU counts are not the
-    fewest for it cannot be expressed in the aggregated model; such requests are left unset.
+
+def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
+    """Set the model's variables from ``solution`` (paper model: eta and S only).
+
+    Aggregated model: every variable is set (rings, modes, nodes, wavelengths relabelled in
+    order of first use when the symmetry breaking is on, the linearised loads, activated CUs and
+    wavelengths). A request whose window is longer than its mode's duration or whose CU counts
+    are not the fewest for it cannot be expressed and is left unset (the start is then partial).
     """
     inst = instance
-    ring_index = {(ring.nodes): k for k, ring in enumerate(inst.rings)}
-
-    def canon(nodes: list[int]) -> tuple[int, ...]:
-        i = nodes.index(min(nodes))
-        rot = nodes[i:] + nodes[:i]
-        if rot[1] > rot[-1]:
-            rot = [rot[0]] + rot[1:][::-1]
-        return tuple(rot)
-
-    for j, a in enumerate(solution.requests):
-        model.eta[j].set_value(0.0 if a is None else 1.0)
-        k = None if a is None else ring_index.get(canon(a.ring))
-        if model._rar == "paper":
+    ring_index = {ring.nodes: k for k, ring in enumerate(inst.rings)}
+    if model._rar == "paper":
+        for j, a in enumerate(solution.requests):
+            model.eta[j].set_value(0.0 if a is None else 1.0)
+            k = None if a is None else ring_index.get(_canon_ring(a.ring))
             for (jj, kk), var in model.S.items():
                 if jj == j and not var.fixed:
                     var.set_value(1.0 if kk == k else 0.0)
+        return
+    ms = model._rar_modes
+    relabel: dict[int, int] = {}
+    if len({lk.wavelengths for lk in inst.links}) == 1:
+        for a in solution.requests:
+            if a is not None and a.wavelength not in relabel:
+                relabel[a.wavelength] = len(relabel)
+    import pyomo.environ as pyo
+
+    for var in model.component_data_objects(pyo.Var):
+        var.set_value(0.0)
+    occ: dict[tuple[int, int], int] = {}
+    on_link: dict[tuple[int, int], int] = {}
+    for j, a in enumerate(solution.requests):
+        if a is None:
             continue
-        for (jj, kk), var in model.a.items():
-            if jj == j:
-                var.set_value(1.0 if kk == k else 0.0)
-        for (jj, b), var in model.g.items():
-            if jj == j:
-                var.set_value(1.0 if a is not None and b == a.wavelength else 0.0)
-        ms = model._rar_modes[j]
+        k = ring_index.get(_canon_ring(a.ring))
         hit = None
-        if a is not None:
-            ks = {len(c) for c in a.cus}
-            for q, (nn, kk2, d, s) in enumerate(ms):
-                if (nn == len(a.nodes) and ks == {kk2} and s == a.start
-                        and s + d - 1 == a.end):
-                    hit = q
-        for q in range(len(ms)):
-            model.q[j, q].set_value(1.0 if q == hit else 0.0)
-        for (jj, n, q), var in model.w.items():
-            if jj == j:
-                var.set_value(1.0 if q == hit and a is not None and n in a.nodes else 0.0)
+        ks = {len(c) for c in a.cus}
+        for q, (nn, kk, d, st) in enumerate(ms[j]):
+            if nn == len(a.nodes) and ks == {kk} and st == a.start and st + d - 1 == a.end:
+                hit = q
+        if k is None or (j, k) not in model.a or hit is None:
+            continue
+        model.eta[j].set_value(1.0)
+        model.a[j, k].set_value(1.0)
+        model.q[j, hit].set_value(1.0)
+        for n in a.nodes:
+            model.w[j, n, hit].set_value(1.0)
+            model.y[j, n].set_value(1.0)
+        b = relabel.get(a.wavelength, a.wavelength)
+        if (j, b) in model.g:
+            model.g[j, b].set_value(1.0)
+        for t in range(a.start, a.end + 1):
+            occ[j, t] = 1
+        for i in inst.rings[k].links:
+            on_link[j, i] = b
+    if hasattr(model, "f"):
+        for (j, l, b, t), var in model.f.items():
+            var.set_value(1.0 if on_link.get((j, l)) == b and occ.get((j, t)) else 0.0)
+    if hasattr(model, "Ow"):
+        for (l, b), var in model.Ow.items():
+            var.set_value(1.0 if any(on_link.get((j, l)) == b
+                                     for j in range(len(inst.requests))) else 0.0)
+    if hasattr(model, "A"):
+        use = np.zeros((len(inst.nodes), inst.slots + 1), dtype=np.int64)
+        for (j, n, q), var in model.w.items():
+            if var.value:
+                _, kk, d, st = ms[j][q]
+                use[n, st:st + d] += kk
+        for n, var in model.A.items():
+            var.set_value(float(use[n].max()))
 
 
 # --------------------------------------------------------------------------------------------
