@@ -178,7 +178,9 @@ def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterati
         best = robust_tabu_numpy(qap, perm[None], rng, iterations)
         return best, total(qap, best)
     if _tap_kernel is None:
-        raise RuntimeError("engine 'numba' needs numba (pip install numba)")
+        from dmlopt.errors import InstanceError
+
+        raise InstanceError("engine", engine, "needs numba, which is not installed")
     seed = int(rng.integers(2**31 - 1))
     best, cost = _tap_kernel.rots(qap.F, qap.B, perm.copy(), qap.m, qap.kc, iterations, seed,
                                   5 * qap.size * qap.size)
