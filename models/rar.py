@@ -971,16 +971,22 @@ def build_aggregated(instance: Instance) -> Any:
         _, _, d, s = ms[j][q]
         for t in range(s, s + d):
             occ.setdefault((j, t), []).append(m.q[j, q])
-    # wavelength load per link, wavelength and slot (eq. 9): f >= g + on-ring + occ - 2
-    JLBT = [(j, l, b, t) for j, b in JB for l in ring_links_[j]
-            for t in TT if (j, t) in occ]
-    m.f = pyo.Var(JLBT, bounds=(0, 1))
-
+    # h_{j,l,b} = g_{j,b} * [l on the ring of j], linearised by sum_b h = on-ring, h <= g
     def on_link(j, l):
         return sum(m.a[j, k] for k in P[j] if l in inst.rings[k].links)
 
+    JLB = [(j, l, b) for j, b in JB for l in ring_links_[j]]
+    m.h = pyo.Var(JLB, bounds=(0, 1))
+    m.h_g = pyo.Constraint(JLB, rule=lambda m, j, l, b: m.h[j, l, b] <= m.g[j, b])
+    JL = sorted({(j, l) for j, l, _ in JLB})
+    bs_of = {j: [b for jj, b in JB if jj == j] for j in J}
+    m.h_on = pyo.Constraint(JL, rule=lambda m, j, l: sum(
+        m.h[j, l, b] for b in bs_of[j]) == on_link(j, l))
+    # wavelength load per link, wavelength and slot (eq. 9): f >= h + occ - 1
+    JLBT = [(j, l, b, t) for j, l, b in JLB for t in TT if (j, t) in occ]
+    m.f = pyo.Var(JLBT, bounds=(0, 1))
     m.f_def = pyo.Constraint(JLBT, rule=lambda m, j, l, b, t: m.f[j, l, b, t]
-                             >= m.g[j, b] + on_link(j, l) + sum(occ[j, t]) - 2)
+                             >= m.h[j, l, b] + sum(occ[j, t]) - 1)
     load: dict[tuple[int, int, int], list] = {}
     for j, l, b, t in JLBT:
         load.setdefault((l, b, t), []).append(m.f[j, l, b, t])
@@ -1000,11 +1006,9 @@ def build_aggregated(instance: Instance) -> Any:
                                   >= sum(per_jn[j, n]))
         zeta = sum(m.A[n] for n in range(len(inst.nodes)))
     elif inst.scheme == "MinW":
-        JLB = [(j, l, b) for j, b in JB for l in ring_links_[j]]
         LB = sorted({(l, b) for _, l, b in JLB})
         m.Ow = pyo.Var(LB, bounds=(0, 1))
-        m.ow_def = pyo.Constraint(JLB, rule=lambda m, j, l, b: m.Ow[l, b]
-                                  >= m.g[j, b] + on_link(j, l) - 1)
+        m.ow_def = pyo.Constraint(JLB, rule=lambda m, j, l, b: m.Ow[l, b] >= m.h[j, l, b])
         zeta = sum(m.Ow[l, b] for l, b in LB)
     elif inst.scheme == "MinT":
         zeta = sum((ms[j][q][3] + ms[j][q][2] - 1) / inst.requests[j].deadline * m.q[j, q]
@@ -1041,8 +1045,8 @@ def _size_aggregated(instance: Instance) -> tuple[int, int]:
         nodes = len({v for k in rings for v in inst.rings[k].nodes})
         links = len({i for k in rings for i in inst.rings[k].links})
         nb = min(wmin, j + 1)
-        n_vars += 1 + len(rings) + nq + nq * nodes + nb + links * nb * window
-        n_cons += 4 + nq + nodes + links * nb * window
+        n_vars += 1 + len(rings) + nq + nq * nodes + nodes + nb + links * nb * (window + 1)
+        n_cons += 4 + nq + 2 * nodes + links * nb * (window + 2) + links
     n_cons += len(inst.nodes) * T * 2 + inst.total_wavelengths * T
     n_vars += len(inst.nodes) + inst.total_wavelengths
     return n_vars, n_cons
@@ -1187,6 +1191,8 @@ def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
             occ[j, t] = 1
         for i in inst.rings[k].links:
             on_link[j, i] = b
+    for (j, l, b), var in model.h.items():
+        var.set_value(1.0 if on_link.get((j, l)) == b else 0.0)
     if hasattr(model, "f"):
         for (j, l, b, t), var in model.f.items():
             var.set_value(1.0 if on_link.get((j, l)) == b and occ.get((j, t)) else 0.0)
