@@ -1218,7 +1218,7 @@ def _topology(name: str) -> dict[str, Any]:
     import json
     from importlib import resources
 
-    text = resources.files("dmlopt.data").joinpath(f"rar/{name}.json").read_text()
+    text = resources.files("dmlopt.data").joinpath(f"rar/topology/{name}.json").read_text()
     return json.loads(text)
 
 

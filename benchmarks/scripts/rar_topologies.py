@@ -1,4 +1,4 @@
-"""Build the two CPN stand-in topologies of paper 003, section 6, shipped in data/rar/.
+"""Build the two CPN stand-in topologies of paper 003, section 6, in data/rar/topology/.
 
 The paper's Figs. 3 and 4 are not in its text, so we build fixed, documented stand-ins with the
 published counts and parameter ranges:
@@ -20,7 +20,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
-OUT = Path(__file__).resolve().parents[2] / "data" / "rar"
+OUT = Path(__file__).resolve().parents[2] / "data" / "rar" / "topology"
 
 
 def cpn6() -> dict:
