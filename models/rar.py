@@ -35,6 +35,10 @@ each of 4 nodes 1 slot: both 12 CU-slot blocks; the 3-node ring is the more reli
 
 Choices and deviations (each tested)
 ------------------------------------
+* The scheme is an ``Instance`` field (``scheme``: MinCU, MinW, MinT, MaxR), so eq. (4) is
+  defined by the instance alone: ``solve`` optimises it and ``evaluate`` scores it (and reports
+  the four schemes' objectives as metrics); RDDA follows it unless its ``scheme`` option asks
+  for another ordering.
 * Log base. I(theta) = beta log(1/theta) does not name the base; we use log10 (``log_base``):
   with it the 6-node network serves 12 requests without blocking and the 38-node network
   approaches CU saturation at 500 requests, as section 6 reports; the natural log would block
