@@ -99,7 +99,7 @@ def cmd_optima(args) -> None:
 def cmd_compare(args) -> None:
     path = OUT / f"tabgp_exact_compare_{args.solver}.csv"
     for tau in args.taus:
-        for p in PS:
+        for p in args.ps or PS:
             for seed in args.seeds:
                 for f in args.formulations:
                     run_one(path, 12, p, tau, seed, args.solver, f, args.time_limit,
@@ -250,6 +250,7 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--time-limit", type=float, default=120)
     c.add_argument("--taus", type=int, nargs="+", default=[1, 3])
     c.add_argument("--seeds", type=int, nargs="+", default=[0])
+    c.add_argument("--ps", type=float, nargs="+", default=None)
     c.add_argument("--warm-start", default=None)
     g = sub.add_parser("large")
     g.add_argument("--n", type=int, default=16)
