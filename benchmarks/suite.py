@@ -397,10 +397,13 @@ def _solver_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
         solvers.check(solver)
     except DmloptError as exc:
         raise SuiteError(f"{ctx.path}: {w}.{exc}") from None
-    form = spec.get("formulation", "paper")
+    form = spec.get("formulation") or api.default_formulation(problem, solver)
     if not isinstance(form, str) or form not in problem.model.FORMULATIONS:
         raise ctx.err(f"{w}.formulation", form, f"is not a {problem.name} formulation "
                       f"(available: {', '.join(problem.formulations)})")
+    if not api.solver_allowed(problem, form, solver):
+        raise ctx.err(f"{w}.solver", solver, f"cannot solve the {problem.name} {form!r} "
+                      f"formulation (use {' or '.join(problem.model.SOLVERS[form])})")
     lim = _limits(ctx, w, spec, limits)
     options: dict[str, Any] = {"solver": solver, "formulation": form,
                                "time_limit": lim["time_limit"], "threads": lim["threads"]}

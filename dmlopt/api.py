@@ -42,6 +42,23 @@ def size_limit_from_env() -> tuple[int, int]:
     return v, c
 
 
+def default_formulation(problem: registry.Problem, solver: str | None = None) -> str:
+    """The paper's formulation when ``solver`` can solve it, else the first one it can.
+
+    A problem without a ``"paper"`` formulation (or whose paper model needs another solver, as
+    TAP's quadratic MINLP) thus still solves with ``dmlopt.solve(instance)``.
+    """
+    names = problem.formulations
+    usable = [f for f in names if solver is None or solver_allowed(problem, f, solver)]
+    candidates = usable or names
+    return "paper" if "paper" in candidates else candidates[0]
+
+
+def solver_allowed(problem: registry.Problem, formulation: str, solver: str) -> bool:
+    allowed = getattr(problem.model, "SOLVERS", {}).get(formulation)
+    return not allowed or solver in allowed or solvers.ALIASES.get(solver) in allowed
+
+
 def _formulation(problem: registry.Problem, formulation: str) -> None:
     if formulation not in problem.model.FORMULATIONS:
         raise UnknownNameError(
@@ -51,10 +68,11 @@ def _formulation(problem: registry.Problem, formulation: str) -> None:
 
 
 def check_size(
-    instance: Any, formulation: str = "paper", size_limit: tuple[int, int] | None = None
+    instance: Any, formulation: str | None = None, size_limit: tuple[int, int] | None = None
 ) -> tuple[int, int]:
     """Estimate the model size and refuse it above the limit (before anything is built)."""
     problem = registry.of(instance)
+    formulation = formulation or default_formulation(problem)
     _formulation(problem, formulation)
     n_vars, n_cons = problem.model.estimate_size(instance, formulation)
     max_v, max_c = size_limit or size_limit_from_env()
@@ -68,11 +86,14 @@ def check_size(
     return n_vars, n_cons
 
 
-def build(instance: Any, formulation: str = "paper",
+def build(instance: Any, formulation: str | None = None,
           size_limit: tuple[int, int] | None = None) -> Any:
-    """The Pyomo model of ``instance`` in ``formulation``, after the size guard."""
+    """The Pyomo model of ``instance`` in ``formulation`` (default: the paper's), after the
+    size guard."""
+    problem = registry.of(instance)
+    formulation = formulation or default_formulation(problem)
     check_size(instance, formulation, size_limit)
-    return registry.of(instance).model.build(instance, formulation)
+    return problem.model.build(instance, formulation)
 
 
 def evaluate(instance: Any, solution: Any) -> Evaluation:
@@ -99,7 +120,7 @@ def solve(
     time_limit: float | None = None,
     mip_gap: float | None = None,
     threads: int | None = None,
-    formulation: str = "paper",
+    formulation: str | None = None,
     warm_start: Any = None,
     size_limit: tuple[int, int] | None = None,
     tee: bool = False,
@@ -111,7 +132,8 @@ def solve(
     ----------
     solver : "highs" (default), "scip", or any name Pyomo's SolverFactory knows.
     time_limit, mip_gap, threads : passed to the solver (seconds, relative gap, threads).
-    formulation : one of the problem's ``FORMULATIONS`` ("paper" is the paper's model).
+    formulation : one of the problem's ``FORMULATIONS``; default: "paper" (the paper's model)
+        when ``solver`` can solve it, else the first formulation it can.
     warm_start : a Solution, a solution dict/path, or a heuristic name whose solution seeds
         the solver.
     size_limit : (variables, constraints) above which the model is refused before building.
@@ -125,6 +147,7 @@ def solve(
     """
     problem = registry.of(instance)
     solvers.check(solver)
+    formulation = formulation or default_formulation(problem, solver)
     check_size(instance, formulation, size_limit)
     _check_solver(problem, formulation, solver)
     start = _resolve_start(instance, warm_start) if warm_start is not None else None
@@ -184,8 +207,8 @@ def _check_objective(method: str, sense: str, evaluated: float, incumbent: float
 def _check_solver(problem: registry.Problem, formulation: str, solver: str) -> None:
     """Refuse a solver that cannot solve ``formulation``: a problem module may declare
     ``SOLVERS = {formulation: (solver, ...)}`` (e.g. a nonconvex quadratic model: SCIP only)."""
-    allowed = getattr(problem.model, "SOLVERS", {}).get(formulation)
-    if allowed and solver not in allowed and solvers.ALIASES.get(solver) not in allowed:
+    if not solver_allowed(problem, formulation, solver):
+        allowed = problem.model.SOLVERS[formulation]
         raise SolverError(
             f"solver: {solver!r} cannot solve the {problem.name} {formulation!r} formulation "
             f"(use {' or '.join(allowed)}, or another formulation: "
@@ -234,7 +257,7 @@ def heuristic(instance: Any, name: str, *, seed: int = 0, **options: Any) -> Res
     return res
 
 
-def export(instance: Any, path: str | Path, formulation: str = "paper",
+def export(instance: Any, path: str | Path, formulation: str | None = None,
            size_limit: tuple[int, int] | None = None) -> Path:
     """Write the model as LP or MPS (by the extension) with readable, symbolic names."""
     path = Path(path)

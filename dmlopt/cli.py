@@ -116,7 +116,7 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     inst = io.load(args.instance)
     path = api.export(inst, args.output, args.formulation, _size_limit(args.size_limit))
-    n_vars, n_cons = registry.of(inst).model.estimate_size(inst, args.formulation)
+    n_vars, n_cons = api.check_size(inst, args.formulation, (2**62, 2**62))
     print(f"wrote {path} ({n_vars} variables, {n_cons} constraints)")
     return 0
 
@@ -179,7 +179,8 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("solve", help="solve an instance exactly (HiGHS by default)")
     instance_arg(s)
     s.add_argument("--solver", default="highs", help="highs (default), scip, or a Pyomo name")
-    s.add_argument("--formulation", "-f", default="paper")
+    s.add_argument("--formulation", "-f", default=None,
+                   help="default: the paper's, when the solver can solve it (see `dmlopt list`)")
     s.add_argument("--time-limit", type=float, default=None, metavar="SECONDS")
     s.add_argument("--mip-gap", type=float, default=None, metavar="REL")
     s.add_argument("--threads", type=int, default=None)
@@ -205,7 +206,7 @@ def parser() -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="write the model as LP or MPS (by extension)")
     instance_arg(e)
     e.add_argument("output", help="file ending in .lp or .mps")
-    e.add_argument("--formulation", "-f", default="paper")
+    e.add_argument("--formulation", "-f", default=None, help="default: the paper's")
     e.add_argument("--size-limit", default=None, metavar="V,C")
     e.set_defaults(func=cmd_export)
 

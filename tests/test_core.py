@@ -206,3 +206,21 @@ def test_result_row_and_json(toy):
     bad = dmlopt.heuristic(inst, "nothing")
     bad.objective = math.inf
     assert json.loads(bad.to_json())["objective"] is None
+
+
+def test_default_formulation_is_the_papers_when_the_solver_can(toy, monkeypatch):
+    inst = dmlopt.generate("toy", {"n": 6}, seed=0)
+    assert dmlopt.solve(inst).method == "highs:paper"
+    # a paper model only SCIP can solve: HiGHS falls back to the first formulation it can
+    monkeypatch.setattr(toy.model, "SOLVERS", {"paper": ("scip",)}, raising=False)
+    assert dmlopt.solve(inst, "scip").method == "scip:paper"
+    with pytest.raises(ObjectiveMismatchError):  # "underprice" is the first HiGHS can solve
+        dmlopt.solve(inst, "highs")
+    with pytest.raises(SolverError, match="cannot solve the toy 'paper' formulation"):
+        dmlopt.solve(inst, "highs", formulation="paper")
+    # a problem without a "paper" formulation defaults to its first
+    forms = dict(toy.model.FORMULATIONS)
+    del forms["paper"]
+    monkeypatch.setattr(toy.model, "FORMULATIONS", forms)
+    monkeypatch.setattr(toy.model, "SOLVERS", {}, raising=False)
+    assert dmlopt.api.default_formulation(toy) == "underprice"
