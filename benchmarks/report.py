@@ -355,7 +355,10 @@ def _f(v: Any, digits: int = 6) -> str:
 def _pct(v: Any, upper: bool = False) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
-    return f"{'<= ' if upper else ''}{v:.2f}"
+    text = f"{v:.2f}"
+    if text == "-0.00":  # a gap of -1e-12 is rounding, not a better-than-optimal run
+        text = "0.00"
+    return f"{'<= ' if upper else ''}{text}"
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
