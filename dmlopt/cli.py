@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{where + ': ' if where else ''}{message} (see {self.prog} --help)")
 
 
-def _kv(items: Sequence[str] | None, what: str) -> dict[str, Any]:
+def key_values(items: Sequence[str] | None, what: str) -> dict[str, Any]:
     """``["n=12", "p=0.5", "name=x"]`` -> ``{"n": 12, "p": 0.5, "name": "x"}``."""
     out: dict[str, Any] = {}
     for item in items or ():
@@ -107,7 +107,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 def cmd_heuristic(args: argparse.Namespace) -> int:
     inst = io.load(args.instance)
-    res = api.heuristic(inst, args.name, seed=args.seed, **_kv(args.option, "--option"))
+    res = api.heuristic(inst, args.name, seed=args.seed, **key_values(args.option, "--option"))
     _write_solution(res, args.output)
     _print_result(res, args.json)
     return 0
@@ -139,7 +139,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    spec = _kv(args.param, "--param")
+    spec = key_values(args.param, "--param")
     if args.generator:
         spec["generator"] = args.generator
     inst = api.generate(args.problem, spec, seed=args.seed)

@@ -307,6 +307,27 @@ def build_paper(instance: Instance) -> Any:
     return m
 
 
+
+def _objective(m: Any, instance: Instance) -> None:
+    """Section 4.2's objective on the model's y (cut, weighted) and z (migration) variables."""
+    import pyomo.environ as pyo
+
+    m.obj = pyo.Objective(
+        expr=sum(instance.weight(t, j) * m.y[t, j] for t, j in m.E)
+        + instance.alpha * sum(m.z[v, t] for v in m.V for t in m.T1),
+        sense=pyo.minimize,
+    )
+
+
+def _partition(m: Any, instance: Instance) -> None:
+    """(4.2a) every vertex in one cluster per step; (4.2b) at most k vertices per cluster."""
+    import pyomo.environ as pyo
+
+    m.assign = pyo.Constraint(m.V, m.T, rule=lambda m, v, t: sum(m.x[v, i, t] for i in m.C) == 1)
+    m.capacity = pyo.Constraint(
+        m.C, m.T, rule=lambda m, i, t: sum(m.x[v, i, t] for v in m.V) <= instance.k
+    )
+
 def _size_paper(instance: Instance) -> tuple[int, int]:
     n, l, tau = instance.n, instance.l, instance.tau
     m_tot = sum(len(e) for e in instance.edges)
@@ -333,15 +354,8 @@ def _build_strong(instance: Instance, *, symmetry: bool = True, degree: bool = T
     # w_{e,i,t}: both ends of edge e of E_t in cluster i; s_{v,i,t}: v stays in cluster i
     m.w = pyo.Var(m.E, m.C, bounds=(0, 1))
     m.s = pyo.Var(m.V, m.C, m.T1, bounds=(0, 1))
-    m.obj = pyo.Objective(
-        expr=sum(instance.weight(t, j) * m.y[t, j] for t, j in m.E)
-        + instance.alpha * sum(m.z[v, t] for v in m.V for t in m.T1),
-        sense=pyo.minimize,
-    )
-    m.assign = pyo.Constraint(m.V, m.T, rule=lambda m, v, t: sum(m.x[v, i, t] for i in m.C) == 1)
-    m.capacity = pyo.Constraint(
-        m.C, m.T, rule=lambda m, i, t: sum(m.x[v, i, t] for v in m.V) <= k
-    )
+    _objective(m, instance)
+    _partition(m, instance)
 
     def ends(t: int, j: int) -> tuple[int, int]:
         return instance.edges[t][j]
@@ -461,15 +475,8 @@ def build_pairs(instance: Instance) -> Any:
     # q_{uv,i,t}: u and v both in cluster i at step t; p_{uv,t} = sum_i q_{uv,i,t}
     m.q = pyo.Var(m.P, m.C, m.T, bounds=(0, 1))
     m.p = pyo.Var(m.P, m.T, bounds=(0, 1))
-    m.obj = pyo.Objective(
-        expr=sum(instance.weight(t, j) * m.y[t, j] for t, j in m.E)
-        + instance.alpha * sum(m.z[v, t] for v in m.V for t in m.T1),
-        sense=pyo.minimize,
-    )
-    m.assign = pyo.Constraint(m.V, m.T, rule=lambda m, v, t: sum(m.x[v, i, t] for i in m.C) == 1)
-    m.capacity = pyo.Constraint(
-        m.C, m.T, rule=lambda m, i, t: sum(m.x[v, i, t] for v in m.V) <= k
-    )
+    _objective(m, instance)
+    _partition(m, instance)
     # (P1) q = x_u AND x_v (McCormick: exact for binary x)
     m.q_u = pyo.Constraint(
         m.P, m.C, m.T, rule=lambda m, u, v, i, t: m.q[u, v, i, t] <= m.x[u, i, t]
@@ -574,11 +581,7 @@ def build_clusters(instance: Instance) -> Any:
     m.y = pyo.Var(m.E, bounds=(0, 1))
     m.z = pyo.Var(m.V, m.T1, bounds=(0, 1))
     m.s = pyo.Var(m.V, m.C, m.T1, bounds=(0, 1))
-    m.obj = pyo.Objective(
-        expr=sum(instance.weight(t, j) * m.y[t, j] for t, j in m.E)
-        + instance.alpha * sum(m.z[v, t] for v in m.V for t in m.T1),
-        sense=pyo.minimize,
-    )
+    _objective(m, instance)
     containing: list[list[int]] = [[] for _ in range(n)]
     for q, sub in enumerate(subsets):
         for v in sub:

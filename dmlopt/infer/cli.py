@@ -71,16 +71,9 @@ def _node(g: Any, name: str) -> Any:
 
 
 def _kv(items: list[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items or ():
-        key, sep, raw = item.partition("=")
-        if not sep:
-            raise InferenceError(f"--param: {item!r} must be KEY=VALUE")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
-    return out
+    from dmlopt.cli import key_values
+
+    return key_values(items, "--param")
 
 
 def _ground_truth(args: argparse.Namespace) -> Any:
