@@ -308,6 +308,20 @@ def build_paper(instance: Instance) -> Any:
 
 
 
+
+def _model_with_sets(instance: Instance, formulation: str) -> Any:
+    """A ConcreteModel with section 4.2's index sets: V, C (clusters), T, T1 (t < tau) and E."""
+    import pyomo.environ as pyo
+
+    n, l, tau = instance.n, instance.l, instance.tau
+    m = pyo.ConcreteModel(name=f"tabgp_{formulation}_{instance.name}")
+    m.V = pyo.RangeSet(0, n - 1)
+    m.C = pyo.RangeSet(0, l - 1)
+    m.T = pyo.RangeSet(0, tau - 1)
+    m.T1 = pyo.RangeSet(0, tau - 2) if tau > 1 else pyo.Set(initialize=[])
+    m.E = pyo.Set(initialize=_edge_index(instance), dimen=2)
+    return m
+
 def _objective(m: Any, instance: Instance) -> None:
     """Section 4.2's objective on the model's y (cut, weighted) and z (migration) variables."""
     import pyomo.environ as pyo
@@ -341,12 +355,7 @@ def _build_strong(instance: Instance, *, symmetry: bool = True, degree: bool = T
     import pyomo.environ as pyo
 
     n, l, k, tau = instance.n, instance.l, instance.k, instance.tau
-    m = pyo.ConcreteModel(name=f"tabgp_strong_{instance.name}")
-    m.V = pyo.RangeSet(0, n - 1)
-    m.C = pyo.RangeSet(0, l - 1)
-    m.T = pyo.RangeSet(0, tau - 1)
-    m.T1 = pyo.RangeSet(0, tau - 2) if tau > 1 else pyo.Set(initialize=[])
-    m.E = pyo.Set(initialize=_edge_index(instance), dimen=2)
+    m = _model_with_sets(instance, "strong")
     m.x = pyo.Var(m.V, m.C, m.T, domain=pyo.Binary)
     # y and z are integral once x is: continuous in [0, 1]
     m.y = pyo.Var(m.E, bounds=(0, 1))
@@ -461,12 +470,7 @@ def build_pairs(instance: Instance) -> Any:
     import pyomo.environ as pyo
 
     n, l, k, tau = instance.n, instance.l, instance.k, instance.tau
-    m = pyo.ConcreteModel(name=f"tabgp_pairs_{instance.name}")
-    m.V = pyo.RangeSet(0, n - 1)
-    m.C = pyo.RangeSet(0, l - 1)
-    m.T = pyo.RangeSet(0, tau - 1)
-    m.T1 = pyo.RangeSet(0, tau - 2) if tau > 1 else pyo.Set(initialize=[])
-    m.E = pyo.Set(initialize=_edge_index(instance), dimen=2)
+    m = _model_with_sets(instance, "pairs")
     m.P = pyo.Set(initialize=[(u, v) for u in range(n) for v in range(u + 1, n)], dimen=2)
     m.x = pyo.Var(m.V, m.C, m.T, domain=pyo.Binary)
     m.y = pyo.Var(m.E, domain=pyo.Binary)
@@ -566,14 +570,9 @@ def build_clusters(instance: Instance) -> Any:
     """
     import pyomo.environ as pyo
 
-    n, l, k, tau = instance.n, instance.l, instance.k, instance.tau
+    n, l, k = instance.n, instance.l, instance.k
     subsets = _subsets(n, k)
-    m = pyo.ConcreteModel(name=f"tabgp_clusters_{instance.name}")
-    m.V = pyo.RangeSet(0, n - 1)
-    m.C = pyo.RangeSet(0, l - 1)
-    m.T = pyo.RangeSet(0, tau - 1)
-    m.T1 = pyo.RangeSet(0, tau - 2) if tau > 1 else pyo.Set(initialize=[])
-    m.E = pyo.Set(initialize=_edge_index(instance), dimen=2)
+    m = _model_with_sets(instance, "clusters")
     m.S = pyo.RangeSet(0, len(subsets) - 1)
     # c_{S,i,t}: cluster i at step t is exactly the vertex set S (no S chosen: cluster empty)
     m.c = pyo.Var(m.S, m.C, m.T, domain=pyo.Binary)
