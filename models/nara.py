@@ -56,7 +56,9 @@ same model at every arrival with the state's free capacities and the objective
 "accept, then fewest links charged, then fewest servers" and solves it with HiGHS.
 
 Requests (Appendix H; the traces are not available here, stand-ins documented in
-:data:`DISTRIBUTIONS`): CPU and memory up to 100 units (10 servers), bandwidth uniform on
+:data:`DISTRIBUTIONS`): CPU and memory up to 100 units (10 servers) for the trace stand-ins
+and up to 50 units for the uniform set (:data:`UNIFORM_MAX`: the paper does not give the
+uniform bound and its section 5.3 statistics exclude 100), bandwidth uniform on
 {0.10, 0.11, ..., 1.00} (10-100 % of a server-rack link), holding periods uniform on
 {1, ..., 2T-1} with mean T set for the average load (95 % uniform, 90 % Azure/Alibaba):
 T = load * min(total CPU / E[c], total memory / E[m]) (Little's law, one arrival per step, the
@@ -712,7 +714,8 @@ def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
 # generators
 
 #: request distributions (Appendix H). Values are pmfs {value: probability}.
-#: uniform: c, m uniform on 1..100. Azure-like (stand-in for the Azure/Protean VM trace [11]):
+#: uniform: c, m uniform on 1..UNIFORM_MAX (50, see below). Azure-like (stand-in for the
+#: Azure/Protean VM trace [11]):
 #: a VM's CPU is a fraction f of a 48-core machine, f in {1,2,4,8,16,24,48}/48, scaled by 50
 #: (Appendix H) to 1, 2, 4, 8, 17, 25, 50 units; its memory is f * ratio * 50 with ratio in
 #: {0.5, 1, 2} (memory-light, balanced, memory-heavy VM families). Alibaba-like (stand-in for the
@@ -737,6 +740,16 @@ DISTRIBUTIONS: dict[str, dict[str, Any]] = {
     },
 }
 
+#: upper end of the uniform distribution's CPU and memory (units; a server has 10). The paper
+#: does not state it (Appendix H bounds only the trace-derived sets, to 100 = 10 servers). Its
+#: own statistics rule out 1..100: with c, m uniform on 1..100 only 25 % of requests fit in <= 5
+#: servers even on an empty DC (max(ceil(c/10), ceil(m/10)) <= 5), yet section 5.3 says Tetris
+#: spreads 1 % and Nara 17 % of their accepted requests over more than 5 servers at acceptance
+#: 0.61 and 0.71, i.e. 0.60 and 0.59 of all requests placed on <= 5 servers, more than 0.25.
+#: 1..50 (<= 5 servers' worth, every request fits 5 empty servers) is the largest round bound
+#: consistent with that; ``max_units=100`` reproduces the earlier reading.
+UNIFORM_MAX = 50
+
 #: default episode length per shipped topology (section 5)
 EPISODE = {"alpha": 128, "beta": 128, "gamma": 896, "delta": 4096}
 
@@ -751,10 +764,11 @@ def _units(x: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(x), 1, 100).astype(np.int64)
 
 
-def _sizes(dist: str, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _sizes(dist: str, rng: np.random.Generator, n: int, max_units: int = 50
+           ) -> tuple[np.ndarray, np.ndarray]:
     d = DISTRIBUTIONS[dist]
     if dist == "uniform":
-        return rng.integers(1, 101, n), rng.integers(1, 101, n)
+        return rng.integers(1, max_units + 1, n), rng.integers(1, max_units + 1, n)
     if dist == "azure":
         f = _pmf(rng, d["cpu_fraction"], n)
         ratio = _pmf(rng, d["mem_ratio"], n)
@@ -764,11 +778,12 @@ def _sizes(dist: str, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.
     return _units(cores * d["cpu_scale"]), _units(mem * d["mem_scale"])
 
 
-def mean_sizes(dist: str) -> tuple[float, float]:
-    """E[c], E[m] of a distribution, exactly (the pmfs enumerated)."""
+def mean_sizes(dist: str, max_units: int = 50) -> tuple[float, float]:
+    """E[c], E[m] of a distribution, exactly (the pmfs enumerated; ``max_units`` is the
+    uniform distribution's upper end)."""
     d = DISTRIBUTIONS[dist]
     if dist == "uniform":
-        return 50.5, 50.5
+        return (1 + max_units) / 2, (1 + max_units) / 2
     if dist == "azure":
         ec = sum(p * _units(np.array([f * d["scale"]]))[0] for f, p in d["cpu_fraction"].items())
         em = sum(p * q * _units(np.array([f * r * d["scale"]]))[0]
@@ -779,10 +794,10 @@ def mean_sizes(dist: str) -> tuple[float, float]:
     return float(ec), float(em)
 
 
-def holding_mean(topology: Topology, dist: str, load: float) -> float:
+def holding_mean(topology: Topology, dist: str, load: float, max_units: int = 50) -> float:
     """Mean holding period T giving average load ``load`` (module docstring)."""
     tc, tm = topology.totals()
-    ec, em = mean_sizes(dist)
+    ec, em = mean_sizes(dist, max_units)
     return load * min(tc / ec if ec else math.inf, tm / em if em else math.inf)
 
 
@@ -807,7 +822,7 @@ def load_topology(name: str) -> Topology:
 
 
 def _generate(dist: str, *, seed: int, topology: str, n_requests: int | None,
-              load: float | None, k: int) -> Instance:
+              load: float | None, k: int, max_units: int = UNIFORM_MAX) -> Instance:
     from dmlopt.errors import InstanceError
 
     topo_m = load_topology(topology)
@@ -817,10 +832,12 @@ def _generate(dist: str, *, seed: int, topology: str, n_requests: int | None,
     load = DISTRIBUTIONS[dist]["load"] if load is None else load
     if not 0 < load <= 10:
         raise InstanceError("spec.load", load, "must be in (0, 10]")
+    if not 1 <= max_units <= 100:
+        raise InstanceError("spec.max_units", max_units, "must be in 1..100")
     rng = np.random.default_rng(seed)
-    c, m = _sizes(dist, rng, n)
+    c, m = _sizes(dist, rng, n, max_units)
     b = rng.integers(10, 101, n) / 100.0
-    T = holding_mean(topo_m, dist, load)
+    T = holding_mean(topo_m, dist, load, max_units)
     hi = max(1, int(round(2 * T - 1)))
     t = rng.integers(1, hi + 1, n)
     reqs = [Request(c=int(c[i]), m=int(m[i]), b=float(b[i]), t=float(t[i])) for i in range(n)]
@@ -829,10 +846,12 @@ def _generate(dist: str, *, seed: int, topology: str, n_requests: int | None,
 
 
 def generate_uniform(*, seed: int = 0, topology: str = "alpha", n_requests: int | None = None,
-                     load: float | None = None, k: int = 3) -> Instance:
-    """Uniform requests (Appendix H): c, m on 1..100, b on 0.10..1.00, load 95 %."""
+                     load: float | None = None, k: int = 3,
+                     max_units: int = UNIFORM_MAX) -> Instance:
+    """Uniform requests (Appendix H): c, m on 1..``max_units`` (default 50, see
+    :data:`UNIFORM_MAX`), b on 0.10..1.00, load 95 %."""
     return _generate("uniform", seed=seed, topology=topology, n_requests=n_requests, load=load,
-                     k=k)
+                     k=k, max_units=max_units)
 
 
 def generate_azure(*, seed: int = 0, topology: str = "alpha", n_requests: int | None = None,

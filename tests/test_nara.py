@@ -410,7 +410,11 @@ def test_request_formulation_and_export(tmp_path):
 def test_holding_periods_follow_the_load():
     inst = nara.generate_uniform(topology="alpha", n_requests=400, seed=0)
     T = nara.holding_mean(inst.topology, "uniform", 0.95)
-    assert pytest.approx(0.95 * 400 / 50.5) == T
+    assert pytest.approx(0.95 * 400 / 25.5) == T  # c, m uniform on 1..50
+    c, m = inst.arrays[0], inst.arrays[1]
+    assert c.min() >= 1 and c.max() <= 50 and m.max() <= 50
+    assert nara.holding_mean(inst.topology, "uniform", 0.95, max_units=100) \
+        == pytest.approx(0.95 * 400 / 50.5)
     t = inst.arrays[3]
     assert t.min() >= 1 and t.max() <= round(2 * T - 1)
     # offered load (every request accepted) averages ~95 % of the CPU in steady state
