@@ -49,6 +49,11 @@ def default_formulation(problem: registry.Problem, solver: str | None = None) ->
     TAP's quadratic MINLP) thus still solves with ``dmlopt.solve(instance)``.
     """
     names = problem.formulations
+    if not names:
+        raise UnknownNameError(
+            f"formulation: {problem.name} has no exact formulation (use a heuristic: "
+            f"{', '.join(sorted(problem.heuristics))})"
+        )
     usable = [f for f in names if solver is None or solver_allowed(problem, f, solver)]
     candidates = usable or names
     return "paper" if "paper" in candidates else candidates[0]
@@ -63,7 +68,7 @@ def _formulation(problem: registry.Problem, formulation: str) -> None:
     if formulation not in problem.model.FORMULATIONS:
         raise UnknownNameError(
             f"formulation: {formulation!r} is not a {problem.name} formulation "
-            f"(available: {', '.join(problem.formulations)})"
+            f"(available: {', '.join(problem.formulations) or 'none, use a heuristic'})"
         )
 
 

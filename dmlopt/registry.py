@@ -25,6 +25,8 @@ _PROBLEMS: dict[str, tuple[str, str]] = {
     "inc_oxc": ("dmlopt.models.inc_oxc", "dmlopt.heuristics.inc_oxc"),
     "rar": ("dmlopt.models.rar", "dmlopt.heuristics.rar"),
     "tap": ("dmlopt.models.tap", "dmlopt.heuristics.tap"),
+    "infer": ("dmlopt.models.infer", "dmlopt.heuristics.infer"),
+    "infer_tap": ("dmlopt.models.infer_tap", "dmlopt.heuristics.infer_tap"),
 }
 
 

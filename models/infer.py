@@ -1,0 +1,335 @@
+"""Topology inference as a benchmark problem (paper 000, An, Wu, Huang, sections II-III, V-A/B).
+
+This module wraps :mod:`dmlopt.infer` in the problem contract so that the benchmark harness runs
+the experiments of Figs. 5-10 unchanged. It is not an optimisation problem with an exact model:
+an instance is a *measurement* (a ground-truth underlay, a routing strategy, a number of
+measurement paths and the seed that draws the source, the destinations, the edge weights and the
+routes); a solution is an *inferred topology*; the evaluator scores it by the metrics of section
+V-B against the ground truth.
+
+Instance
+--------
+``topology`` is ``"fat-tree"`` (arity ``k``), ``"dcell"`` (``dcell_n`` servers per DCell_0,
+level ``dcell_level``), ``"leaf-spine"`` (``leaves``, ``spines``, ``servers_per_leaf``) from
+:mod:`dmlopt.topology`, or ``"graph"`` with explicit undirected ``edges`` (and optionally the
+``servers``; default: every node). ``routing`` is one of section V-A's four strategies
+(:data:`dmlopt.infer.measurement.ROUTINGS`); ``paths`` the number of measurement paths (distinct
+random destination servers; ``None``: every server but the source); ``seed`` the measurement
+seed (:func:`dmlopt.infer.measurement.measure`: edge ``alpha`` uniform on ``alpha``, the source,
+the destinations, the routes). The category weights the inference methods see are the exact ones
+of eqs. 2-6 (amended for non-simple paths); with ``kcast = true`` they are recovered instead from
+simulated k-cast measurements ``phi_C`` (eq. 7) with Gaussian ``noise`` by ``kcast_method``
+(``mobius``, ``lstsq``, ``nnls``; at most 20 / 11 paths, else a validation error saying so),
+categories at most ``threshold`` dropped. The measurement is drawn once, when the instance is
+validated, and kept privately (never serialised: the JSON stays a few lines).
+
+Solution
+--------
+The inferred graph: its directed ``edges`` (as the method built them; the metrics use the
+undirected simple graph), optional edge ``weights``, the ``source`` node, one ``endpoint`` per
+path (the node standing for its destination) and one ``route`` per path (the inferred node
+sequence of path ``i``, source to endpoint). Every inference method of :mod:`dmlopt.infer`
+returns exactly this (:func:`solution_from_inference`).
+
+Evaluation
+----------
+Feasible when there is one route per measurement path, each a walk of the inferred graph from
+``source`` to its endpoint. Objective: the hops error (minimise), the metrics of
+:func:`dmlopt.infer.metrics.evaluate_inference` against the measured subgraph of the ground truth
+(``hops_ratio``, ``gde``, ``pde``, ``ged`` / ``nged`` with ``ged_exact`` 1 when the GED is exact,
+0 when it is the upper bound, ``h2``, ``h2_precision``, graph sizes), plus
+``hops_error_underlay`` (the hops error against the whole underlay), ``paths`` and ``path_hops``
+(mean measured path length). Definitions and choices are in :mod:`dmlopt.infer.metrics`.
+
+Formulations: none (:data:`FORMULATIONS` is empty); ``dmlopt.solve`` says so. Heuristics:
+:mod:`dmlopt.heuristics.infer` (FT, FT with weights transfer, RNJ, CE).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+import pydantic
+from pydantic import PrivateAttr
+
+from dmlopt.evaluation import Evaluation
+from dmlopt.validation import Frozen, parse, rule
+
+NAME = "infer"
+TITLE = "Topology inference from end-to-end measurements (Flow Tracking)"
+PAPER = "000 (An, Wu, Huang)"
+SENSE = "min"
+
+#: largest underlay accepted (nodes) and largest explicit edge list
+MAX_NODES = 20_000
+TOPOLOGIES = ("fat-tree", "dcell", "leaf-spine", "graph")
+KCAST_METHODS = ("mobius", "lstsq", "nnls")
+
+Node = int | str
+
+
+class Measured(Frozen):
+    """A ground-truth underlay and a measurement drawn on it (shared with ``infer_tap``)."""
+
+    name: str = ""
+    topology: str = "fat-tree"
+    k: int = pydantic.Field(default=4, description="fat-tree arity")
+    dcell_n: int = pydantic.Field(default=4, description="servers per DCell_0")
+    dcell_level: int = pydantic.Field(default=1, description="DCell level")
+    leaves: int = 4
+    spines: int = 2
+    servers_per_leaf: int = 4
+    edges: list[tuple[Node, Node]] | None = pydantic.Field(
+        default=None, description="explicit undirected edges (topology = 'graph')")
+    servers: list[Node] | None = pydantic.Field(
+        default=None, description="server nodes of an explicit graph (default: every node)")
+    routing: str = "dijkstra"
+    seed: int = pydantic.Field(default=0, ge=0, description="measurement seed")
+    alpha: tuple[float, float] = (0.9, 0.999)
+
+    _measurement: Any = PrivateAttr(default=None)
+
+    def _draw(self, n_paths: int | None) -> Any:
+        """Build the underlay and draw the measurement (raises ``rule`` errors)."""
+        from dmlopt import topology as topo
+        from dmlopt.infer import InferenceError, measure
+        from dmlopt.infer.measurement import ROUTINGS
+
+        if self.topology not in TOPOLOGIES:
+            raise rule("topology", self.topology, f"is not one of {', '.join(TOPOLOGIES)}")
+        if self.routing not in ROUTINGS:
+            raise rule("routing", self.routing, f"is not one of {', '.join(ROUTINGS)}")
+        lo, hi = self.alpha
+        if not 0 < lo <= hi < 1:
+            raise rule("alpha", list(self.alpha), "must satisfy 0 < low <= high < 1")
+        g = self._graph(topo)
+        if g.number_of_nodes() > MAX_NODES:
+            raise rule("topology", self.topology, f"has {g.number_of_nodes()} nodes, above the "
+                       f"limit {MAX_NODES}")
+        cands = topo.servers(g) or list(g.nodes)
+        if n_paths is not None and not 1 <= n_paths <= len(cands) - 1:
+            raise rule("paths", n_paths, f"must lie in 1..{len(cands) - 1} (distinct destination "
+                       f"servers other than the source; the underlay has {len(cands)} servers)")
+        import networkx as nx
+
+        if not nx.is_connected(g):
+            raise rule("edges", f"{nx.number_connected_components(g)} components",
+                       "must form a connected graph")
+        try:
+            return measure(g, self.routing, n_paths=n_paths, seed=self.seed, alpha=self.alpha,
+                           candidates=cands)
+        except InferenceError as exc:
+            raise rule("routing", self.routing, f"failed on this underlay ({exc})") from None
+
+    def _graph(self, topo: Any) -> Any:
+        import networkx as nx
+
+        if self.topology == "graph":
+            if not self.edges:
+                raise rule("edges", self.edges, "must list the edges when topology = 'graph'")
+            if len(self.edges) > 5 * MAX_NODES:
+                raise rule("edges", f"{len(self.edges)} edges", "is above the limit")
+            g = nx.Graph()
+            for i, (u, v) in enumerate(self.edges):
+                if u == v:
+                    raise rule(f"edges[{i}]", [u, v], "is a self-loop")
+                g.add_edge(u, v)
+            for s in self.servers or ():
+                if s not in g:
+                    raise rule("servers", s, "is not a node of the edges")
+            for v in g:
+                g.nodes[v]["kind"] = "server" if (self.servers is None
+                                                  or v in set(self.servers)) else "switch"
+            return g
+        if self.edges is not None or self.servers is not None:
+            raise rule("edges", "given", f"must be omitted for topology {self.topology!r}")
+        build = {"fat-tree": lambda: topo.fat_tree(self.k),
+                 "dcell": lambda: topo.dcell(self.dcell_n, self.dcell_level),
+                 "leaf-spine": lambda: topo.leaf_spine(self.leaves, self.spines,
+                                                       self.servers_per_leaf)}
+        try:
+            return build[self.topology]()
+        except ValueError as exc:
+            raise rule("topology", self.topology, f"parameters rejected ({exc})") from None
+
+    @property
+    def measurement(self) -> Any:
+        """The drawn :class:`dmlopt.infer.measurement.Measurement` (ground truth and paths)."""
+        return self._measurement
+
+    def __eq__(self, other: object) -> bool:  # private caches are not compared
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Instance(Measured):
+    """A measurement to infer a topology from (see the module docstring)."""
+
+    problem: Literal["infer"] = "infer"
+    paths: int | None = pydantic.Field(default=None, description="measurement paths (None: all)")
+    kcast: bool = False
+    noise: float = pydantic.Field(default=0.0, ge=0, description="k-cast noise std (kcast only)")
+    kcast_method: str = "mobius"
+    threshold: float | None = pydantic.Field(default=None, ge=0)
+
+    _categories: Any = PrivateAttr(default=None)
+
+    @pydantic.model_validator(mode="after")
+    def _rules(self) -> Instance:
+        if self.noise > 0 and not self.kcast:
+            raise rule("noise", self.noise, "needs kcast = true (noise is on k-cast measurements)")
+        if self.kcast_method not in KCAST_METHODS:
+            raise rule("kcast_method", self.kcast_method, f"is not one of "
+                       f"{', '.join(KCAST_METHODS)}")
+        m = self._draw(self.paths)
+        self._measurement = m
+        self._categories = self._category_weights(m)
+        return self
+
+    def _category_weights(self, m: Any) -> dict:
+        from dmlopt.infer import TooManyPathsError
+        from dmlopt.infer.measurement import cast_weights, solve_category_weights
+
+        if not self.kcast:
+            return m.categories()
+        try:
+            phi = cast_weights(m.graph, m.paths, noise=self.noise, seed=self.seed)
+            return solve_category_weights(phi, m.n, method=self.kcast_method,
+                                          threshold=self.threshold)
+        except TooManyPathsError as exc:
+            raise rule("paths", m.n, f"is too many for kcast ({exc})") from None
+
+    @property
+    def n(self) -> int:
+        """Number of measurement paths."""
+        return self._measurement.n
+
+    @property
+    def categories(self) -> dict:
+        """The non-zero category weights the inference methods see (``frozenset -> w``)."""
+        return self._categories
+
+
+class Solution(Frozen):
+    """An inferred topology: directed edges, the source, one endpoint and route per path."""
+
+    problem: Literal["infer"] = "infer"
+    method: str = ""
+    source: Node
+    endpoints: list[Node]
+    routes: list[list[Node]]
+    edges: list[tuple[Node, Node]]
+    weights: list[float] | None = None
+
+
+def solution_from_inference(inference: Any) -> Solution:
+    """The :class:`Solution` of an :class:`dmlopt.infer.ft.Inference`."""
+    edges = [(u, v) for u, v in inference.graph.edges()]
+    w = [inference.graph.edges[e].get("weight") for e in edges]
+    weights = [float(x) for x in w] if all(x is not None for x in w) and w else None
+    return parse(Solution, {"method": inference.method, "source": inference.source,
+                            "endpoints": list(inference.endpoints),
+                            "routes": [list(r) for r in inference.routes],
+                            "edges": edges, "weights": weights})
+
+
+def to_inference(solution: Solution) -> Any:
+    """The :class:`dmlopt.infer.ft.Inference` of a solution (its graph as a DiGraph)."""
+    import networkx as nx
+
+    from dmlopt.infer.ft import Inference
+
+    g = nx.DiGraph()
+    g.add_node(solution.source)
+    for i, (u, v) in enumerate(solution.edges):
+        g.add_edge(u, v)
+        if solution.weights is not None:
+            g.edges[u, v]["weight"] = solution.weights[i]
+    return Inference(g, solution.source, tuple(solution.endpoints),
+                     tuple(tuple(r) for r in solution.routes), solution.method)
+
+
+def _violations(instance: Instance, solution: Solution) -> list[str]:
+    n = instance.n
+    out = []
+    if len(solution.routes) != n:
+        out.append(f"routes: {len(solution.routes)} routes, the measurement has {n} paths")
+    if len(solution.endpoints) != len(solution.routes):
+        out.append(f"endpoints: {len(solution.endpoints)} endpoints for "
+                   f"{len(solution.routes)} routes")
+    if solution.weights is not None and len(solution.weights) != len(solution.edges):
+        out.append(f"weights: {len(solution.weights)} weights for {len(solution.edges)} edges")
+    if out:
+        return out
+    adj = {frozenset(e) for e in solution.edges}
+    for i, (r, end) in enumerate(zip(solution.routes, solution.endpoints, strict=True)):
+        if len(r) < 2 or r[0] != solution.source or r[-1] != end:
+            out.append(f"routes[{i}]: {r!r} must run from the source {solution.source!r} to "
+                       f"endpoints[{i}] = {end!r} over at least one edge")
+            continue
+        bad = next((k for k in range(len(r) - 1) if frozenset((r[k], r[k + 1])) not in adj),
+                   None)
+        if bad is not None:
+            out.append(f"routes[{i}][{bad}]: {r[bad]!r} -> {r[bad + 1]!r} is not an edge of the "
+                       "inferred graph")
+    return out
+
+
+def evaluate(instance: Instance, solution: Solution) -> Evaluation:
+    """Section V-B's metrics of an inferred topology; objective: the hops error."""
+    from dmlopt.infer.metrics import evaluate_inference
+
+    viol = _violations(instance, solution)
+    if viol:
+        return Evaluation(math.inf, False, tuple(viol[:10]))
+    m = instance.measurement
+    inf = to_inference(solution)
+    ev = evaluate_inference(inf, m)
+    under = evaluate_inference(inf, m, reference="underlay", with_ged=False)
+    metrics = {k: float(v) for k, v in ev.items()}
+    metrics["hops_error_underlay"] = float(under["hops_error"])
+    metrics["paths"] = float(m.n)
+    metrics["path_hops"] = float(np.mean([len(p) - 1 for p in m.paths]))
+    return Evaluation(float(ev["hops_error"]), True, (), metrics)
+
+
+#: no exact formulation: inference is scored, not optimised
+FORMULATIONS: dict[str, tuple[Any, Any]] = {}
+
+
+def build(instance: Instance, formulation: str = "") -> Any:
+    raise KeyError(formulation)
+
+
+def estimate_size(instance: Instance, formulation: str = "") -> tuple[int, int]:
+    raise KeyError(formulation)
+
+
+def decode(model: Any, instance: Instance) -> Solution:
+    raise NotImplementedError("infer has no exact formulation")
+
+
+def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
+    raise NotImplementedError("infer has no exact formulation")
+
+
+def generate_dc(*, seed: int = 0, topology: str = "fat-tree", routing: str = "dijkstra",
+                paths: int | None = None, k: int = 4, dcell_n: int = 4, dcell_level: int = 1,
+                kcast: bool = False, noise: float = 0.0,
+                kcast_method: str = "mobius") -> Instance:
+    """Figs. 5-10's setting: a measurement on a fat-tree or DCell with ``paths`` paths by
+    ``routing``; ``seed`` is the Monte Carlo run (the measurement seed)."""
+    tag = f"{topology}-{routing}-p{'all' if paths is None else paths}" + ("-kcast" if kcast
+                                                                           else "")
+    return parse(Instance, {"name": f"{tag}-s{seed}", "topology": topology, "routing": routing,
+                            "paths": paths, "k": k, "dcell_n": dcell_n,
+                            "dcell_level": dcell_level, "seed": seed, "kcast": kcast,
+                            "noise": noise, "kcast_method": kcast_method})
+
+
+GENERATORS = {"dc": generate_dc}

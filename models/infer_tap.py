@@ -1,0 +1,176 @@
+"""Task allocation on an inferred topology (paper 000, section V-C, Fig. 11) as a problem.
+
+An instance is a TAP setting whose VM distances the allocator does not know: a ground-truth
+underlay (fat-tree, DCell, ... as in :mod:`dmlopt.models.infer`), ``vms`` servers drawn with
+``seed`` (one is the measurement source, the others the destinations), a routing strategy, an
+overlay of ``modules`` ML modules (``ps``, ``allreduce``, ``ring``, ``random``:
+:func:`dmlopt.models.tap.overlay_matrix`) and the capacity ``K``. When the instance is validated,
+the topology is inferred from the exact category weights of the measurement by ``inference``
+(``ft`` by default; ``rnj``, ``ce``) and two TAP instances are kept: :attr:`Instance.inferred`
+(the VM hop matrix of the inferred topology, clusters by TAP's rule for a bare D) and
+:attr:`Instance.truth` (the true underlay and the same VMs, VM ``j`` = ``[source,
+*destinations][j]``).
+
+A solution is a TAP assignment (module -> VM index). The evaluator is TAP's on the *truth*: the
+objective is the communication cost (eq. 8) the allocation really incurs; ``cost_on_inferred``
+(the cost the allocator believed) and ``hop_corr`` (Pearson correlation of inferred and true VM
+hop counts) are metrics.
+
+Methods. Heuristics (:mod:`dmlopt.heuristics.infer_tap`) allocate on the inferred instance by
+default: ``exact`` (TAP's ``class`` formulation solved by HiGHS, one thread: the paper's "MINLP
+on the inferred topology"), ``cle``, ``abm``, ``random``, ``local-search``, ``abm-ls``; the option
+``on = "truth"`` runs the same method on the true instance (the reference allocator). The one
+exact formulation, ``truth``, is TAP's ``class`` model of the true instance: its optimum is the
+best cost any allocation can reach, so the benchmark report's gap to the proven optimum of a
+heuristic run *is* Fig. 11's price of allocating on the inferred topology.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pydantic
+from dmlopt.models.infer import Measured
+from pydantic import PrivateAttr
+
+from dmlopt.evaluation import Evaluation
+from dmlopt.validation import Frozen, parse, rule
+
+NAME = "infer_tap"
+TITLE = "Task allocation on an inferred topology"
+PAPER = "000 (An, Wu, Huang)"
+SENSE = "min"
+
+INFERENCE = ("ft", "rnj", "ce")
+
+
+class Instance(Measured):
+    """A TAP overlay on VMs whose topology is inferred (see the module docstring)."""
+
+    problem: Literal["infer_tap"] = "infer_tap"
+    vms: int = pydantic.Field(default=8, ge=2, description="VMs: the source + vms-1 destinations")
+    overlay: str = "ps"
+    modules: int = pydantic.Field(default=8, ge=2)
+    K: int = pydantic.Field(default=1, ge=1)
+    inference: str = "ft"
+
+    _truth: Any = PrivateAttr(default=None)
+    _inferred: Any = PrivateAttr(default=None)
+    _hop_corr: float = PrivateAttr(default=float("nan"))
+
+    @pydantic.model_validator(mode="after")
+    def _rules(self) -> Instance:
+        from dmlopt.models.tap import overlay_matrix
+
+        from dmlopt.infer import InferenceError, infer
+        from dmlopt.infer.pipeline import hop_correlation, tap_instance, true_instance, vm_hops
+
+        if self.inference not in INFERENCE:
+            raise rule("inference", self.inference, f"is not one of {', '.join(INFERENCE)}")
+        if self.modules > self.vms * self.K:
+            raise rule("K", self.K, f"is too small: {self.modules} modules > vms*K = "
+                       f"{self.vms * self.K} (paper 000, condition 10)")
+        try:
+            traffic = overlay_matrix(self.overlay, self.modules)
+        except Exception as exc:  # noqa: BLE001 - TAP's own message names the rule
+            raise rule("overlay", self.overlay, f"rejected ({exc})") from None
+        m = self._draw(self.vms - 1)
+        self._measurement = m
+        inf = infer(m.categories(), m.n, self.inference,
+                    **({"seed": self.seed} if self.inference == "ce" else {}))
+        try:
+            d = vm_hops(inf)
+        except InferenceError as exc:
+            raise rule("inference", self.inference, f"gave no usable topology ({exc})") from None
+        self._inferred = tap_instance(d, traffic, K=self.K, name=f"{self.name}@inferred")
+        self._truth = true_instance(m, traffic, K=self.K, name=f"{self.name}@truth")
+        self._hop_corr = hop_correlation(inf, m)
+        return self
+
+    @property
+    def truth(self) -> Any:
+        """The TAP instance on the true underlay (what allocations are scored on)."""
+        return self._truth
+
+    @property
+    def inferred(self) -> Any:
+        """The TAP instance on the inferred VM hop matrix (what the allocator sees)."""
+        return self._inferred
+
+
+class Solution(Frozen):
+    """VM index of every module (VM ``j`` = ``[source, *destinations][j]``)."""
+
+    problem: Literal["infer_tap"] = "infer_tap"
+    assignment: list[int]
+
+
+def _tap_solution(solution: Solution) -> Any:
+    from dmlopt.models.tap import Solution as TapSolution
+
+    return TapSolution(assignment=list(solution.assignment))
+
+
+def evaluate(instance: Instance, solution: Solution) -> Evaluation:
+    """TAP's evaluator on the truth; ``cost_on_inferred`` and ``hop_corr`` as metrics."""
+    from dmlopt.models import tap
+
+    ev = tap.evaluate(instance.truth, _tap_solution(solution))
+    if not ev.feasible:
+        return ev
+    believed = tap.evaluate(instance.inferred, _tap_solution(solution)).objective
+    metrics = dict(ev.metrics)
+    metrics.update({"cost_on_inferred": float(believed), "hop_corr": instance._hop_corr,
+                    "vms": float(instance.vms)})
+    return Evaluation(ev.objective, True, (), metrics)
+
+
+def _build_truth(instance: Instance) -> Any:
+    from dmlopt.models import tap
+
+    return tap.build(instance.truth, "class")
+
+
+def _size_truth(instance: Instance) -> tuple[int, int]:
+    from dmlopt.models import tap
+
+    return tap.estimate_size(instance.truth, "class")
+
+
+FORMULATIONS: dict[str, tuple[Any, Any]] = {"truth": (_build_truth, _size_truth)}
+
+
+def build(instance: Instance, formulation: str = "truth") -> Any:
+    """TAP's ``class`` model of the true instance."""
+    return FORMULATIONS[formulation][0](instance)
+
+
+def estimate_size(instance: Instance, formulation: str = "truth") -> tuple[int, int]:
+    return FORMULATIONS[formulation][1](instance)
+
+
+def decode(model: Any, instance: Instance) -> Solution:
+    from dmlopt.models import tap
+
+    return Solution(assignment=list(tap.decode(model, instance.truth).assignment))
+
+
+def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
+    from dmlopt.models import tap
+
+    tap.warm_start(model, instance.truth, _tap_solution(solution))
+
+
+def generate_dc(*, seed: int = 0, topology: str = "fat-tree", routing: str = "random-walk",
+                vms: int = 8, overlay: str = "ps", modules: int = 8, K: int = 1, k: int = 4,
+                dcell_n: int = 4, dcell_level: int = 1, inference: str = "ft") -> Instance:
+    """Fig. 11's setting: 8 modules, K = 1, PS or all-reduce on a fat-tree or DCell; ``seed``
+    is the Monte Carlo run (VMs, weights, routes)."""
+    return parse(Instance, {
+        "name": f"{topology}-{overlay}-{routing}-v{vms}-{inference}-s{seed}",
+        "topology": topology, "routing": routing, "vms": vms, "overlay": overlay,
+        "modules": modules, "K": K, "k": k, "dcell_n": dcell_n, "dcell_level": dcell_level,
+        "seed": seed, "inference": inference})
+
+
+GENERATORS = {"dc": generate_dc}
