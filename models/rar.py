@@ -93,6 +93,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pydantic
+from dmlopt.models import _rar_config
 
 from dmlopt.evaluation import Evaluation
 from dmlopt.validation import Frozen, rule
@@ -1060,6 +1061,7 @@ def _size_aggregated(instance: Instance) -> tuple[int, int]:
 FORMULATIONS: dict[str, tuple[Any, Any]] = {
     "paper": (build_paper, _size_paper),
     "aggregated": (build_aggregated, _size_aggregated),
+    "config": (_rar_config.build_config, _rar_config.size_config),
 }
 
 
@@ -1082,6 +1084,8 @@ def decode(model: Any, instance: Instance) -> Solution:
     """The Solution of a solved paper or aggregated model."""
     inst = instance
     out: list[Assignment | None] = []
+    if model._rar == "config":
+        return _rar_config.decode_config(model, instance)
     if model._rar == "paper":
         for j, r in enumerate(inst.requests):
             if _val(model.eta[j]) < 0.5:
@@ -1150,6 +1154,9 @@ def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
     are not the fewest for it cannot be expressed and is left unset (the start is then partial).
     """
     inst = instance
+    if model._rar == "config":
+        _rar_config.warm_start_config(model, instance, solution)
+        return
     ring_index = {ring.nodes: k for k, ring in enumerate(inst.rings)}
     if model._rar == "paper":
         for j, a in enumerate(solution.requests):
