@@ -396,10 +396,11 @@ def _distribution(net: topo.Net, servers: list[int]) -> str:
 
 def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free: np.ndarray,
            mem_free: np.ndarray, bw_free: np.ndarray, objective: str, name: str,
-           symmetry: bool = False) -> Any:
+           symmetry: bool = False, cuts: str = "basic") -> Any:
     """The MILP over requests ``reqs`` (indexed 0..len-1) with capacities checked at every set
     of ``active`` requests; ``objective`` "count" (maximise accepted) or "cost" (one request:
-    accept, then fewest charged links, then fewest servers).
+    accept, then fewest charged links, then fewest servers). ``cuts``: "none" (the plain
+    model), "basic" (server-count cuts) or "strong" (also the cuts of :func:`_strong_cuts`).
     """
     import pyomo.environ as pyo
 
@@ -466,6 +467,8 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
     # valid cuts: a request no single server can hold uses >= ceil(c / max free) servers
     max_c, max_m = max(int(np.max(cpu_free)), 1), max(int(np.max(mem_free)), 1)
     need = [max(-(-r.c // max_c), -(-r.m // max_m), 1) for r in reqs]
+    if cuts == "none":
+        need = [1] * n
     m.must_multi = pyo.Constraint(
         [i for i in range(n) if need[i] >= 2], rule=lambda m, i: m.u[i] == m.acc[i])
     # ... and charges every chosen server's access link (v >= x: tighter than v >= x + u - 1)
@@ -510,6 +513,8 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
         return sum(terms) <= float(bw_free[e]) + BW_TOL if terms else pyo.Constraint.Skip
 
     m.cap_link = pyo.Constraint(m.J, m.L, rule=cap_link)
+    if cuts == "strong":
+        _strong_cuts(m, net, reqs, active, need, cpu_free, mem_free, bw_free)
 
     if symmetry:
         # identical servers of a rack (same free CPU, memory, access bandwidth) are
@@ -542,11 +547,104 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
     return m
 
 
-def build_offline(instance: Instance) -> Any:
-    """The offline MILP: maximise accepted requests of the whole episode (an upper bound)."""
+def _conflict_cliques(bs: dict[int, float], cap: float) -> list[list[int]]:
+    """Maximal cliques of the conflict graph "b_i + b_k > cap" (a threshold graph): the
+    requests with b > cap / 2, and for each l with b_l <= cap / 2 the set {l} plus the
+    requests with b > cap - b_l; only cliques of >= 2 requests, each once."""
+    big = sorted(i for i, b in bs.items() if b > cap / 2 + BW_TOL)
+    out = {tuple(big)} if len(big) >= 2 else set()
+    for l_, bl in bs.items():
+        if bl > cap / 2 + BW_TOL:
+            continue
+        k = tuple(sorted([l_] + [i for i, b in bs.items() if i != l_ and b + bl > cap + BW_TOL]))
+        if len(k) >= 2:
+            out.add(k)
+    # drop cliques contained in another
+    keep = [set(k) for k in out]
+    return [sorted(k) for k in keep if not any(k < o for o in keep)]
+
+
+def _strong_cuts(m: Any, net: topo.Net, reqs: list[Request], active: list[list[int]],
+                 need: list[int], cpu_free: np.ndarray, mem_free: np.ndarray,
+                 bw_free: np.ndarray) -> None:
+    """Valid inequalities of the "strong" offline model (module docstring, each one holds for
+    every evaluator-feasible allocation with v at its least value):
+
+    * ``v_eq``: a request that needs >= 2 servers charges exactly its servers' access links
+      (v = x; v >= x is already a cut), so v inherits x's integrality;
+    * ``bw_clique``: at each step and server, requests whose bandwidths pairwise exceed the
+      access link's capacity (b_i + b_k > cap) cannot both use its access link:
+      sum_{i in K} v_{i,s} <= 1 for every maximal clique K of that conflict graph;
+    * ``agg_cpu``/``agg_mem``: per step, the total CPU (memory) of the accepted active requests
+      is at most the DC's (implied by the per-server rows in the LP, but as a knapsack row in
+      the binaries acc it lets the solver derive cover cuts);
+    * ``agg_clique``: per step and clique K of requests needing >= 2 servers (all servers having
+      the same access capacity): the servers of the requests of K are disjoint, so
+      sum_{i in K} need_i acc_i <= number of servers with a useful access link;
+    * ``racks_needed``: a request larger than any rack's free CPU or memory uses >= 2 racks.
+    """
+    import pyomo.environ as pyo
+
+    S, R = net.n_servers, net.n_racks
+    n = len(reqs)
+    multi = [i for i in range(n) if need[i] >= 2]
+    m.v_eq = pyo.Constraint([(i, s) for i in multi for s in range(S)],
+                            rule=lambda m, i, s: m.v[i, s] <= m.x[i, s])
+    steps = [j for j, act in enumerate(active) if len(act) >= 2]
+    cap_of = [float(bw_free[int(net.access[s])]) for s in range(S)]
+    caps = sorted(set(cap_of))
+    clq: list[tuple[int, ...]] = []  # each clique once (consecutive steps repeat them)
+    seen: set[tuple[float, tuple[int, ...]]] = set()
+    bw_rows: list[tuple[int, int]] = []
+    aggs: list[list[int]] = []
+    for j in steps:
+        bs = {i: reqs[i].b for i in active[j] if reqs[i].b > 0}
+        for cap in caps:
+            for k in map(tuple, _conflict_cliques(bs, cap)):
+                if (cap, k) in seen:
+                    continue
+                seen.add((cap, k))
+                clq.append(k)
+                bw_rows += [(len(clq) - 1, s) for s in range(S)
+                            if abs(cap_of[s] - cap) <= BW_TOL]
+                km = [i for i in k if need[i] >= 2]
+                if len(caps) == 1 and len(km) >= 2:
+                    aggs.append(km)
+    m.bw_clique = pyo.Constraint(
+        bw_rows, rule=lambda m, q, s: sum(m.v[i, s] for i in clq[q]) <= 1)
+    n_ok = sum(1 for s in range(S) if cpu_free[s] + mem_free[s] > 0)
+    m.agg_clique = pyo.Constraint(
+        range(len(aggs)), rule=lambda m, q: sum(need[i] * m.acc[i] for i in aggs[q]) <= n_ok)
+    tot_c, tot_m = int(np.sum(cpu_free)), int(np.sum(mem_free))
+    m.agg_cpu = pyo.Constraint(
+        steps, rule=lambda m, j: sum(reqs[i].c * m.acc[i] for i in active[j]) <= tot_c)
+    m.agg_mem = pyo.Constraint(
+        steps, rule=lambda m, j: sum(reqs[i].m * m.acc[i] for i in active[j]) <= tot_m)
+    rack_c = [int(sum(cpu_free[s] for s in net.rack_servers[r])) for r in range(R)]
+    rack_m = [int(sum(mem_free[s] for s in net.rack_servers[r])) for r in range(R)]
+    wide = [i for i in range(n) if reqs[i].c > max(rack_c) or reqs[i].m > max(rack_m)]
+    m.racks_needed = pyo.Constraint(
+        wide, rule=lambda m, i: sum(m.w[i, r] for r in m.R) >= 2 * m.acc[i])
+
+
+def build_offline(instance: Instance, cuts: str = "strong") -> Any:
+    """The offline MILP: maximise accepted requests of the whole episode (an upper bound).
+    ``cuts``: "strong" (formulation "offline"), "basic" ("offline-basic": the server-count cuts
+    and the symmetry constraints) or "none" ("offline-plain": neither)."""
     net = instance.net
     return _model(net, list(instance.requests), instance.active_sets(), net.cpu, net.mem,
-                  net.cap, "count", f"nara_offline_{instance.name}", symmetry=True)
+                  net.cap, "count", f"nara_offline_{instance.name}", symmetry=cuts != "none",
+                  cuts=cuts)
+
+
+def build_offline_basic(instance: Instance) -> Any:
+    """Formulation "offline-basic" (see :func:`build_offline`)."""
+    return build_offline(instance, "basic")
+
+
+def build_offline_plain(instance: Instance) -> Any:
+    """Formulation "offline-plain": no valid inequality, no symmetry constraint."""
+    return build_offline(instance, "none")
 
 
 def build_request_model(instance: Instance, index: int, cpu_free: np.ndarray,
@@ -590,6 +688,8 @@ def _size_request(instance: Instance) -> tuple[int, int]:
 #: formulation name -> (builder, size estimate)
 FORMULATIONS: dict[str, tuple[Any, Any]] = {
     "offline": (build_offline, _size_offline),
+    "offline-basic": (build_offline_basic, _size_offline),
+    "offline-plain": (build_offline_plain, _size_offline),
     "request": (build_request, _size_request),
 }
 
