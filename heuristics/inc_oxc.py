@@ -1,17 +1,22 @@
 """Heuristics for INC/OXC job scheduling (paper 002): WCG (Algorithm 1), SWG and RWP (IV-A).
 
-All three share Algorithm 1's PS placement (lines 7-24), OXC configuration (lines 25-28, BvN, see
+All share Algorithm 1's PS placement (lines 7-24), OXC configuration (lines 25-28, BvN, see
 :mod:`dmlopt.heuristics._inc_oxc_bvn`) and bandwidth allocation (line 29); they differ in the
 worker placement (lines 1-6):
 
-* ``wcg``: the workers of a job form one cluster; clusters sorted by data transfer size
-  (|W_i| d_i, descending) are cut into groups of |R_s| and each group is spread over distinct
-  racks by the *resource-balancing rule*: a cluster goes to the rack, not yet used by its group,
-  that can hold the whole cluster and has the smallest data transfer size placed so far (ties:
-  the largest smallest free-resource fraction). A cluster that fits no rack is split: as many
-  workers as fit go to the rack that can hold the most of them (same tie-breaks), and so on.
-* ``swg`` (single worker grouping): the same with single workers instead of clusters (workers
-  sorted by data size, groups of |R_s| workers, one per rack).
+* ``wcg``: Algorithm 1 with our definition of the rack choice of line 5, which balances the pool
+  links and OXC ports of the racks for a target f (:mod:`dmlopt.heuristics._inc_oxc_place`, where
+  every rule and deviation is listed); the PS step takes the rack the rack choice reserved for the
+  PS (the "anchor") first, then line 9's order.
+* ``wcg-literal``: the strictly literal Algorithm 1 of the previous version: the workers of a job
+  form one cluster; clusters sorted by |W_i| d_i (descending) are cut into groups of |R_s| and
+  each group is spread over distinct racks: a cluster goes to the rack, not yet used by its group,
+  that can hold the whole cluster and has the smallest data transfer size placed so far (ties: the
+  largest smallest free-resource fraction). A cluster that fits no rack is split: as many workers
+  as fit go to the rack that can hold the most of them (same tie-breaks), and so on. Its circuits
+  use the literal rounding ("terms", below).
+* ``swg`` (single worker grouping): the literal rule with single workers instead of clusters
+  (workers sorted by data size, groups of |R_s| workers, one per rack).
 * ``rwp`` (random worker placement): every worker goes to a uniformly random rack with room.
 
 PS placement (lines 7-24): jobs by data size (descending); the racks holding the job's workers
@@ -21,15 +26,39 @@ any server with room (the rack with the most free resources).
 
 Bandwidth (line 29): each link (worker-side pool link, PS-side pool link, circuit direction)
 shares its capacity among its flows in proportion to their data size; a flow gets the smallest
-share along its path.
+share along its path. (We keep the paper's data-size weights: on the benchmark instances the
+longest JCT equals the one of the best bandwidth for the same circuits, ``bandwidth="optimal"``,
+once the placement is balanced.)
 
-OXC (lines 25-28): D[s, t] = data of the workers in s whose PS is in t; stuffed, decomposed, and
-floor(N_ToR / 2) permutation copies allocated in proportion to the coefficients. Deviation
-(repair, needed because the selected permutations need not cover every pair that has traffic and
-so would leave flows at zero bandwidth): circuits on pairs without traffic are released, every
-pair with traffic and no circuit gets one (largest demand first; a port is taken from the
+OXC (lines 25-28): D[s, t] = data of the workers in s whose PS is in t; stuffed to a perfect
+matrix D' (sigma its line sum) and decomposed, D' = sum_k theta_k P_k. A permutation copy uses 2
+ports per ToR, so floor(N_ToR / 2) copies fit. Rounding (free in the paper, which only says "in
+proportion to the coefficients"):
+
+* ``"pairs"`` (wcg, swg, rwp): the proportional allocation per rack pair,
+  floor(N_ToR / 2) sum_k theta_k / sigma (P_k + P_k^T)_st = floor(N_ToR / 2) (D' + D'^T)_st /
+  sigma, rounded down; then the repair below, then *rebalancing*: while a port can be moved to
+  the bottleneck pair (smallest circuits / demand) from pairs at its two racks that keep a larger
+  ratio with one circuit less, it is moved.
+* ``"terms"`` (wcg-literal): whole permutation copies go to the terms in proportion to theta_k
+  (largest remainder), then the repair.
+
+Repair (needed because the selected circuits need not cover every pair that has traffic and so
+would leave flows at zero bandwidth): circuits on pairs without traffic are released, every pair
+with traffic and no circuit gets one (largest demand first; a port is taken from the
 least-loaded multi-circuit pair at a full rack if needed), and leftover ports go one by one to the
-pair with the largest demand per circuit.
+pair with the largest demand per circuit (demand / c; "terms": demand / (c + 1)).
+
+Time-shared OXC (ours, section III's BvN read as a schedule): if a rack pair with traffic is left
+without a circuit anyway (at 64 racks SWG and RWP spread a job over more racks than a ToR has 12
+OXC ports, so no static single-hop configuration can serve them and the longest JCT would be
+infinite, while the paper's Fig. 5 reports finite values), the heuristic returns a time-shared
+configuration instead (``Solution.oxc_schedule``): the OXC cycles through the configurations
+"floor(N_ToR / 2) copies of P_k" for the time share theta_k / sigma of the full decomposition
+(reconfiguration time neglected), so pair (s, t) gets on average floor(N_ToR / 2) (D' + D'^T)_st
+/ sigma circuits, positive wherever there is traffic; the bandwidth rule uses these averages.
+This favours the baselines (a static configuration is a special case); WCG keeps static circuits
+on every benchmark instance.
 
 Options (every heuristic): ``circuits="bvn"`` (the paper) or ``"optimal"`` (the best circuit
 counts for the placement: bisection on f over the candidate values B c / load), and
@@ -49,6 +78,7 @@ import time
 
 import numpy as np
 from dmlopt.heuristics._inc_oxc_bvn import bvn_decompose, circuits_from_terms, stuff
+from dmlopt.heuristics._inc_oxc_place import workers_balanced, workers_target
 from dmlopt.models.inc_oxc import (
     Instance,
     Solution,
@@ -61,6 +91,8 @@ from dmlopt.models.inc_oxc import (
 _EPS = 1e-9
 #: neighbourhoods above this size are scanned bottleneck jobs first (wcg-ls)
 _BIG_NEIGHBOURHOOD = 20_000
+#: wcg: up to this many racks the target-f placement, above it the one-pass balancing rule
+_TARGET_RACKS = 16
 
 
 class _State:
@@ -140,6 +172,20 @@ def _workers_wcg(instance: Instance, st: _State, rng: np.random.Generator) -> np
     return wrack
 
 
+def _workers_balanced(instance: Instance, st: _State, rng: np.random.Generator) -> np.ndarray:
+    """The load-balancing rule; if it strands a worker, the literal rule from scratch."""
+    wrack = None
+    if instance.n_racks <= _TARGET_RACKS:
+        wrack = workers_target(instance, st, rng)
+    if wrack is None:
+        st.__init__(instance)
+        wrack = workers_balanced(instance, st, rng)
+    if wrack is None:
+        st.__init__(instance)
+        wrack = _workers_wcg(instance, st, rng)
+    return wrack
+
+
 def _workers_swg(instance: Instance, st: _State, rng: np.random.Generator) -> np.ndarray:
     A = instance.arrays
     d = A["data"][A["job_of"]]
@@ -176,6 +222,9 @@ def _place_ps(instance: Instance, st: _State, wrack: np.ndarray) -> tuple[np.nda
         counts = np.bincount(wrack[job_of == i], minlength=instance.n_racks)
         racks = np.flatnonzero(counts)
         racks = racks[np.argsort(-counts[racks], kind="stable")]           # line 9
+        t = int(getattr(st, "anchor", np.full(J, -1))[i])
+        if t >= 0:  # wcg: the anchor promised by the rack choice comes first
+            racks = np.concatenate([[t], racks[racks != t]])
         need = A["psdem"][i]
         sw = [k for k in racks if st.slots[k] > 0]                          # lines 10-15
         if sw:
@@ -197,7 +246,7 @@ def _place_ps(instance: Instance, st: _State, wrack: np.ndarray) -> tuple[np.nda
     return ps_rack, server
 
 
-def _repair(c: np.ndarray, need: np.ndarray, ports: int) -> np.ndarray:
+def _repair(c: np.ndarray, need: np.ndarray, ports: int, literal: bool = False) -> np.ndarray:
     """Release idle circuits, cover every pair with traffic, hand out leftover ports."""
     c = c.copy()
     c[need <= 0] = 0
@@ -223,16 +272,47 @@ def _repair(c: np.ndarray, need: np.ndarray, ports: int) -> np.ndarray:
         ok = (free[:, None] > 0) & (free[None, :] > 0) & (need > 0)
         if not ok.any():
             break
-        score = np.where(ok, need / (c + 1.0), -1.0)
+        score = np.where(ok, need / (c + 1.0) if literal else need / np.maximum(c, 0.5), -1.0)
         s, t = np.unravel_index(int(np.argmax(score)), score.shape)
         c[s, t] += 1
         c[t, s] += 1
         free[s] -= 1
         free[t] -= 1
+    return c if literal else _rebalance(c, need)
+
+
+def _rebalance(c: np.ndarray, need: np.ndarray) -> np.ndarray:
+    """Move ports to the bottleneck pair (smallest c / need) from pairs at its two racks that
+    keep a larger ratio with one circuit less; stops when the bottleneck cannot be raised."""
+    c = c.copy()
+    pos = need > 0
+    if not pos.any():
+        return c
+    for _ in range(4 * c.shape[0] * max(1, int(c.sum(axis=1).max()))):
+        ratio = np.where(pos, c / np.where(pos, need, 1), np.inf)
+        s, t = np.unravel_index(int(np.argmin(ratio)), ratio.shape)
+        low = ratio[s, t]
+        take = []
+        for end, other in ((s, t), (t, s)):
+            r1 = np.where(pos[end] & (c[end] >= 2), (c[end] - 1) / np.where(pos[end], need[end], 1),
+                          -np.inf)
+            r1[other] = -np.inf
+            u = int(np.argmax(r1))
+            if r1[u] <= (c[s, t] + 1) / need[s, t] * 0 + low * (1 + 1e-12) or r1[u] == -np.inf:
+                break
+            take.append((end, u))
+        if len(take) < 2 or take[0] == take[1][::-1]:
+            break
+        for end, u in take:
+            c[end, u] -= 1
+            c[u, end] -= 1
+        c[s, t] += 1
+        c[t, s] += 1
     return c
 
 
-def _circuits_bvn(instance: Instance, wrack, ps_rack, server) -> np.ndarray:
+def _circuits_bvn(instance: Instance, wrack, ps_rack, server, rounding: str = "pairs"
+                  ) -> np.ndarray:
     R, P = instance.n_racks, instance.n_tor
     d = instance.arrays["data"][instance.arrays["job_of"]]
     _, _, D = link_loads(instance, wrack, ps_rack, server, d)              # line 25
@@ -240,9 +320,18 @@ def _circuits_bvn(instance: Instance, wrack, ps_rack, server) -> np.ndarray:
         return np.zeros((R, R), np.int64)
     Dp, sigma = stuff(D)                                                   # line 26
     terms = bvn_decompose(Dp, max_terms=max(4, 2 * (P // 2) + 2))         # line 27
-    c = circuits_from_terms(terms, sigma, P, R)                            # line 28
     a = flow_coefficients(instance, server)
     _, _, A = link_loads(instance, wrack, ps_rack, server, a)
+    if rounding == "terms":                                                # line 28, literal
+        c = circuits_from_terms(terms, sigma, P, R)
+        return _repair(c, np.maximum(A, A.T), P, literal=True)
+    # line 28 per pair: sum_k theta_k / sigma * floor(P / 2) (P_k + P_k^T) rounded down
+    frac = np.zeros((R, R))
+    for theta, perm in terms:
+        frac[np.arange(R), perm] += theta
+    frac = (P // 2) * (frac + frac.T) / sigma
+    np.fill_diagonal(frac, 0.0)
+    c = np.floor(frac + 1e-9).astype(np.int64)
     return _repair(c, np.maximum(A, A.T), P)
 
 
@@ -311,7 +400,7 @@ def _bandwidth(instance: Instance, wrack, ps_rack, server, c, mode: str) -> np.n
 
 
 def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: str,
-              search: tuple[float, int] | None = None) -> Solution:
+              search: tuple[float, int] | None = None, rounding: str = "pairs") -> Solution:
     if circuits not in ("bvn", "optimal"):
         from dmlopt.errors import InstanceError
 
@@ -327,17 +416,47 @@ def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: s
     if search is not None:
         _iterated_search(instance, wrack, ps_rack, server, rng, *search)
     if circuits == "bvn":
-        c = _circuits_bvn(instance, wrack, ps_rack, server)
+        c = _circuits_bvn(instance, wrack, ps_rack, server, rounding)
     else:
         c = optimal_circuits(instance, wrack, ps_rack, server)
+    schedule = []
+    if not _covered(instance, wrack, ps_rack, server, c):
+        schedule = _time_shared(instance, wrack, ps_rack, server)
+        c = sum(share * cs for share, cs, _ in schedule)
     b = _bandwidth(instance, wrack, ps_rack, server, c, bandwidth)
     offs = np.concatenate([[0], np.cumsum(instance.arrays["size"])])
     return Solution(
         workers=[wrack[offs[i]:offs[i + 1]].tolist() for i in range(len(instance.jobs))],
         ps=[(int(k), "server" if s else "switch") for k, s in zip(ps_rack, server, strict=True)],
-        oxc=ports_from_circuits(instance, c),
+        oxc=[] if schedule else ports_from_circuits(instance, c),
         bandwidth=[b[offs[i]:offs[i + 1]].tolist() for i in range(len(instance.jobs))],
+        oxc_schedule=[(share, pairs) for share, _, pairs in schedule],
     )
+
+
+def _covered(instance: Instance, wrack, ps_rack, server, c) -> bool:
+    """Every rack pair with inter-rack traffic has a circuit."""
+    _, _, D = link_loads(instance, wrack, ps_rack, server, np.ones(wrack.size))
+    return bool((c[(D + D.T) > 0] > 0).all())
+
+
+def _time_shared(instance: Instance, wrack, ps_rack, server) -> list:
+    """The time-shared BvN schedule (module docstring): configuration k = floor(N_ToR / 2)
+    copies of permutation P_k for a time share theta_k / sigma; [(share, c^k, port pairs)]."""
+    R, P = instance.n_racks, instance.n_tor
+    d = instance.arrays["data"][instance.arrays["job_of"]]
+    _, _, D = link_loads(instance, wrack, ps_rack, server, d)              # line 25
+    Dp, sigma = stuff(D)                                                   # line 26
+    out = []
+    for theta, perm in bvn_decompose(Dp):                                  # line 27
+        ck = np.zeros((R, R), np.int64)
+        for s_ in range(R):
+            t_ = int(perm[s_])
+            if t_ != s_:
+                ck[s_, t_] += P // 2
+                ck[t_, s_] += P // 2
+        out.append((float(theta / sigma), ck, ports_from_circuits(instance, ck)))
+    return out
 
 
 def _local_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
@@ -547,8 +666,14 @@ def _iterated_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
 
 def wcg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
         bandwidth: str = "proportional") -> Solution:
-    """Algorithm 1 (worker cluster grouping); deterministic (``seed`` unused)."""
-    return _schedule(instance, _workers_wcg, seed, circuits, bandwidth)
+    """Algorithm 1 with the load-balancing rack choice (``_inc_oxc_place``); deterministic."""
+    return _schedule(instance, _workers_balanced, seed, circuits, bandwidth)
+
+
+def wcg_literal(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
+                bandwidth: str = "proportional") -> Solution:
+    """Algorithm 1 with the literal rack choice (least placed data); deterministic."""
+    return _schedule(instance, _workers_wcg, seed, circuits, bandwidth, rounding="terms")
 
 
 def swg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
@@ -579,4 +704,5 @@ def wcg_ls(instance: Instance, *, seed: int = 0, time_limit: float = 2.0,
                      search=(time_limit, max_rounds))
 
 
-HEURISTICS = {"wcg": wcg, "swg": swg, "rwp": rwp, "wcg-opt": wcg_opt, "wcg-ls": wcg_ls}
+HEURISTICS = {"wcg": wcg, "wcg-literal": wcg_literal, "swg": swg, "rwp": rwp,
+              "wcg-opt": wcg_opt, "wcg-ls": wcg_ls}

@@ -257,6 +257,8 @@ class Solution(Frozen):
     ps: list[tuple[int, Literal["server", "switch"]]]
     oxc: list[tuple[int, int]] = []
     bandwidth: list[list[float]]
+    #: optional time-shared OXC (ours, see ``circuits``): [(time share, port pairs), ...]
+    oxc_schedule: list[tuple[float, list[tuple[int, int]]]] = []
 
 
 # ------------------------------------------------------------------------------------------
@@ -286,6 +288,36 @@ def circuits_from_ports(instance: Instance, pairs: list[tuple[int, int]]) -> tup
             if s != t:
                 c[s, t] += 1
                 c[t, s] += 1
+    return c, bad
+
+
+def circuits(instance: Instance, sol: Solution) -> tuple[np.ndarray, list[str]]:
+    """The circuit matrix c_st the capacity rule (13) uses, and the rules the OXC part breaks.
+
+    A static configuration (``oxc``) gives integer counts. A time-shared one (``oxc_schedule``,
+    ours: the OXC cycles through configurations k for a fraction theta_k of the time, as a
+    Birkhoff-von Neumann schedule does; reconfiguration time neglected) gives the time average
+    c_st = sum_k theta_k c^k_st: each configuration must be a valid pairing and the shares must
+    be >= 0 and add up to at most 1. A solution uses one of the two, not both.
+    """
+    if not sol.oxc_schedule:
+        return circuits_from_ports(instance, list(sol.oxc))
+    R = instance.n_racks
+    c = np.zeros((R, R))
+    bad: list[str] = []
+    if sol.oxc:
+        bad.append("oxc: a solution has either oxc or oxc_schedule, not both")
+    total = 0.0
+    for q, (share, pairs) in enumerate(sol.oxc_schedule):
+        if not (math.isfinite(share) and share >= 0):
+            bad.append(f"oxc_schedule[{q}]: share {share} must be finite and >= 0")
+            continue
+        ck, bk = circuits_from_ports(instance, list(pairs))
+        bad += [f"oxc_schedule[{q}]." + b for b in bk]
+        c += share * ck
+        total += share
+    if total > 1 + TOL:
+        bad.append(f"oxc_schedule: time shares add up to {total:g} > 1")
     return c, bad
 
 
@@ -410,7 +442,7 @@ def best_bandwidth(instance: Instance, solution: Solution) -> list[list[float]]:
     wrack = np.array([k for row in solution.workers for k in row], np.int64)
     ps_rack = np.array([k for k, _ in solution.ps], np.int64)
     server = np.array([kind == "server" for _, kind in solution.ps], float)
-    c, _ = circuits_from_ports(instance, list(solution.oxc))
+    c, _ = circuits(instance, solution)
     f = best_f(instance, wrack, ps_rack, server, c)
     b = flow_coefficients(instance, server) * (0.0 if math.isinf(f) else f)
     offs = np.concatenate([[0], np.cumsum(instance.arrays["size"])])
@@ -442,7 +474,7 @@ def evaluate(instance: Instance, solution: Solution) -> Evaluation:
         name = ("cpu", "gpu", "mem")[r]
         viol.append(f"rack {int(k)}: {name} used {use[k, r]:g} > capacity {A['cap'][k, r]:g} (2)")
     # (13): port pairing
-    c, bad_ports = circuits_from_ports(instance, list(solution.oxc))
+    c, bad_ports = circuits(instance, solution)
     viol += bad_ports
     # (10)-(13): link capacities
     wside, pside, mat = link_loads(instance, wrack, ps_rack, ps_server, rate)
@@ -452,7 +484,7 @@ def evaluate(instance: Instance, solution: Solution) -> Evaluation:
         viol.append(f"rack {int(k)}: PS-side load {pside[k]:g} > N_ToR*B = {cap:g} (12)")
     over = mat > instance.port_bw * c * (1 + tol) + 1e-9
     for s, t in zip(*np.nonzero(over), strict=True):
-        viol.append(f"racks {int(s)}->{int(t)}: load {mat[s, t]:g} > B * {int(c[s, t])} "
+        viol.append(f"racks {int(s)}->{int(t)}: load {mat[s, t]:g} > B * {c[s, t]:g} "
                     "circuits (13)")
     # JCT (14)-(16)
     a = flow_coefficients(instance, ps_server)
@@ -474,6 +506,7 @@ def evaluate(instance: Instance, solution: Solution) -> Evaluation:
         "inter_rack_flows": float(inter.sum()),
         "inter_rack_data": float(A["data"][A["job_of"]][inter].sum()),
         "circuits": float(np.triu(c, 1).sum()),
+        "time_shared_oxc": float(bool(solution.oxc_schedule)),
     }
     return Evaluation(objective=f, feasible=not viol, violations=tuple(viol), metrics=metrics)
 
@@ -835,7 +868,12 @@ def decode(model: Any, instance: Instance) -> Solution:
 
 
 def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
-    """Set every variable of either formulation from ``solution`` (bandwidth a_ij * f)."""
+    """Set every variable of either formulation from ``solution`` (bandwidth a_ij * f).
+
+    A time-shared OXC (``oxc_schedule``) has no static counterpart: nothing is set then.
+    """
+    if solution.oxc_schedule:
+        return
     ev = evaluate(instance, solution)
     f = ev.objective
     R = instance.n_racks
