@@ -278,30 +278,35 @@ def _repair(c: np.ndarray, need: np.ndarray, ports: int, literal: bool = False) 
         c[t, s] += 1
         free[s] -= 1
         free[t] -= 1
-    return c if literal else _rebalance(c, need)
+    return c if literal else _rebalance(c, need, ports)
 
 
-def _rebalance(c: np.ndarray, need: np.ndarray) -> np.ndarray:
-    """Move ports to the bottleneck pair (smallest c / need) from pairs at its two racks that
-    keep a larger ratio with one circuit less; stops when the bottleneck cannot be raised."""
+def _rebalance(c: np.ndarray, need: np.ndarray, ports: int) -> np.ndarray:
+    """Move ports to the bottleneck pair (smallest c / need): a rack of the pair without a free
+    port gives one up from another pair that keeps a larger ratio with one circuit less; stops
+    when the bottleneck cannot be raised."""
     c = c.copy()
     pos = need > 0
     if not pos.any():
         return c
-    for _ in range(4 * c.shape[0] * max(1, int(c.sum(axis=1).max()))):
+    for _ in range(4 * c.shape[0] * ports):
         ratio = np.where(pos, c / np.where(pos, need, 1), np.inf)
         s, t = np.unravel_index(int(np.argmin(ratio)), ratio.shape)
         low = ratio[s, t]
         take = []
         for end, other in ((s, t), (t, s)):
-            r1 = np.where(pos[end] & (c[end] >= 2), (c[end] - 1) / np.where(pos[end], need[end], 1),
-                          -np.inf)
+            if c[end].sum() < ports:
+                continue
+            r1 = np.where(pos[end] & (c[end] >= 1),
+                          (c[end] - 1) / np.where(pos[end], need[end], 1), -np.inf)
+            r1[~pos[end] & (c[end] >= 1)] = np.inf     # idle circuits go first
             r1[other] = -np.inf
             u = int(np.argmax(r1))
-            if r1[u] <= (c[s, t] + 1) / need[s, t] * 0 + low * (1 + 1e-12) or r1[u] == -np.inf:
+            if not r1[u] > low * (1 + 1e-12):
+                take = None
                 break
             take.append((end, u))
-        if len(take) < 2 or take[0] == take[1][::-1]:
+        if take is None:
             break
         for end, u in take:
             c[end, u] -= 1
