@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from dmlopt.heuristics.tap import HEURISTICS as TAP_HEURISTICS
 from dmlopt.models.infer_tap import Instance, Solution
 
 ON = ("inferred", "truth")
@@ -40,9 +41,7 @@ def exact(instance: Instance, *, seed: int = 0, on: str = "inferred",
 
 
 def _tap(name: str, instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
-    from dmlopt.heuristics.tap import HEURISTICS
-
-    sol = HEURISTICS[name](_target(instance, on), seed=seed)
+    sol = TAP_HEURISTICS[name](_target(instance, on), seed=seed)
     return Solution(assignment=list(sol.assignment))
 
 
