@@ -140,7 +140,8 @@ def solve(
     formulation : one of the problem's ``FORMULATIONS``; default: "paper" (the paper's model)
         when ``solver`` can solve it, else the first formulation it can.
     warm_start : a Solution, a solution dict/path, or a heuristic name whose solution seeds
-        the solver.
+        the solver. A solver stopped before it produced an incumbent returns the (re-evaluated,
+        feasible) start instead, so a warm-started run is never worse than its start.
     size_limit : (variables, constraints) above which the model is refused before building.
 
     Raises
@@ -171,6 +172,14 @@ def solve(
                  seconds=seconds, message="" if run.status == "optimal" else run.message,
                  solver_objective=run.objective, options=opts, build_seconds=t_build)
     if not run.has_solution:
+        if start is not None and run.status in ("time_limit", "feasible"):
+            # a solver stopped before it read the MIP start (SCIP completes a partial start
+            # only after presolving): the start, re-evaluated, is still the best known solution
+            ev = problem.model.evaluate(instance, start)
+            if ev.feasible:
+                _fill(res, start, ev)
+                res.message = f"{run.message}; no incumbent from the solver: the warm start"
+                res.gap = relative_gap(ev.objective, res.bound)
         return res
     solution = problem.model.decode(model, instance)
     ev = problem.model.evaluate(instance, solution)

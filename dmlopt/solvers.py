@@ -53,6 +53,29 @@ def _highs_class():
     return WarmHighs
 
 
+def _scip_class():
+    from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
+
+    class WarmScip(ScipDirect):
+        """Pyomo's SCIP interface whose MIP start is also a complete solution when it can be.
+
+        Pyomo gives SCIP only a partial solution (the discrete variables), which SCIP completes
+        after presolving, so a run stopped by a short time limit loses it. When every variable
+        has a value the full point is added as well and checked when the problem is transformed.
+        """
+
+        def _mipstart(self):
+            super()._mipstart()
+            pairs = list(self._pyomo_var_to_solver_var_map.items())
+            if all(v.value is not None for v, _ in pairs):
+                sol = self._solver_model.createSol()
+                for pyomo_var, scip_var in pairs:
+                    self._solver_model.setSolVal(sol, scip_var, float(pyomo_var.value))
+                self._solver_model.addSol(sol)
+
+    return WarmScip
+
+
 def available() -> list[str]:
     """Solver names usable here."""
     out = []
@@ -138,6 +161,9 @@ def _run_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options) 
         opt = _highs_class()()
         opt.warm = warm
         kwargs: dict[str, Any] = {}
+    elif name == "scip_direct":
+        opt = _scip_class()()
+        kwargs = {"warmstart_discrete_vars": warm}
     else:
         opt = SolverFactory(name)
         kwargs = {"warmstart_discrete_vars": warm}

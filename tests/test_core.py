@@ -68,6 +68,10 @@ def test_time_limit_status_and_warm_start_used():
         assert res.objective is not None and res.objective <= start.objective + 1e-9
         assert res.bound is None or res.bound <= res.objective  # SCIP may not have one yet
         assert res.gap is None or 0 < res.gap <= 1
+    # stopped before SCIP reads (completes) the start: the start itself comes back, evaluated
+    res = dmlopt.solve(inst, "scip", time_limit=1e-4, warm_start=start.solution, threads=1)
+    assert res.status == "time_limit" and res.feasible
+    assert res.objective is not None and res.objective <= start.objective + 1e-9
 
 
 def test_warm_start_by_heuristic_name(toy):
