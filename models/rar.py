@@ -81,8 +81,11 @@ usage per node and slot, activated CUs as the peak usage (an interval multicolou
 exactly the peak number of CUs; :func:`assign_cu_ids` builds it), one wavelength per request
 with usage linearised per link and slot, wavelength symmetry broken when all links have the
 same count. It only offers k = the fewest CUs for each duration and windows of exactly that
-duration, which loses no optimum (fewer CUs and a shorter window never worsen eq. 4). Tests
-prove both formulations and a brute force equal on random instances.
+duration, which loses no optimum (fewer CUs and a shorter window never worsen eq. 4).
+``"config"`` (:mod:`dmlopt.models._rar_config`): one binary per request and configuration (ring,
+node set, CUs, start) over the same modes; exact, but its LP bound equals the aggregated one on
+the MinCU instances measured (README), so ``"aggregated"`` stays the best measured. Tests prove
+the three formulations and a brute force equal on random instances.
 """
 
 from __future__ import annotations
