@@ -46,7 +46,14 @@ Valid cuts (no evaluator-feasible solution is cut off; tested by putting allocat
 the model): a request no single server can hold uses >= ceil(c / max free) servers and charges
 the access link of each (v >= x); identical servers of a rack are numbered by first use (server
 k+1 serves request i only if server k served a request <= i), which removes the 10! relabellings
-per rack (``warm_start`` renumbers a start accordingly, :func:`canonical`).
+per rack (``warm_start`` renumbers a start accordingly, :func:`canonical`). Formulation
+"offline" adds the cuts of :func:`_strong_cuts` (v = x for multi-server requests, per-server
+cliques of requests whose bandwidths cannot share an access link, per-step CPU/memory/clique
+knapsack rows in the acceptance binaries, racks needed); "offline-basic" is the model with only
+the server-count cuts and the symmetry constraints, "offline-plain" the model with neither (the
+reference the tests compare optima with). Measured on 32-request alpha episodes the cuts do not
+move the LP bound (the per-step CPU/memory knapsack is what binds there; the LP spreads requests
+fractionally), see the README.
 ``"request"``: the per-request MILP (same constraints, one request, the free capacities of the
 current state, only candidate paths whose links all have >= b free). As a formulation it is
 built for the first request on the empty DC with objective "accept it" (1 if it fits, the

@@ -1,7 +1,7 @@
 """Offline upper bound of paper 001's problem vs the online allocators (short episodes).
 
 Usage: python benchmarks/scripts/nara_bound.py [--topology alpha] [--dist uniform]
-       [--n 32] [--seeds 0 1 2] [--time-limit 300]
+       [--n 32] [--seeds 0 1 2] [--time-limit 300] [--formulation offline]
 
 For each seed: the offline MILP (formulation "offline", HiGHS, 1 thread, warm-started from
 the best allocator's solution) gives a proven upper bound on the accepted requests of ANY
@@ -27,6 +27,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=32)
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     ap.add_argument("--time-limit", type=float, default=300)
+    ap.add_argument("--formulation", default="offline",
+                    help="offline (strengthened), offline-basic or offline-plain")
     args = ap.parse_args()
     tot = {m: 0 for m in METHODS}
     tot_bound = 0
@@ -35,7 +37,7 @@ def main() -> None:
                                         "n_requests": args.n}, seed=seed)
         runs = {m: dmlopt.heuristic(inst, m) for m in METHODS}
         best = max(runs.values(), key=lambda r: r.objective)
-        res = dmlopt.solve(inst, "highs", formulation="offline", time_limit=args.time_limit,
+        res = dmlopt.solve(inst, "highs", formulation=args.formulation, time_limit=args.time_limit,
                            threads=1, warm_start=best.solution)
         bound = math.floor(res.bound + 1e-6) if res.bound is not None else args.n
         tot_bound += bound

@@ -33,7 +33,7 @@ def main() -> None:
         family = inst.split("#")[0]
         fam[family][_label(meth, opts)].append((inst, status, obj, bound, sec, feas,
                                                 json.loads(metrics or "{}")))
-    bound_fams = [f for f in fam if any(m.startswith("offline") for m in fam[f])]
+    bound_fams = [f for f in fam if any(m.startswith("highs") for m in fam[f])]
     for family in sorted(fam):
         if family in bound_fams:
             continue
@@ -53,12 +53,12 @@ def main() -> None:
                 per[r[0]][m] = r
         tot: dict[str, float] = defaultdict(float)
         for inst in sorted(per):
-            off = next(v for k, v in per[inst].items() if k.startswith("offline"))
+            off = next(v for k, v in per[inst].items() if k.startswith("highs"))
             b = math.floor((off[3] if off[3] is not None else off[2]) + 1e-6)
             tot["bound"] += b
             line = [f"{inst}: offline {off[1]} incumbent {off[2]} bound {b}"]
             for m, r in sorted(per[inst].items()):
-                if not m.startswith("offline"):
+                if not m.startswith("highs"):
                     tot[m] += r[2]
                     line.append(f"{m} {r[2]:.0f}")
             print(" | ".join(line))
