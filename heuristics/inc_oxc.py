@@ -17,7 +17,8 @@ worker placement (lines 1-6):
   use the literal rounding ("terms", below).
 * ``swg`` (single worker grouping): the literal rule with single workers instead of clusters
   (workers sorted by data size, groups of |R_s| workers, one per rack).
-* ``rwp`` (random worker placement): every worker goes to a uniformly random rack with room.
+* ``rwp`` (random worker placement): every worker goes to a uniformly random rack with room (a
+  draw that strands a worker is redrawn).
 
 PS placement (lines 7-24): jobs by data size (descending); the racks holding the job's workers
 by worker count (descending): first a free PDP switch slot among them, then a server with room
@@ -201,14 +202,24 @@ def _workers_swg(instance: Instance, st: _State, rng: np.random.Generator) -> np
     return wrack
 
 
-def _workers_rwp(instance: Instance, st: _State, rng: np.random.Generator) -> np.ndarray:
+def _workers_rwp(instance: Instance, st: _State, rng: np.random.Generator,
+                 attempts: int = 100) -> np.ndarray:
+    """Every worker to a uniformly random rack with room; a draw that strands a worker (no rack
+    with room left) is redrawn, up to ``attempts`` times (then the last draw is returned)."""
     A = instance.arrays
-    wrack = np.zeros(A["job_of"].size, np.int64)
-    for n in range(wrack.size):
-        ok = np.flatnonzero(st.how_many(A["wdem"][n]) >= 1)
-        k = int(rng.choice(ok)) if ok.size else int(rng.integers(instance.n_racks))
-        wrack[n] = k
-        st.put(k, A["wdem"][n], 1, A["data"][A["job_of"][n]])
+    start = (st.free.copy(), st.dload.copy())
+    for _ in range(attempts):
+        st.free[:], st.dload[:] = start[0], start[1]
+        wrack = np.zeros(A["job_of"].size, np.int64)
+        stranded = False
+        for n in range(wrack.size):
+            ok = np.flatnonzero(st.how_many(A["wdem"][n]) >= 1)
+            stranded |= not ok.size
+            k = int(rng.choice(ok)) if ok.size else int(rng.integers(instance.n_racks))
+            wrack[n] = k
+            st.put(k, A["wdem"][n], 1, A["data"][A["job_of"][n]])
+        if not stranded:
+            break
     return wrack
 
 
