@@ -61,7 +61,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from dmlopt.heuristics import _nara_netfit
+from dmlopt.heuristics import _nara_netfit, _nara_probe
 from dmlopt.models import nara
 from dmlopt.models._nara_sim import State, run_episode
 
@@ -199,6 +199,12 @@ def allocate_netfit(instance: nara.Instance, *, seed: int = 0, **options: Any) -
     return run_episode(instance, _nara_netfit.chooser(instance, **options))
 
 
+def allocate_netfit_probe(instance: nara.Instance, *, seed: int = 0,
+                          **options: Any) -> nara.Solution:
+    """Ours with probe look-ahead: see :mod:`dmlopt.heuristics._nara_probe`."""
+    return run_episode(instance, _nara_probe.chooser(instance, seed=seed, **options))
+
+
 def allocate_milp(instance: nara.Instance, *, seed: int = 0,
                   time_limit: float = 10.0) -> nara.Solution:
     """The per-request MILP as an allocator (HiGHS through Pyomo, one model per arrival)."""
@@ -232,5 +238,6 @@ HEURISTICS = {
     "nalb": allocate_nalb,
     "nulb": allocate_nulb,
     "netfit": allocate_netfit,
+    "netfit-probe": allocate_netfit_probe,
     "milp": allocate_milp,
 }
