@@ -1,0 +1,133 @@
+"""Nara (paper 001): ``netfit-probe`` (heuristics/_nara_probe.py).
+
+Independent checks: the evaluator's replay, path-by-path bottlenecks, netfit's exact plan
+search (a request netfit can place is counted placeable by the relaxed probe test), a
+hand-built episode whose acceptances are known.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from dmlopt.heuristics import _nara_netfit as nf
+from dmlopt.heuristics import _nara_probe as P
+from dmlopt.heuristics import nara as H
+from dmlopt.models import _nara_topo as topo
+from dmlopt.models import nara
+from dmlopt.models._nara_sim import State, run_episode
+
+import dmlopt
+
+
+def episode(reqs: list[tuple[int, int, float, float]]) -> nara.Instance:
+    t = topo.fabric(racks=4, servers_per_rack=2, pods=2, fabrics_per_pod=1, spines_per_plane=1,
+                    name="tiny")
+    return nara.Instance(topology=t, requests=[{"c": c, "m": m, "b": b, "t": t_}
+                                               for c, m, b, t_ in reqs])
+
+
+@pytest.mark.parametrize(("topology", "dist", "seed"),
+                         [("alpha", "uniform", 0), ("alpha", "alibaba", 1),
+                          ("beta", "uniform", 2), ("beta", "azure", 3)])
+def test_replay_feasible(topology, dist, seed):
+    inst = dmlopt.generate("nara", {"generator": dist, "topology": topology,
+                                    "n_requests": 60}, seed=seed)
+    sol = H.HEURISTICS["netfit-probe"](inst)
+    ev = nara.evaluate(inst, sol)
+    assert ev.feasible, ev.message
+    res = dmlopt.heuristic(inst, "netfit-probe")
+    assert res.feasible and res.metrics["acceptance_ratio"] > 0
+
+
+def test_deterministic_for_a_seed():
+    inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 60}, seed=7)
+    a = H.HEURISTICS["netfit-probe"](inst, seed=3)
+    b = H.HEURISTICS["netfit-probe"](inst, seed=3)
+    assert a == b
+
+
+def test_widest_matches_path_by_path():
+    inst = nara.generate_uniform(topology="beta", n_requests=1)
+    net = inst.net
+    st = State(inst)
+    rng = np.random.default_rng(4)
+    for _ in range(4):
+        st.bw[:-1] = rng.choice([0.0, 0.2, 0.5, 1.0], net.n_links)
+        wid = P.widest(st)
+        for ra, rb in itertools.product(range(net.n_racks), repeat=2):
+            if ra == rb:
+                assert wid[ra, rb] == np.inf
+                continue
+            want = max(min(st.bw[e] for e in p) for p in net.candidates(ra, rb))
+            assert wid[ra, rb] == pytest.approx(want)
+        for b in (0.1, 0.4, 0.9):
+            assert (st.compat(b) == (wid >= b - 1e-9)).all()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_probe_test_relaxes_netfit_plan(seed):
+    # along a netfit episode: whenever netfit finds an allocation for the pending request, the
+    # relaxed probe test on the same state says placeable; a one-server fit is exact
+    inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 80}, seed=seed)
+    net = inst.net
+    onehot = P._one_hot(net)
+    base = nf.chooser(inst)
+    seen = []
+
+    def choose(state, rng):
+        req = state.req
+        pl, loc = P.placeable(state.cpu_free, state.mem_free, state.bw[net.access], onehot,
+                              P.widest(state), np.array([req.c]), np.array([req.m]),
+                              np.array([req.b]))
+        got = nf.plan(state)
+        one = bool(((state.cpu_free >= req.c) & (state.mem_free >= req.m)).any())
+        seen.append((got is not None, bool(pl[0]), bool(loc[0]), one))
+        return base(state, rng)
+
+    run_episode(inst, choose)
+    assert any(not g for g, *_ in seen) and any(g for g, *_ in seen)
+    for got, pl, loc, one in seen:
+        assert pl or not got
+        assert loc or not one
+        assert pl or not loc
+
+
+def test_hand_checked_episode():
+    # each request fills the whole DC (80 CPU); holding periods 2, 1, 3, 1, 1, 1: requests 1, 3
+    # and 4 find the DC full, the others fit (same volume class: no admission rejection)
+    inst = episode([(80, 8, 0.1, 2), (80, 8, 0.1, 1), (80, 8, 0.1, 3), (80, 8, 0.1, 1),
+                    (80, 8, 0.1, 1), (80, 8, 0.1, 1)])
+    sol = H.HEURISTICS["netfit-probe"](inst)
+    assert [a is not None for a in sol.allocations] == [True, False, True, False, False, True]
+    assert nara.evaluate(inst, sol).feasible
+    # small requests: one server each, all accepted, on distinct best-fitting servers
+    inst = episode([(6, 6, 0.5, 20)] * 8 + [(4, 4, 0.5, 20)] * 8)
+    sol = H.HEURISTICS["netfit-probe"](inst)
+    assert all(a is not None and len(a.servers) == 1 for a in sol.allocations)
+
+
+def test_admission_rejects_only_big_requests_and_off_switch():
+    inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 128}, seed=11)
+    net = inst.net
+    C, M = int(net.cpu.sum()), int(net.mem.sum())
+    for k in (1.8, float("inf")):
+        base = P.chooser(inst, admit_k=k)
+        vols, rejected = [], []
+
+        def choose(state, rng, base=base, vols=vols, rejected=rejected):
+            req = state.req
+            vols.append((req.c / C + req.m / M) / 2 * req.t)
+            placeable = nf.plan(state) is not None
+            ok = base(state, rng)
+            if placeable and not ok:
+                rejected.append(vols[-1] / np.mean(vols))
+            return ok
+
+        sol = run_episode(inst, choose)
+        assert nara.evaluate(inst, sol).feasible
+        if k == float("inf"):
+            assert rejected == []  # a placeable request is always placed
+        else:
+            assert rejected and min(rejected) > k  # only big requests are turned away
