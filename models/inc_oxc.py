@@ -13,6 +13,11 @@ System model (section II-A, as implemented)
   server pool and N_ToR ports (the set N_k) of capacity B towards the OXC; ``ps_slots`` = C_k > 0
   marks a PDP ToR that can hold C_k PS (eq. 1). OXC ports are numbered ``k * n_tor + p``.
 * An OXC circuit pairs two ports of different racks and carries B in each direction (duplex).
+  Deviation (ours, for the baselines at 64 racks): a solution may give a time-shared OXC
+  (``oxc_schedule``: configurations with time shares theta_k >= 0, sum <= 1, as a
+  Birkhoff-von Neumann schedule cycles through permutations; reconfiguration time neglected)
+  instead of one static pairing; rule (13) then uses the time-averaged circuit counts
+  sum_k theta_k c^k_st (:func:`circuits`). The MILPs only produce static pairings.
 * Pull and push are two successive phases with the same flow size d_i and, as the paper says, the
   same bandwidth setting; one bandwidth b_ij per worker serves both. In the push phase a worker in
   rack s sends through its pool link (s, up), the circuits s -> t and, if the PS is on a server of
