@@ -89,6 +89,56 @@ def placeable(cf: np.ndarray, mf: np.ndarray, acc: np.ndarray, onehot: np.ndarra
     return local | multi, local
 
 
+class Probes:
+    """The probe test of :func:`placeable`, incremental: per-rack statistics of the current
+    state computed once, then a candidate that changes servers of a few racks only updates
+    those racks (same verdicts as :func:`placeable`, tested)."""
+
+    def __init__(self, state: State, onehot: np.ndarray, pc: np.ndarray, pm: np.ndarray,
+                 pb: np.ndarray) -> None:
+        net = state.net
+        self.net, self.pc, self.pm, self.pb = net, pc, pm, pb
+        self.acc0 = state.bw[net.access]
+        W = widest(state)
+        self.comp = (W[None, :, :] >= pb[:, None, None] - TOL).astype(float)  # (K, R, R)
+        cf, mf = state.cpu_free, state.mem_free
+        fit_s = (cf[None, :] >= pc[:, None]) & (mf[None, :] >= pm[:, None])
+        self.fit = (fit_s.astype(float) @ onehot) > 0  # (K, R)
+        elig = self.acc0[None, :] >= pb[:, None] - TOL
+        self.tc = np.where(elig, np.minimum(cf[None, :], pc[:, None]), 0) @ onehot
+        self.tm = np.where(elig, np.minimum(mf[None, :], pm[:, None]), 0) @ onehot
+        self.cc = np.einsum("krq,kq->kr", self.comp, self.tc)
+        self.cm = np.einsum("krq,kq->kr", self.comp, self.tm)
+
+    def _verdict(self, fit, tc, tm, cc, cm) -> tuple[np.ndarray, np.ndarray]:
+        pc, pm = self.pc[:, None], self.pm[:, None]
+        local = fit.any(axis=1) | ((tc >= pc) & (tm >= pm)).any(axis=1)
+        multi = ((cc >= pc - 1e-9) & (cm >= pm - 1e-9)).any(axis=1)
+        return local | multi, local
+
+    def base(self) -> tuple[np.ndarray, np.ndarray]:
+        """Verdicts on the current state."""
+        return self._verdict(self.fit, self.tc, self.tm, self.cc, self.cm)
+
+    def after(self, cf: np.ndarray, mf: np.ndarray, acc: np.ndarray, racks
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Verdicts after a change of free capacities confined to the servers of ``racks``."""
+        fit, tc, tm = self.fit.copy(), self.tc.copy(), self.tm.copy()
+        cc, cm = self.cc.copy(), self.cm.copy()
+        pc, pm, pb = self.pc[:, None], self.pm[:, None], self.pb[:, None]
+        for r in racks:
+            sv = self.net.rack_servers[r]
+            fit[:, r] = ((cf[sv][None, :] >= pc) & (mf[sv][None, :] >= pm)).any(axis=1)
+            elig = acc[sv][None, :] >= pb - TOL
+            nc = np.where(elig, np.minimum(cf[sv][None, :], pc), 0).sum(axis=1)
+            nm = np.where(elig, np.minimum(mf[sv][None, :], pm), 0).sum(axis=1)
+            cc += self.comp[:, :, r] * (nc - tc[:, r])[:, None]
+            cm += self.comp[:, :, r] * (nm - tm[:, r])[:, None]
+            tc[:, r] = nc
+            tm[:, r] = nm
+        return self._verdict(fit, tc, tm, cc, cm)
+
+
 def _candidates(state: State, max_cand: int) -> tuple[list[list[int]], bool]:
     """Candidate plans (netfit's first) and whether they charge only access links."""
     net, req = state.net, state.req
@@ -165,13 +215,12 @@ def chooser(instance: Any, *, n_probe: int = 32, max_cand: int = 4, w_local: flo
             pc = np.asarray(seen_c)[idx]
             pm = np.asarray(seen_m)[idx]
             pb = np.asarray(seen_b)[idx]
-            W = widest(state)
-            acc0 = state.bw[net.access]
+            probes = Probes(state, onehot, pc, pm, pb)
             best = None
             for i, cand in enumerate(cands):
                 cf = state.cpu_free.copy()
                 mf = state.mem_free.copy()
-                acc = acc0.copy()
+                acc = probes.acc0.copy()
                 rc, rm = req.c, req.m
                 for s in cand:
                     tc_, tm_ = min(cf[s], rc), min(mf[s], rm)
@@ -181,14 +230,13 @@ def chooser(instance: Any, *, n_probe: int = 32, max_cand: int = 4, w_local: flo
                     rm -= tm_
                 if len(cand) > 1:
                     acc[cand] -= req.b
-                pl, loc = placeable(cf, mf, acc, onehot, W, pc, pm, pb)
+                pl, loc = probes.after(cf, mf, acc, sorted({int(net.rack[s]) for s in cand}))
                 key = (-(pl.sum() + w_local * loc.sum()), i, int(pl.sum()))
                 if best is None or key < best[0]:
                     best = (key, cand)
             got = best[1]
             if big:
-                before, _ = placeable(state.cpu_free, state.mem_free, acc0, onehot, W,
-                                      pc, pm, pb)
+                before, _ = probes.base()
                 if int(before.sum()) - best[0][2] >= admit_loss * n_probe:
                     return False  # admission control (module docstring)
         for s in got:

@@ -131,3 +131,35 @@ def test_admission_rejects_only_big_requests_and_off_switch():
             assert rejected == []  # a placeable request is always placed
         else:
             assert rejected and min(rejected) > k  # only big requests are turned away
+
+
+def test_incremental_probes_equal_full_test():
+    inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "beta",
+                                    "n_requests": 60}, seed=5)
+    net = inst.net
+    onehot = P._one_hot(net)
+    rng = np.random.default_rng(0)
+    checked = 0
+
+    def choose(state, _rng):
+        nonlocal checked
+        pc, pm = rng.integers(1, 51, 16), rng.integers(1, 51, 16)
+        pb = rng.integers(10, 101, 16) / 100
+        probes = P.Probes(state, onehot, pc, pm, pb)
+        full = P.placeable(state.cpu_free, state.mem_free, state.bw[net.access], onehot,
+                           P.widest(state), pc, pm, pb)
+        assert all((x == y).all() for x, y in zip(probes.base(), full, strict=True))
+        for r in rng.choice(net.n_racks, 2, replace=False):
+            cf, mf, acc = state.cpu_free.copy(), state.mem_free.copy(), probes.acc0.copy()
+            sv = net.rack_servers[r][:3]
+            cf[sv] = rng.integers(0, cf[sv] + 1)
+            mf[sv] = rng.integers(0, mf[sv] + 1)
+            acc[sv] -= rng.uniform(0, 1, sv.size)
+            want = P.placeable(cf, mf, acc, onehot, P.widest(state), pc, pm, pb)
+            got = probes.after(cf, mf, acc, [r])
+            assert all((x == y).all() for x, y in zip(got, want, strict=True))
+            checked += 1
+        return nf.chooser(inst)(state, _rng)
+
+    run_episode(inst, choose)
+    assert checked == 120
