@@ -61,7 +61,11 @@ def _chooser(instance: nara.Instance, name: str, options: dict[str, Any]) -> tup
         return alloc._bfs_choose(False, hops), "widest"
     if name == "netfit":
         return _nara_netfit.chooser(instance), "first"
-    raise ValueError(f"name: {name!r} is not random, tetris, nalb, nulb or netfit")
+    if name == "netfit-probe":  # its admission-control rejections count as "exhausted"
+        from dmlopt.heuristics import _nara_probe
+
+        return _nara_probe.chooser(instance, **options), "first"
+    raise ValueError(f"name: {name!r} is not random, tetris, nalb, nulb, netfit or netfit-probe")
 
 
 def _placeable(instance: nara.Instance, state: State, time_limit: float) -> bool:
