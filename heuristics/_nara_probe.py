@@ -182,8 +182,8 @@ def _candidates(state: State, max_cand: int) -> tuple[list[list[int]], bool]:
 
 
 def chooser(instance: Any, *, n_probe: int = 32, max_cand: int = 4, w_local: float = 0.5,
-            admit_k: float = 1.8, admit_loss: float = 0.1, budget_servers: int = 100_000,
-            seed: int = 0):
+            admit_k: float = 1.8, admit_loss: float = 0.1, select: bool = True,
+            budget_servers: int = 100_000, seed: int = 0):
     """The per-request choice function for :func:`~dmlopt.models._nara_sim.run_episode`."""
     net = instance.net
     onehot = _one_hot(net)
@@ -209,6 +209,8 @@ def chooser(instance: Any, *, n_probe: int = 32, max_cand: int = 4, w_local: flo
         cands, _ = _candidates(state, max_cand)
         if not cands:
             return False
+        if not select:
+            cands = cands[:1]
         big = vol > admit_k * np.mean(seen_v)
         got = cands[0]
         if len(cands) > 1 or big:
