@@ -4,36 +4,39 @@ Every allocator runs the episode through the simulator (:mod:`dmlopt.models._nar
 applies the paper's state transitions: servers are picked one at a time, min(free, remaining)
 CPU and memory is taken from each, and a pick that breaks constraint 3 drops the request.
 
-=============  =================================================================================
-name           allocator
-=============  =================================================================================
-``random``     Random (section 4.1): uniformly random servers among those that can still give
-               some of the remaining CPU or memory, until covered or a pick fails
-``tetris``     Tetris (section 4.1, Appendix D.1, [19]): the server whose free <CPU, memory>
-               has the largest cosine similarity with the remaining <c, m>, with the score of
-               servers outside the first pick's rack cut by ``penalty`` = 90 %; ties to the
-               server with more free resources, then the lower index. Only servers where the
-               request still fits are scored (``check_paths=True``, default: Tetris [19]
-               places a task only on a machine whose free resources, network included, cover
-               its demand): a pick must keep constraint 3 with the servers already picked,
-               and the first pick, unless it holds the whole request, must have >= b free on
-               its access link (it will be joined by others; before this session the first
-               pick was unchecked, which stranded 183 of 384 requests on alpha/uniform seeds
-               0-2); ``check_paths=False`` scores every server with some free resource and
-               drops the request when a pick breaks constraint 3
-``nalb``       NALB (section 4.1, Appendix D.2, [18]): from a first server, a bandwidth-weighted
-               breadth-first search (below); routes by bandwidth-weighted k-shortest paths
-               (the widest of the k candidates)
-``nulb``       NULB: the same with an unweighted breadth-first search (hop order, bandwidth
-               ignored), widest-candidate routes
-``netfit``     ours (:mod:`._nara_netfit`): feasibility-checked, locality-first best fit with a
-               bandwidth-aware choice among single-server, single-rack and multi-rack
-               allocations; never picks a failing server
-``milp``       the per-request MILP of :mod:`dmlopt.models.nara` (formulation "request" with the
-               current free capacities): accept whenever any allocation exists, fewest charged
-               links, then fewest servers; HiGHS through Pyomo at every arrival (slow: small
-               topologies only)
-=============  =================================================================================
+=================  =============================================================================
+name               allocator
+=================  =============================================================================
+``random``         Random (section 4.1): uniformly random servers among those that can still give
+                   some of the remaining CPU or memory, until covered or a pick fails
+``tetris``         Tetris (section 4.1, Appendix D.1, [19]): the server whose free <CPU, memory>
+                   has the largest cosine similarity with the remaining <c, m>, with the score of
+                   servers outside the first pick's rack cut by ``penalty`` = 90 %; ties to the
+                   server with more free resources, then the lower index. Only servers where the
+                   request still fits are scored (``check_paths=True``, default: Tetris [19]
+                   places a task only on a machine whose free resources, network included, cover
+                   its demand): a pick must keep constraint 3 with the servers already picked,
+                   and the first pick, unless it holds the whole request, must have >= b free on
+                   its access link (it will be joined by others; before this session the first
+                   pick was unchecked, which stranded 183 of 384 requests on alpha/uniform seeds
+                   0-2); ``check_paths=False`` scores every server with some free resource and
+                   drops the request when a pick breaks constraint 3
+``nalb``           NALB (section 4.1, Appendix D.2, [18]): from a first server, a bandwidth-weighted
+                   breadth-first search (below); routes by bandwidth-weighted k-shortest paths
+                   (the widest of the k candidates)
+``nulb``           NULB: the same with an unweighted breadth-first search (hop order, bandwidth
+                   ignored), widest-candidate routes
+``netfit``         ours (:mod:`._nara_netfit`): feasibility-checked, locality-first best fit with a
+                   bandwidth-aware choice among single-server, single-rack and multi-rack
+                   allocations; never picks a failing server
+``netfit-probe``   ours (:mod:`._nara_probe`): netfit's candidates scored by how many probe
+                   requests (drawn from the requests seen so far) stay placeable, and admission
+                   control of big requests whose placement would strand many probes
+``milp``           the per-request MILP of :mod:`dmlopt.models.nara` (formulation "request" with the
+                   current free capacities): accept whenever any allocation exists, fewest charged
+                   links, then fewest servers; HiGHS through Pyomo at every arrival (slow: small
+                   topologies only)
+=================  =============================================================================
 
 Choices where the paper is open (documented deviations)
 -------------------------------------------------------

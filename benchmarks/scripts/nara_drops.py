@@ -20,7 +20,8 @@ from dmlopt.models import nara
 
 import dmlopt
 
-METHODS = ["random", "tetris", "tetris:check_paths=false", "nalb", "nulb", "netfit"]
+METHODS = ["random", "tetris", "tetris:check_paths=false", "nalb", "nulb", "netfit",
+           "netfit-probe"]
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """Scale runs of paper 001 (section 5.2): one episode per topology and allocator, timed.
 
 Usage: python benchmarks/scripts/nara_scale.py [--topologies gamma delta] [--dists uniform]
-       [--methods random tetris nalb nulb netfit] [--seed 0]
+       [--methods random tetris nalb nulb netfit netfit-probe] [--seed 0]
 
 gamma: 640 servers, 896 requests; delta: 2560 servers, 4096 requests (the paper's episode
 lengths). Prints acceptance ratio, the evaluator's verdict and wall seconds of the allocator
@@ -20,7 +20,8 @@ def main() -> None:
     ap.add_argument("--topologies", nargs="+", default=["gamma", "delta"])
     ap.add_argument("--dists", nargs="+", default=["uniform", "azure", "alibaba"])
     ap.add_argument("--methods", nargs="+",
-                    default=["random", "tetris", "nalb", "nulb", "netfit"])
+                    default=["random", "tetris", "nalb", "nulb", "netfit",
+                             "netfit-probe"])
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     print(f"{'topology':8} {'dist':8} {'method':8} {'accept':>7} {'feasible':>8} {'sec':>7}")

@@ -1,7 +1,7 @@
 """Table 1 of paper 001: acceptance ratio per allocator, topology and request distribution.
 
 Usage: python benchmarks/scripts/nara_table1.py [--topologies alpha beta] [--seeds 0 1 2 3 4]
-       [--n 128] [--methods random tetris nalb nulb netfit "tetris:check_paths=false"]
+       [--n 128] [--methods random tetris nalb nulb netfit netfit-probe "tetris:check_paths=false"]
 
 Every solution is re-scored by the evaluator (dmlopt.heuristic); infeasible ones are flagged.
 Prints one row per (topology, distribution, method): mean acceptance ratio over the seeds, its
@@ -32,7 +32,8 @@ def main() -> None:
     ap.add_argument("--topologies", nargs="+", default=["alpha", "beta"])
     ap.add_argument("--dists", nargs="+", default=["uniform", "azure", "alibaba"])
     ap.add_argument("--methods", nargs="+",
-                    default=["random", "tetris", "nalb", "nulb", "netfit"])
+                    default=["random", "tetris", "nalb", "nulb", "netfit",
+                             "netfit-probe"])
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     ap.add_argument("--n", type=int, default=None, help="requests per episode (default: paper)")
     args = ap.parse_args()
