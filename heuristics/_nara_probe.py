@@ -40,8 +40,17 @@ trace-like sets); ``admit_k=inf`` switches it off. A utilisation threshold inste
 probe loss (reject big requests when the DC is over half full) was better on uniform but cost
 4 points on Azure-like, where big requests are rare and usually fit.
 
+Ablation (``select=False`` keeps netfit's own plan and uses the probes only for admission;
+``admit_k=inf`` switches admission off): on the tuning seeds 100-119 ``select`` changes
+acceptance by at most 0.3 points either way on alpha/beta x the three request sets; on seeds
+0-19 of alpha/uniform admission off gives 0.770 against netfit's 0.777 and 0.790 with it: the
+gain over netfit is the admission control, the probe-scored candidate choice is neutral.
+The default keeps ``select=True`` (the tuned configuration).
+
 Cost: O(max_cand x n_probe x servers) numpy work per request with a choice;
-``budget_servers`` switches the look-ahead off (plain netfit) above that many servers.
+``budget_servers`` switches the look-ahead off (plain netfit) above that many servers. The
+probe test is incremental (:class:`Probes`): only the racks a candidate touches are recounted.
+A delta episode (2560 servers, 4096 requests) takes under 20 s.
 """
 
 from __future__ import annotations
