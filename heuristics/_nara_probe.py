@@ -37,7 +37,7 @@ not updated (only access links): an optimistic estimate. Defaults tuned on seeds
 of alpha/uniform, alpha/Azure-like and alpha/Alibaba-like (grid admit_k in {1.5, 1.8, 2.1, 3}
 x admit_loss in {0.03, 0.1, 0.2, 0.3}; the best uniform value without loss on the two
 trace-like sets); ``admit_k=inf`` switches it off. A utilisation threshold instead of the
-probe loss (reject big requests when the DC is over half full) was better on uniform but cost
+probe loss (reject big requests when the DC is over half full) was as good on uniform but cost
 4 points on Azure-like, where big requests are rare and usually fit.
 
 Ablation (``select=False`` keeps netfit's own plan and uses the probes only for admission;
