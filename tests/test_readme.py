@@ -48,5 +48,5 @@ def test_cli_examples_run(tmp_path):
     for line in lines:
         argv = shlex.split(line)[1:]
         proc = subprocess.run(exe + argv, cwd=tmp_path, capture_output=True, text=True,
-                              timeout=300)
+                              timeout=120)  # examples must be quick; long runs go in `text` blocks
         assert proc.returncode == 0, f"`{line}` exited {proc.returncode}: {proc.stderr}"
