@@ -54,19 +54,28 @@ def _contrib_order(servers: np.ndarray, cf: np.ndarray, mf: np.ndarray, c: int, 
     return servers[np.lexsort((servers, -score, ~full))]
 
 
+def single_fits(state: State) -> tuple[np.ndarray, np.ndarray]:
+    """Servers that hold the whole pending request alone, best fit first (least CPU + memory
+    left, as fractions of the server's capacity; ties by index), and those fractions."""
+    net, req = state.net, state.req
+    cf, mf = state.cpu_free, state.mem_free
+    fits = np.flatnonzero((cf >= req.c) & (mf >= req.m))
+    left = ((cf[fits] - req.c) / np.maximum(net.cpu, 1)[fits]
+            + (mf[fits] - req.m) / np.maximum(net.mem, 1)[fits])
+    order = np.lexsort((fits, left))
+    return fits[order], left[order]
+
+
 def plan(state: State) -> list[int] | None:
     """Servers in pick order for the pending request, or None (drop)."""
     net = state.net
     req = state.req
     c, m = req.c, req.m
     cf, mf = state.cpu_free, state.mem_free
-    cap_c = np.maximum(net.cpu, 1)
-    cap_m = np.maximum(net.mem, 1)
     # 1. one server, best fit
-    fits = np.flatnonzero((cf >= c) & (mf >= m))
+    fits, _ = single_fits(state)
     if fits.size:
-        left = (cf[fits] - c) / cap_c[fits] + (mf[fits] - m) / cap_m[fits]
-        return [int(fits[np.lexsort((fits, left))[0]])]
+        return [int(fits[0])]
     useful = ((cf > 0) & (c > 0)) | ((mf > 0) & (m > 0))
     elig = useful & state.access_now
     gc = np.where(elig, np.minimum(cf, c), 0)

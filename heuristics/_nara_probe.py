@@ -154,13 +154,9 @@ def _candidates(state: State, max_cand: int) -> tuple[list[list[int]], bool]:
     net, req = state.net, state.req
     c, m = req.c, req.m
     cf, mf = state.cpu_free, state.mem_free
-    cap_c = np.maximum(net.cpu, 1)
-    cap_m = np.maximum(net.mem, 1)
-    fits = np.flatnonzero((cf >= c) & (mf >= m))
+    fits, left = nf.single_fits(state)
     if fits.size:
-        left = (cf[fits] - c) / cap_c[fits] + (mf[fits] - m) / cap_m[fits]
-        order = fits[np.lexsort((fits, left))]
-        out = [[int(s)] for s in order[:max_cand]]
+        out = [[int(s)] for s in fits[:max_cand]]
         accbw = state.bw[net.access[fits]]
         low = int(fits[np.lexsort((left, accbw))[0]])
         if [low] not in out:
