@@ -3,7 +3,9 @@
 Each problem is two modules: ``dmlopt.models.<name>`` (the problem contract of DESIGN.md:
 ``Instance``, ``Solution``, ``evaluate``, ``FORMULATIONS``/``build``, ``estimate_size``,
 ``decode``, ``warm_start``, ``GENERATORS``/``generate``) and ``dmlopt.heuristics.<name>``
-(``HEURISTICS``: name -> ``f(instance, *, seed=0, **options) -> Solution``). Adding a problem is
+(``HEURISTICS``: name -> ``f(instance, *, seed=0, **options) -> Solution``). A scored-only
+problem (``FORMULATIONS = {}``, e.g. topology inference) omits ``build``, ``estimate_size``,
+``decode`` and ``warm_start``: the API refuses every formulation first. Adding a problem is
 adding those two modules and one line to ``_PROBLEMS``. Modules are imported on first use so the
 command line starts fast.
 """

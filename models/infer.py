@@ -298,24 +298,9 @@ def evaluate(instance: Instance, solution: Solution) -> Evaluation:
     return Evaluation(float(ev["hops_error"]), True, (), metrics)
 
 
-#: no exact formulation: inference is scored, not optimised
+#: no exact formulation: inference is scored, not optimised (so no build / estimate_size /
+#: decode / warm_start: dmlopt.api refuses a formulation before it would call them)
 FORMULATIONS: dict[str, tuple[Any, Any]] = {}
-
-
-def build(instance: Instance, formulation: str = "") -> Any:
-    raise KeyError(formulation)
-
-
-def estimate_size(instance: Instance, formulation: str = "") -> tuple[int, int]:
-    raise KeyError(formulation)
-
-
-def decode(model: Any, instance: Instance) -> Solution:
-    raise NotImplementedError("infer has no exact formulation")
-
-
-def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
-    raise NotImplementedError("infer has no exact formulation")
 
 
 def generate_dc(*, seed: int = 0, topology: str = "fat-tree", routing: str = "dijkstra",
