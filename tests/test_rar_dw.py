@@ -1,0 +1,56 @@
+"""RAR MinCU Dantzig-Wolfe bound script: LP bound <= DW bound <= the optimum (brute force)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pyomo.environ as pyo
+import pytest
+from dmlopt.models import rar
+
+from tests.test_rar import _brute_force
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "scripts" / "rar_mincu_dw.py"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("rar_mincu_dw", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _lp_bound(inst: rar.Instance) -> float:
+    model = rar.build_aggregated(inst)
+    pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
+    solver = pyo.SolverFactory("appsi_highs")
+    solver.solve(model)
+    return pyo.value(model.obj)
+
+
+def _dw_bound(inst: rar.Instance) -> float:
+    dw = _script()
+    master = dw.Master(inst)
+    while True:
+        master.h.run()
+        dual = master.h.getSolution().row_dual
+        added = 0
+        for n in range(len(inst.nodes)):
+            items, reduced = dw.price(master, n, dual)
+            if reduced - dual[master.row[("convex", n)]] < -1e-6:
+                added += master.add_column(n, items)
+        if not added:
+            return master.h.getInfo().objective_function_value * inst.alpha_of()
+
+
+@pytest.mark.parametrize(("seed", "tighter"), [(2, True), (5, False), (6, True), (8, True)])
+def test_dw_bound_between_lp_and_optimum(seed, tighter):
+    inst = rar.generate_random(seed=seed, nodes=4, extra_links=1, requests=2, slots=3, cus=3,
+                               wavelengths=2, rho=2, scheme="MinCU")
+    assert rar._wavelengths_never_bind(inst)
+    optimum = _brute_force(inst)["MinCU"]
+    lp, dw = _lp_bound(inst), _dw_bound(inst)
+    assert lp - 1e-7 <= dw <= optimum + 1e-7
+    # per-node schedule columns close these LP gaps (pricing is working)
+    assert (dw > lp + 1e-3) == tighter
