@@ -65,7 +65,7 @@ Options (every heuristic): ``circuits="bvn"`` (the paper) or ``"optimal"`` (the 
 counts for the placement: bisection on f over the candidate values B c / load), and
 ``bandwidth="proportional"`` (the paper) or ``"optimal"`` (the closed form b_ij = a_ij f*).
 ``wcg-opt`` is ``wcg-literal``'s placement with both set to ``"optimal"`` (ours: it isolates what
-the literal placement costs). ``wcg-ls`` (ours) starts from ``wcg-literal``'s placement and
+the literal placement costs). ``wcg-ls`` (ours) starts from ``wcg``'s placement and
 runs an iterated local search for ``time_limit`` seconds over placements, each scored exactly by
 the best f over all circuit configurations (:func:`placement_f`): moves relocate a worker, swap
 two workers of different jobs, relocate a PS (switch slot or server), swap two PS locations, and
@@ -713,13 +713,13 @@ def wcg_opt(instance: Instance, *, seed: int = 0) -> Solution:
 
 def wcg_ls(instance: Instance, *, seed: int = 0, time_limit: float = 2.0,
            max_rounds: int = 50) -> Solution:
-    """``wcg-literal``'s placement, then iterated local search on the placement, optimal
-    circuits and bandwidth (ours).
+    """``wcg``'s placement, then iterated local search on the placement, optimal circuits and
+    bandwidth (ours).
 
     Runs for ``time_limit`` seconds (``max_rounds`` bounds one descent); ``seed`` drives the move
     order and the kicks.
     """
-    return _schedule(instance, _workers_wcg, seed, "optimal", "optimal",
+    return _schedule(instance, _workers_balanced, seed, "optimal", "optimal",
                      search=(time_limit, max_rounds))
 
 

@@ -346,11 +346,12 @@ def test_generators_deterministic_and_sized():
 
 
 def test_local_search_reaches_small_optima():
-    """wcg-ls never does worse than wcg-opt and matches the MILP on 2-rack instances."""
+    """wcg-ls never does worse than its start (wcg's placement, optimal circuits and bandwidth)
+    and matches the MILP on 2-rack instances."""
     for seed in range(3):
         inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2}, seed=seed)
         ls = dmlopt.heuristic(inst, "wcg-ls", seed=0, time_limit=0.3)
-        base = dmlopt.heuristic(inst, "wcg-opt")
+        base = dmlopt.heuristic(inst, "wcg", circuits="optimal", bandwidth="optimal")
         assert ls.objective >= base.objective - 1e-12
         ex = dmlopt.solve(inst, formulation="strong", threads=1)
         assert ls.objective <= ex.objective * (1 + 1e-9)
