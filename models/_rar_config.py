@@ -78,7 +78,6 @@ def build_config(instance: Any) -> Any:
     inst = instance
     nr = len(inst.requests)
     J = range(nr)
-    NN = range(len(inst.nodes))
     free_wl = rar._wavelengths_never_bind(inst)
     cf = {j: configurations(inst, j, free_wl) for j in J}
     JC = [(j, c) for j in J for c in range(len(cf[j]))]
@@ -133,17 +132,9 @@ def build_config(instance: Any) -> Any:
                                rule=lambda m, i, b, t: sum(load[i, b, t]) <= inst.rho)
     # objective (4)
     if inst.scheme == "MinCU":
-        m.A = pyo.Var(NN, domain=pyo.NonNegativeIntegers,
-                      bounds=lambda m, n: (0, inst.nodes[n].cus))
-        m.peak = pyo.Constraint(NT, rule=lambda m, n, t: m.A[n] >= sum(usage[n, t]))
-        m.peak_j = pyo.Constraint(sorted(per_jn), rule=lambda m, j, n: m.A[n]
-                                  >= sum(per_jn[j, n]))
-        zeta = sum(m.A[n] for n in NN)
+        zeta = rar.activated_cus(m, inst, usage, per_jn)
     elif inst.scheme == "MinW":
-        LB = sorted({(i, b) for _, i, b in JLB})
-        m.Ow = pyo.Var(LB, bounds=(0, 1))
-        m.ow_def = pyo.Constraint(JLB, rule=lambda m, j, i, b: m.Ow[i, b] >= m.h[j, i, b])
-        zeta = sum(m.Ow[i, b] for i, b in LB)
+        zeta = rar.activated_wavelengths(m, JLB)
     elif inst.scheme == "MinT":
         zeta = sum((cf[j][c][5] + cf[j][c][4] - 1) / inst.requests[j].deadline * m.z[j, c]
                    for j, c in JC)
@@ -235,11 +226,7 @@ def warm_start_config(model: Any, instance: Any, solution: Any) -> None:
     inst = instance
     cf = model._rar_configs
     ring_index = {ring.nodes: k for k, ring in enumerate(inst.rings)}
-    relabel: dict[int, int] = {}
-    if len({lk.wavelengths for lk in inst.links}) == 1:
-        for a in solution.requests:
-            if a is not None and a.wavelength not in relabel:
-                relabel[a.wavelength] = len(relabel)
+    relabel = rar.wavelength_relabel(inst, solution)
     for var in model.component_data_objects(pyo.Var):
         var.set_value(0.0)
     chosen: dict[int, tuple[int, int]] = {}  # j -> (config, wavelength)

@@ -1003,21 +1003,12 @@ def build_aggregated(instance: Instance) -> Any:
         rule=lambda m, l, b, t: sum(load[l, b, t]) <= inst.rho)
     # objective (4)
     if inst.scheme == "MinCU":
-        m.A = pyo.Var(range(len(inst.nodes)), domain=pyo.NonNegativeIntegers,
-                      bounds=lambda m, n: (0, inst.nodes[n].cus))
-        m.peak = pyo.Constraint(NT, rule=lambda m, n, t: m.A[n] >= sum(usage[n, t]))
-        # valid cut: a request's CUs on a node are all activated, whatever its window
         per_jn: dict[tuple[int, int], list] = {}
         for j, n, q in JNQ:
             per_jn.setdefault((j, n), []).append(ms[j][q][1] * m.w[j, n, q])
-        m.peak_j = pyo.Constraint(sorted(per_jn), rule=lambda m, j, n: m.A[n]
-                                  >= sum(per_jn[j, n]))
-        zeta = sum(m.A[n] for n in range(len(inst.nodes)))
+        zeta = activated_cus(m, inst, usage, per_jn)
     elif inst.scheme == "MinW":
-        LB = sorted({(l, b) for _, l, b in JLB})
-        m.Ow = pyo.Var(LB, bounds=(0, 1))
-        m.ow_def = pyo.Constraint(JLB, rule=lambda m, j, l, b: m.Ow[l, b] >= m.h[j, l, b])
-        zeta = sum(m.Ow[l, b] for l, b in LB)
+        zeta = activated_wavelengths(m, JLB)
     elif inst.scheme == "MinT":
         zeta = sum((ms[j][q][3] + ms[j][q][2] - 1) / inst.requests[j].deadline * m.q[j, q]
                    for j, q in JQ)
@@ -1027,6 +1018,32 @@ def build_aggregated(instance: Instance) -> Any:
     m._rar = "aggregated"
     m._rar_modes = ms
     return m
+
+
+def activated_cus(m: Any, inst: Instance, usage: dict[tuple[int, int], list],
+                  per_jn: dict[tuple[int, int], list]) -> Any:
+    """MinCU's zeta_1 (eq. 4): integer activated CUs ``m.A[n]`` >= the usage of node n in every
+    slot (``usage[n, t]``: CU terms), plus the valid cut ``m.A[n]`` >= the CUs request j takes
+    on node n, whatever its window (``per_jn[j, n]``). Shared by ``aggregated`` and ``config``.
+    """
+    import pyomo.environ as pyo
+
+    m.A = pyo.Var(range(len(inst.nodes)), domain=pyo.NonNegativeIntegers,
+                  bounds=lambda m, n: (0, inst.nodes[n].cus))
+    m.peak = pyo.Constraint(sorted(usage), rule=lambda m, n, t: m.A[n] >= sum(usage[n, t]))
+    m.peak_j = pyo.Constraint(sorted(per_jn), rule=lambda m, j, n: m.A[n] >= sum(per_jn[j, n]))
+    return sum(m.A[n] for n in range(len(inst.nodes)))
+
+
+def activated_wavelengths(m: Any, JLB: list[tuple[int, int, int]]) -> Any:
+    """MinW's zeta_2 (eq. 4): ``m.Ow[l, b]`` >= ``m.h[j, l, b]`` (request j holds wavelength b on
+    link l) for the (j, l, b) in ``JLB``. Shared by ``aggregated`` and ``config``."""
+    import pyomo.environ as pyo
+
+    LB = sorted({(l, b) for _, l, b in JLB})
+    m.Ow = pyo.Var(LB, bounds=(0, 1))
+    m.ow_def = pyo.Constraint(JLB, rule=lambda m, j, l, b: m.Ow[l, b] >= m.h[j, l, b])
+    return sum(m.Ow[l, b] for l, b in LB)
 
 
 def _wavelengths_never_bind(instance: Instance) -> bool:
@@ -1148,6 +1165,17 @@ def _canon_ring(nodes: list[int]) -> tuple[int, ...]:
     return tuple(rot)
 
 
+def wavelength_relabel(instance: Instance, solution: Solution) -> dict[int, int]:
+    """Wavelengths renumbered in order of first use (b <= j, the symmetry breaking of the
+    ``aggregated`` and ``config`` models) when all links have the same count; else empty."""
+    relabel: dict[int, int] = {}
+    if len({lk.wavelengths for lk in instance.links}) == 1:
+        for a in solution.requests:
+            if a is not None and a.wavelength not in relabel:
+                relabel[a.wavelength] = len(relabel)
+    return relabel
+
+
 def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
     """Set the model's variables from ``solution`` (paper model: eta and S only).
 
@@ -1170,11 +1198,7 @@ def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
                     var.set_value(1.0 if kk == k else 0.0)
         return
     ms = model._rar_modes
-    relabel: dict[int, int] = {}
-    if len({lk.wavelengths for lk in inst.links}) == 1:
-        for a in solution.requests:
-            if a is not None and a.wavelength not in relabel:
-                relabel[a.wavelength] = len(relabel)
+    relabel = wavelength_relabel(inst, solution)
     import pyomo.environ as pyo
 
     for var in model.component_data_objects(pyo.Var):

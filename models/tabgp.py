@@ -262,13 +262,7 @@ def build_paper(instance: Instance) -> Any:
     """The ILP of section 4.2, equation by equation (cut weighted, see the module docstring)."""
     import pyomo.environ as pyo
 
-    n, l, tau = instance.n, instance.l, instance.tau
-    m = pyo.ConcreteModel(name=f"tabgp_paper_{instance.name}")
-    m.V = pyo.RangeSet(0, n - 1)
-    m.C = pyo.RangeSet(0, l - 1)
-    m.T = pyo.RangeSet(0, tau - 1)
-    m.T1 = pyo.RangeSet(0, tau - 2) if tau > 1 else pyo.Set(initialize=[])
-    m.E = pyo.Set(initialize=_edge_index(instance), dimen=2)
+    m = _model_with_sets(instance, "paper")
     # x_{v,i,t} in {0,1}: vertex v is in cluster i at step t
     m.x = pyo.Var(m.V, m.C, m.T, domain=pyo.Binary)
     # y_{u,v,t} in {0,1}: edge {u,v} of E_t is cut
