@@ -1,14 +1,21 @@
 # dmlopt: `make test` and `make bench` work on a fresh clone (they create .venv).
+# Installs come from requirements-lock.txt (exact versions, resolved by uv from pyproject.toml's
+# ranges), so an upstream release cannot break a fresh clone; `make test-latest` tries the
+# newest versions pyproject allows, `make lock` re-resolves the lock.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+UV_VERSION := 0.13.9
+LOCK := requirements-lock.txt
+EXTRAS := test,cluster
 
-.PHONY: test bench lint venv clean
+.PHONY: test bench lint venv lock test-latest clean
 
-$(BIN)/dmlopt: pyproject.toml
+$(BIN)/dmlopt: pyproject.toml $(LOCK)
 	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,cluster]'
+	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -r $(LOCK)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
 	touch $(BIN)/dmlopt
 
 venv: $(BIN)/dmlopt
@@ -23,5 +30,22 @@ bench: venv
 	$(BIN)/dmlopt bench quick --workers 2 -o results/quick.sqlite
 	$(BIN)/dmlopt report results/quick.sqlite -o results/quick-report
 
+# re-resolve the lock: the newest versions pyproject.toml allows, for every platform
+lock: venv
+	$(BIN)/uv pip compile pyproject.toml --extra test --extra cluster --universal \
+	  --python-version 3.11 --quiet -o $(LOCK)
+
+# the tests against the newest allowed versions, in a separate .venv-latest
+test-latest:
+	rm -rf .venv-latest
+	$(PY) -m venv .venv-latest
+	.venv-latest/bin/python -m pip install --quiet uv==$(UV_VERSION)
+	.venv-latest/bin/uv pip install --quiet --python .venv-latest/bin/python --upgrade \
+	  -e '.[$(EXTRAS)]'
+	.venv-latest/bin/uv pip list --python .venv-latest/bin/python | \
+	  grep -iE '^(highspy|pyscipopt|pyomo|numpy|pandas|pydantic|networkx) '
+	.venv-latest/bin/ruff check .
+	.venv-latest/bin/python -m pytest
+
 clean:
-	rm -rf $(VENV) build *.egg-info results
+	rm -rf $(VENV) .venv-latest build *.egg-info results

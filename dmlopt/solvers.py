@@ -9,7 +9,9 @@ to Pyomo's ``SolverFactory`` unchanged.
 
 from __future__ import annotations
 
+import io
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +53,42 @@ def _highs_class():
             return super()._solve()
 
     return WarmHighs
+
+
+#: the ``threads`` value of the last HiGHS run in this process (a sentinel before the first)
+_UNSET = object()
+_highs_threads: Any = _UNSET
+
+#: what HiGHS prints when its process-wide scheduler was started with another thread count
+_SCHEDULER_CLASH = "scheduler has already been initialized"
+
+
+def reset_highs_scheduler() -> None:
+    """Destroy HiGHS's process-wide thread scheduler so the next run may use any thread count.
+
+    HiGHS starts one task scheduler per process (per calling thread from 1.16) at the first
+    run, sized by that run's ``threads`` option; a later run asking for another count fails at
+    once ("Option 'threads' is set to 1 but the scheduler has already been initialized ...")
+    from highspy 1.16 on. ``resetThreadScheduler`` (1.16) or ``resetGlobalScheduler`` (older)
+    releases it; ``blocking=True`` waits until its worker threads have exited, so no run can
+    overlap it. HiGHS documents the call as unsafe while another HiGHS run is in progress in
+    the process: dmlopt solves one model at a time per process.
+    """
+    import highspy
+
+    reset = getattr(highspy.Highs, "resetThreadScheduler", None) or getattr(
+        highspy.Highs, "resetGlobalScheduler", None
+    )
+    if reset is not None:
+        reset(True)
+
+
+def _prepare_highs(threads: int | None) -> None:
+    """Reset the scheduler when this run's thread count differs from the previous run's."""
+    global _highs_threads
+    if _highs_threads is not _UNSET and _highs_threads != threads:
+        reset_highs_scheduler()
+    _highs_threads = threads
 
 
 def _scip_class():
@@ -154,6 +192,27 @@ def run(
 
 
 def _run_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options) -> SolverRun:
+    if name == "highs":
+        _prepare_highs(threads)
+    run, log = _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options)
+    if name == "highs" and run.status == "error" and _SCHEDULER_CLASH in log:
+        # another user of highspy in this process started the scheduler with another count
+        reset_highs_scheduler()
+        run, log = _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options)
+    if run.status == "error":
+        run.message = _error_message(run.message, log)
+    return run
+
+
+def _error_message(condition: str, log: str) -> str:
+    """The solver's own words for a failed run: its ERROR lines, else the last log line."""
+    lines = [" ".join(line.split()) for line in log.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower()]
+    said = "; ".join(errors[:3]) if errors else (lines[-1] if lines else "")
+    return f"{condition}: {said}" if said else condition
+
+
+def _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options):
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
@@ -167,9 +226,11 @@ def _run_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options) 
     else:
         opt = SolverFactory(name)
         kwargs = {"warmstart_discrete_vars": warm}
+    log = io.StringIO()
+    streams: list[Any] = [log] + ([sys.stdout] if tee else [])
     res = opt.solve(
         model,
-        tee=tee,
+        tee=streams,
         load_solutions=False,
         raise_exception_on_nonoptimal_result=False,
         time_limit=time_limit,
@@ -195,7 +256,7 @@ def _run_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options) 
         status = "feasible"
     else:
         status = "error"
-    return SolverRun(status, has, obj, bound, message=str(tc.name))
+    return SolverRun(status, has, obj, bound, message=str(tc.name)), log.getvalue()
 
 
 def _run_legacy(model, name, time_limit, mip_gap, threads, tee, options) -> SolverRun:
