@@ -63,7 +63,8 @@ def execute(payload: dict[str, Any], instance: Any = None) -> dict[str, Any]:
                 # this child only, so that dmlopt.heuristic runs it exactly like a shipped one
                 from dmlopt.benchmarks.suite import import_function
 
-                problem.heuristics[name] = import_function(name, payload.get("import_path", ""))
+                fn = import_function(name, payload.get("import_path", ""))
+                problem.heuristics[name] = registry.as_heuristic(fn, name)
             res = api.heuristic(inst, name, seed=payload["seed"], **payload["options"])
         row = res.as_dict()
         for key in ("status", "objective", "bound", "gap", "seconds", "build_seconds",
@@ -87,7 +88,7 @@ def preload_modules(payload: dict[str, Any]) -> list[str]:
     except Exception:  # noqa: BLE001 - the run itself reports a bad problem
         return mods
     mods.append(prob.model.__name__)
-    mods.extend(sorted({fn.__module__ for fn in prob.heuristics.values()}))
+    mods.extend(sorted({h.function.__module__ for h in prob.heuristics.values()}))
     if payload["kind"] == "exact":
         solver = payload["options"].get("solver", "")
         mods += ["pyomo.environ", "pyomo.contrib.solver.common.factory"]

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import glob
 import importlib
-import inspect
 import json
 import os
 import sys
@@ -403,7 +402,7 @@ def _solver_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
                       f"(available: {', '.join(problem.formulations)})")
     if not api.solver_allowed(problem, form, solver):
         raise ctx.err(f"{w}.solver", solver, f"cannot solve the {problem.name} {form!r} "
-                      f"formulation (use {' or '.join(problem.model.SOLVERS[form])})")
+                      f"formulation (use {' or '.join(problem.formulation(form).solvers or ())})")
     lim = _limits(ctx, w, spec, limits)
     options: dict[str, Any] = {"solver": solver, "formulation": form,
                                "time_limit": lim["time_limit"], "threads": lim["threads"]}
@@ -437,30 +436,25 @@ def _heuristic_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
     import_path = ""
     if ":" in name and name not in problem.heuristics:
         fn, import_path = _imported(ctx, f"{w}.heuristic", name)
+        entry = registry.as_heuristic(fn, name)
     elif name in problem.heuristics:
-        fn = problem.heuristics[name]
+        entry = problem.heuristics[name]
     else:
         raise ctx.err(f"{w}.heuristic", name, f"is not a {problem.name} heuristic "
                       f"(available: {', '.join(sorted(problem.heuristics))})")
-    _check_options(ctx, f"{w}.options", name, fn, options)
+    _check_options(ctx, f"{w}.options", name, entry, options)
     seeds = ctx.seeds(f"{w}.seeds", spec.get("seeds", [0]))
     lim = _limits(ctx, w, spec, limits)
     return ("heuristic", name, dict(options), seeds, lim["time_limit"], lim["grace"],
             import_path)
 
 
-def _check_options(ctx: _Ctx, where: str, name: str, fn: Any, options: dict) -> None:
+def _check_options(ctx: _Ctx, where: str, name: str, entry: Any, options: dict) -> None:
+    """The options of a heuristic, checked against its options model as the API does."""
     try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    allowed = [p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY]
-    for key in options:
-        if key not in allowed:
-            raise ctx.err(f"{where}.{key}", options[key], f"is not an option of {name} "
-                          f"(options: {', '.join(a for a in allowed if a != 'seed') or 'none'})")
+        api.validate_options(entry.Options, options, name, where=where)
+    except DmloptError as exc:
+        raise SuiteError(f"{ctx.path}: {exc}") from None
 
 
 def _imported(ctx: _Ctx, where: str, name: str) -> tuple[Any, str]:

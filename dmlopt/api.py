@@ -6,13 +6,15 @@ field and every objective reported is re-computed by that problem's evaluator.
 
 from __future__ import annotations
 
-import inspect
-import os
 import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pydantic
+
 from dmlopt import registry, solvers
+from dmlopt.contract import DEFAULT_LIMITS, Options, Size, check_run_size, limits_from
 from dmlopt.errors import (
     InstanceError,
     ModelTooLargeError,
@@ -23,23 +25,22 @@ from dmlopt.errors import (
 from dmlopt.evaluation import Evaluation
 from dmlopt.io import atomic_path, load_solution
 from dmlopt.result import Result, relative_gap
+from dmlopt.validation import error_from_pydantic
 
-#: default size guard (variables, constraints); override per call or with DMLOPT_SIZE_LIMIT="V,C"
-DEFAULT_SIZE_LIMIT = (1_000_000, 2_000_000)
+#: default size guard (variables, constraints) of models; see :class:`dmlopt.contract.Limits`
+DEFAULT_SIZE_LIMIT = (DEFAULT_LIMITS.variables, DEFAULT_LIMITS.constraints)
 
 #: relative tolerance between a solver's objective and the evaluator's
 OBJECTIVE_TOL = 1e-5
 
+#: the largest seed accepted (seeds are stored as SQLite integers)
+MAX_SEED = 2**63 - 1
+
 
 def size_limit_from_env() -> tuple[int, int]:
-    raw = os.environ.get("DMLOPT_SIZE_LIMIT")
-    if not raw:
-        return DEFAULT_SIZE_LIMIT
-    try:
-        v, c = (int(x) for x in raw.split(","))
-    except ValueError:
-        raise InstanceError("DMLOPT_SIZE_LIMIT", raw, "must be two integers 'V,C'") from None
-    return v, c
+    """The (variables, constraints) limit of models in force (``DMLOPT_SIZE_LIMIT``)."""
+    lim = limits_from(None)
+    return lim.variables, lim.constraints
 
 
 def default_formulation(problem: registry.Problem, solver: str | None = None) -> str:
@@ -60,45 +61,45 @@ def default_formulation(problem: registry.Problem, solver: str | None = None) ->
 
 
 def solver_allowed(problem: registry.Problem, formulation: str, solver: str) -> bool:
-    allowed = getattr(problem.model, "SOLVERS", {}).get(formulation)
+    """Whether ``solver`` can solve ``formulation`` (a formulation may name its solvers)."""
+    allowed = problem.formulation(formulation).solvers
     return not allowed or solver in allowed or solvers.ALIASES.get(solver) in allowed
 
 
-def _formulation(problem: registry.Problem, formulation: str) -> None:
-    if formulation not in problem.model.FORMULATIONS:
-        raise UnknownNameError(
-            f"formulation: {formulation!r} is not a {problem.name} formulation "
-            f"(available: {', '.join(problem.formulations) or 'none, use a heuristic'})"
-        )
+def check_seed(seed: Any) -> int:
+    """A seed is an integer in [0, 2**63 - 1]."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or \
+            not 0 <= int(seed) <= MAX_SEED:
+        raise InstanceError("seed", seed, f"must be an integer in [0, {MAX_SEED}]")
+    return int(seed)
 
 
 def check_size(
-    instance: Any, formulation: str | None = None, size_limit: tuple[int, int] | None = None
+    instance: Any, formulation: str | None = None, size_limit: Any = None
 ) -> tuple[int, int]:
     """Estimate the model size and refuse it above the limit (before anything is built)."""
     problem = registry.of(instance)
     formulation = formulation or default_formulation(problem)
-    _formulation(problem, formulation)
-    n_vars, n_cons = problem.model.estimate_size(instance, formulation)
-    max_v, max_c = size_limit or size_limit_from_env()
-    if n_vars > max_v or n_cons > max_c:
+    entry = problem.formulation(formulation)
+    n_vars, n_cons = entry.estimate_size(instance)
+    lim = limits_from(size_limit)
+    if n_vars > lim.variables or n_cons > lim.constraints:
         raise ModelTooLargeError(
             f"model too large: the {formulation!r} formulation of this {problem.name} instance "
             f"has about {n_vars:,} variables and {n_cons:,} constraints, above the limit "
-            f"{max_v:,} / {max_c:,}; pass size_limit=(V, C) (CLI: --size-limit V,C, or "
-            "DMLOPT_SIZE_LIMIT=V,C) to build it anyway"
+            f"{lim.variables:,} / {lim.constraints:,}; pass size_limit=(V, C) (CLI: "
+            "--size-limit V,C, or DMLOPT_SIZE_LIMIT=V,C) to build it anyway"
         )
     return n_vars, n_cons
 
 
-def build(instance: Any, formulation: str | None = None,
-          size_limit: tuple[int, int] | None = None) -> Any:
+def build(instance: Any, formulation: str | None = None, size_limit: Any = None) -> Any:
     """The Pyomo model of ``instance`` in ``formulation`` (default: the paper's), after the
     size guard."""
     problem = registry.of(instance)
     formulation = formulation or default_formulation(problem)
     check_size(instance, formulation, size_limit)
-    return problem.model.build(instance, formulation)
+    return problem.formulation(formulation).build(instance)
 
 
 def evaluate(instance: Any, solution: Any) -> Evaluation:
@@ -109,12 +110,25 @@ def evaluate(instance: Any, solution: Any) -> Evaluation:
     return problem.model.evaluate(instance, solution)
 
 
-def _resolve_start(instance: Any, warm_start: Any) -> Any:
+def _resolve_start(instance: Any, warm_start: Any, size_limit: Any = None) -> Any:
+    """A warm start: a heuristic name, a Solution, a solution dict, or a solution file path."""
     problem = registry.of(instance)
-    if isinstance(warm_start, str):
-        return problem.heuristic(warm_start)(instance, seed=0)
     if isinstance(warm_start, problem.model.Solution):
         return warm_start
+    if isinstance(warm_start, str) and warm_start in problem.heuristics:
+        return run_heuristic(instance, warm_start, seed=0, size_limit=size_limit)
+    if isinstance(warm_start, str | Path) and (
+        Path(warm_start).exists() or str(warm_start).endswith(".json") or "/" in str(warm_start)
+    ):
+        if not Path(warm_start).exists():
+            raise InstanceError("warm_start", str(warm_start), "does not exist (a solution "
+                                "file or a heuristic name)")
+        return load_solution(instance, warm_start)
+    if isinstance(warm_start, str):
+        raise UnknownNameError(
+            f"warm_start: {warm_start!r} is neither a solution file nor a {problem.name} "
+            f"heuristic (heuristics: {', '.join(sorted(problem.heuristics))})"
+        )
     return load_solution(instance, warm_start)
 
 
@@ -127,7 +141,7 @@ def solve(
     threads: int | None = None,
     formulation: str | None = None,
     warm_start: Any = None,
-    size_limit: tuple[int, int] | None = None,
+    size_limit: Any = None,
     tee: bool = False,
     solver_options: dict[str, Any] | None = None,
 ) -> Result:
@@ -153,14 +167,17 @@ def solve(
     """
     problem = registry.of(instance)
     solvers.check(solver)
+    solvers.check_settings(time_limit, mip_gap, threads)
+    solvers.check_options(solver, solver_options)
     formulation = formulation or default_formulation(problem, solver)
+    entry = problem.formulation(formulation)
     check_size(instance, formulation, size_limit)
     _check_solver(problem, formulation, solver)
-    start = _resolve_start(instance, warm_start) if warm_start is not None else None
+    start = _resolve_start(instance, warm_start, size_limit) if warm_start is not None else None
     t0 = time.perf_counter()
-    model = problem.model.build(instance, formulation)
+    model = entry.build(instance)
     if start is not None:
-        problem.model.warm_start(model, instance, start)
+        (entry.warm_start or problem.model.warm_start)(model, instance, start)
     t_build = time.perf_counter() - t0
     run = solvers.run(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
                       warm=start is not None, tee=tee, options=solver_options)
@@ -181,7 +198,7 @@ def solve(
                 res.message = f"{run.message}; no incumbent from the solver: the warm start"
                 res.gap = relative_gap(ev.objective, res.bound)
         return res
-    solution = problem.model.decode(model, instance)
+    solution = (entry.decode or problem.model.decode)(model, instance)
     ev = problem.model.evaluate(instance, solution)
     _fill(res, solution, ev)
     if not ev.feasible:
@@ -192,6 +209,12 @@ def solve(
     if res.status == "optimal" and run.bound is None:
         res.bound = ev.objective
     res.gap = relative_gap(ev.objective, res.bound)
+    if res.status == "optimal" and (res.gap is None or res.gap > solvers.OPTIMALITY_GAP) \
+            and (mip_gap or 0.0) > solvers.OPTIMALITY_GAP:
+        # stopped at the looser gap the user asked for: a solution, not a proof
+        res.status = "feasible"
+        res.message = (f"stopped at the requested mip_gap {mip_gap:g}; optimal means proven "
+                       f"at {solvers.OPTIMALITY_GAP:g}")
     return res
 
 
@@ -222,7 +245,7 @@ def _check_solver(problem: registry.Problem, formulation: str, solver: str) -> N
     """Refuse a solver that cannot solve ``formulation``: a problem module may declare
     ``SOLVERS = {formulation: (solver, ...)}`` (e.g. a nonconvex quadratic model: SCIP only)."""
     if not solver_allowed(problem, formulation, solver):
-        allowed = problem.model.SOLVERS[formulation]
+        allowed = problem.formulation(formulation).solvers or ()
         raise SolverError(
             f"solver: {solver!r} cannot solve the {problem.name} {formulation!r} formulation "
             f"(use {' or '.join(allowed)}, or another formulation: "
@@ -238,29 +261,64 @@ def _fill(res: Result, solution: Any, ev: Evaluation) -> None:
     res.metrics = dict(ev.metrics)
 
 
-def _check_options(name: str, fn: Any, options: dict[str, Any]) -> None:
-    params = inspect.signature(fn).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    allowed = [p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY]
-    for key in options:
-        if key not in allowed:
-            raise UnknownNameError(
-                f"option: {key!r} is not an option of {name} (options: {', '.join(allowed)})"
-            )
+def validate_options(model: type[Options], values: Any, owner: str, kind: str = "option",
+                     where: str = "") -> Options:
+    """Validate ``values`` into the options (or parameters) model of ``owner``.
+
+    One :class:`InstanceError` naming the key, the value and the rule; an unknown key lists the
+    valid ones, e.g. ``depth: 2 is not an option of random (options: none)``.
+    """
+    prefix = f"{where}." if where else ""
+    if not isinstance(values, dict):
+        raise InstanceError(where or f"{kind}s", values, "must be a mapping of name = value")
+    known = ", ".join(model.model_fields) or "none"
+    article = "a parameter" if kind == "param" else "an option"
+    for key, value in values.items():
+        if key not in model.model_fields:
+            raise UnknownNameError(f"{prefix}{key}: {_shown(value)} is not {article} of {owner} "
+                                   f"({kind}s: {known})")
+    try:
+        return model.model_validate(values)
+    except pydantic.ValidationError as exc:
+        raise error_from_pydantic(exc, where) from None
 
 
-def heuristic(instance: Any, name: str, *, seed: int = 0, **options: Any) -> Result:
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def run_heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None,
+                  **options: Any) -> Any:
+    """The Solution of heuristic ``name`` after the boundary checks (not evaluated)."""
+    problem = registry.of(instance)
+    entry = problem.heuristic(name)
+    seed = check_seed(seed)
+    opts = validate_options(entry.Options, options, name)
+    check_run_size(f"the {name} heuristic on this {problem.name} instance",
+                   Size(*entry.estimate(instance, opts)), limits_from(size_limit))
+    return entry.function(instance, seed=seed, **_kwargs(opts, options))
+
+
+def _kwargs(model: Options, given: dict[str, Any]) -> dict[str, Any]:
+    """The validated values to call with: every field of a declared options model; only the
+    keys given for a model derived from the function's signature (its own defaults apply)."""
+    names = given if getattr(type(model), "derived", False) else type(model).model_fields
+    return {k: getattr(model, k) for k in names}
+
+
+def heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None,
+              **options: Any) -> Result:
     """Run the heuristic ``name`` and return the evaluated :class:`Result`.
 
-    A heuristic whose solution fails the evaluator gives status ``error`` with the first
-    violated rule as the message (its objective is still reported).
+    ``options`` are checked against the heuristic's options model (``dmlopt list PROBLEM``
+    lists them) and its estimated memory and work against the size limit before it starts. A
+    heuristic whose solution fails the evaluator gives status ``error`` with the first violated
+    rule as the message (its objective is still reported).
     """
     problem = registry.of(instance)
-    fn = problem.heuristic(name)
-    _check_options(name, fn, {"seed": seed, **options})
     t0 = time.perf_counter()
-    solution = fn(instance, seed=seed, **options)
+    solution = run_heuristic(instance, name, seed=seed, size_limit=size_limit, **options)
     seconds = time.perf_counter() - t0
     ev = problem.model.evaluate(instance, solution)
     res = Result(problem=problem.name, method=name, status="feasible" if ev.feasible else "error",
@@ -272,7 +330,7 @@ def heuristic(instance: Any, name: str, *, seed: int = 0, **options: Any) -> Res
 
 
 def export(instance: Any, path: str | Path, formulation: str | None = None,
-           size_limit: tuple[int, int] | None = None) -> Path:
+           size_limit: Any = None) -> Path:
     """Write the model as LP or MPS (by the extension) with readable, symbolic names."""
     path = Path(path)
     if path.suffix not in (".lp", ".mps"):
@@ -283,20 +341,21 @@ def export(instance: Any, path: str | Path, formulation: str | None = None,
     return path
 
 
-def generate(problem: str, spec: dict[str, Any] | None = None, seed: int = 0) -> Any:
+def generate(problem: str, spec: dict[str, Any] | None = None, seed: int = 0,
+             size_limit: Any = None) -> Any:
     """An instance from a problem's generator: ``spec = {"generator": name, **params}``.
 
-    Deterministic for a seed.
+    Deterministic for a seed. The parameters are checked against the generator's parameter
+    model and its estimated memory and work against the size limit before it starts.
     """
     prob = registry.get(problem)
+    if spec is not None and not isinstance(spec, dict):
+        raise InstanceError("spec", spec, "must be a mapping {generator: name, **params}")
     spec = dict(spec or {})
-    gen_name = spec.pop("generator", None) or next(iter(prob.model.GENERATORS))
-    try:
-        gen = prob.model.GENERATORS[gen_name]
-    except KeyError:
-        raise UnknownNameError(
-            f"generator: {gen_name!r} is not a {problem} generator "
-            f"(available: {', '.join(prob.generators)})"
-        ) from None
-    _check_options(gen_name, gen, {"seed": seed, **spec})
-    return gen(seed=seed, **spec)
+    gen_name = spec.pop("generator", None) or (prob.generators[0] if prob.generators else "")
+    entry = prob.generator(gen_name)
+    seed = check_seed(seed)
+    params = validate_options(entry.Params, spec, gen_name, "param")
+    check_run_size(f"the {problem} generator {gen_name!r} with these parameters",
+                   Size(*entry.estimate(params)), limits_from(size_limit))
+    return entry.function(seed=seed, **_kwargs(params, spec))

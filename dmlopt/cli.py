@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from dmlopt import __version__, api, io, registry
+from dmlopt.contract import Limits, parse_limits
 from dmlopt.errors import DmloptError, InstanceError, ObjectiveMismatchError
 
 
@@ -44,14 +45,16 @@ def key_values(items: Sequence[str] | None, what: str) -> dict[str, Any]:
     return out
 
 
-def _size_limit(raw: str | None) -> tuple[int, int] | None:
-    if raw is None:
-        return None
-    try:
-        v, c = (int(x) for x in raw.split(","))
-    except ValueError:
-        raise UsageError(f"--size-limit: {raw!r} must be two integers V,C") from None
-    return v, c
+def _size_limit(raw: str | None) -> Limits | None:
+    """``--size-limit V,C`` (models) or ``V,C,MEMORY,WORK`` (also heuristics, generators)."""
+    return None if raw is None else parse_limits(raw, "--size-limit")
+
+
+def _output(path: str | None) -> str | None:
+    """Check an output path before any work is done (not a directory, not a special file)."""
+    if path is not None:
+        io.check_output(path, "--output")
+    return path
 
 
 def _fmt(value: Any) -> str:
@@ -91,13 +94,11 @@ def _write_solution(res: Any, path: str | None) -> None:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    _output(args.output)
     inst = io.load(args.instance)
-    warm: Any = args.warm_start
-    if warm is not None and os.path.exists(warm):
-        warm = io.read_json(warm)
     res = api.solve(
         inst, args.solver, time_limit=args.time_limit, mip_gap=args.mip_gap,
-        threads=args.threads, formulation=args.formulation, warm_start=warm,
+        threads=args.threads, formulation=args.formulation, warm_start=args.warm_start,
         size_limit=_size_limit(args.size_limit), tee=args.tee,
     )
     _write_solution(res, args.output)
@@ -106,14 +107,17 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_heuristic(args: argparse.Namespace) -> int:
+    _output(args.output)
     inst = io.load(args.instance)
-    res = api.heuristic(inst, args.name, seed=args.seed, **key_values(args.option, "--option"))
+    res = api.heuristic(inst, args.name, seed=args.seed, size_limit=_size_limit(args.size_limit),
+                        **key_values(args.option, "--option"))
     _write_solution(res, args.output)
     _print_result(res, args.json)
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    _output(args.output)
     inst = io.load(args.instance)
     path = api.export(inst, args.output, args.formulation, _size_limit(args.size_limit))
     n_vars, n_cons = api.check_size(inst, args.formulation, (2**62, 2**62))
@@ -126,7 +130,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.solution is None:
         print(f"valid {inst.problem} instance {inst.name or args.instance}")
         return 0
-    ev = api.evaluate(inst, io.read_json(args.solution))
+    ev = api.evaluate(inst, args.solution)
     if args.json:
         print(json.dumps(ev.as_dict(), indent=2))
     else:
@@ -139,10 +143,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    _output(args.output)
     spec = key_values(args.param, "--param")
     if args.generator:
         spec["generator"] = args.generator
-    inst = api.generate(args.problem, spec, seed=args.seed)
+    inst = api.generate(args.problem, spec, seed=args.seed,
+                        size_limit=_size_limit(args.size_limit))
     if args.output:
         io.save(inst, args.output)
         print(f"wrote {args.output}")
@@ -152,18 +158,65 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    if args.problem:
+        print(describe(registry.get(args.problem)))
+        return 0
     for name in registry.names():
         prob = registry.get(name)
         print(f"{name}: {getattr(prob.model, 'TITLE', '')} (paper {prob.model.PAPER})")
-        print(f"  formulations: {', '.join(prob.formulations)}")
+        print(f"  formulations: {', '.join(prob.formulations) or '-'}")
         print(f"  heuristics:   {', '.join(prob.heuristics)}")
         print(f"  generators:   {', '.join(prob.generators)}")
+    print("\n`dmlopt list PROBLEM` shows every option and parameter with type, default and "
+          "meaning.")
     return 0
 
 
+def describe(prob: registry.Problem) -> str:
+    """A problem's formulations, heuristics (with options) and generators (with parameters)."""
+    lines = [f"{prob.name}: {getattr(prob.model, 'TITLE', '')} (paper {prob.model.PAPER}, "
+             f"{'maximise' if prob.sense == 'max' else 'minimise'})", "", "formulations:"]
+    for name, f in prob.formulation_entries.items():
+        only = f" [{', '.join(f.solvers)} only]" if f.solvers else ""
+        lines.append(f"  {name}{only}: {f.description}")
+    if not prob.formulations:
+        lines.append("  none (scored by its evaluator; use a heuristic)")
+    lines += ["", "heuristics (dmlopt heuristic INSTANCE NAME --seed S --option KEY=VALUE):"]
+    for name, h in prob.heuristics.items():
+        lines.append(f"  {name}: {h.description}")
+        lines += _fields(h.Options)
+    lines += ["", "generators (dmlopt generate PROBLEM -g NAME --seed S -p KEY=VALUE):"]
+    for name, g in prob.generator_entries.items():
+        lines.append(f"  {name}: {g.description}")
+        lines += _fields(g.Params)
+    return "\n".join(lines)
+
+
+def _fields(model: Any) -> list[str]:
+    out = []
+    for key, field in model.model_fields.items():
+        kind = _type_name(field.annotation)
+        default = "required" if field.is_required() else f"default {field.default!r}"
+        meaning = f": {field.description}" if field.description else ""
+        out.append(f"      {key} ({kind}, {default}){meaning}")
+    return out
+
+
+def _type_name(annotation: Any) -> str:
+    name = getattr(annotation, "__name__", None)
+    if name and not getattr(annotation, "__args__", None):
+        return name
+    return str(annotation).replace("typing.", "")
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
-    model = registry.get(args.problem).model
-    cls = model.Solution if args.solution else model.Instance
+    prob = registry.get(args.problem)
+    if args.heuristic:
+        cls = prob.heuristic(args.heuristic).Options
+    elif args.generator:
+        cls = prob.generator(args.generator).Params
+    else:
+        cls = prob.model.Solution if args.solution else prob.model.Instance
     print(json.dumps(cls.model_json_schema(), indent=2))
     return 0
 
@@ -199,6 +252,8 @@ def parser() -> argparse.ArgumentParser:
     h.add_argument("--seed", type=int, default=0)
     h.add_argument("--option", action="append", metavar="KEY=VALUE",
                    help="heuristic option, repeatable (values parsed as JSON)")
+    h.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK",
+                   help="refuse runs estimated above MEMORY bytes or WORK operations")
     h.add_argument("--json", action="store_true")
     h.add_argument("-o", "--output", default=None, help="write the solution JSON here")
     h.set_defaults(func=cmd_heuristic)
@@ -223,15 +278,23 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
                    help="generator parameter, repeatable (values parsed as JSON)")
+    g.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK",
+                   help="refuse generators estimated above MEMORY bytes or WORK operations")
     g.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
     g.set_defaults(func=cmd_generate)
 
-    ls = sub.add_parser("list", help="problems, formulations, heuristics, generators")
+    ls = sub.add_parser("list", help="problems, formulations, heuristics, generators; with "
+                        "PROBLEM, every option and parameter")
+    ls.add_argument("problem", nargs="?", default=None)
     ls.set_defaults(func=cmd_list)
 
-    sc = sub.add_parser("schema", help="JSON Schema of a problem's instance (or solution)")
+    sc = sub.add_parser("schema", help="JSON Schema of a problem's instance, solution, "
+                        "heuristic options or generator parameters")
     sc.add_argument("problem")
-    sc.add_argument("--solution", action="store_true")
+    which = sc.add_mutually_exclusive_group()
+    which.add_argument("--solution", action="store_true", help="the solution format")
+    which.add_argument("--heuristic", metavar="NAME", help="a heuristic's options")
+    which.add_argument("--generator", metavar="NAME", help="a generator's parameters")
     sc.set_defaults(func=cmd_schema)
 
     _extra_commands(sub)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -27,10 +28,36 @@ from dmlopt.validation import parse
 MAX_FILE_BYTES = int(os.environ.get("DMLOPT_MAX_FILE_BYTES", 512 * 2**20))
 
 
+#: Deepest nesting of lists/objects accepted in a JSON or TOML file (instances need about 5).
+MAX_DEPTH = 64
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_output(path: str | Path, field: str = "output") -> Path:
+    """An output path must not be a directory or a special file (it is replaced atomically)."""
+    path = Path(path)
+    if path.is_dir():
+        raise InstanceError(field, str(path), "is a directory (give a file path)")
+    if path.exists() and not path.is_file():
+        raise InstanceError(field, str(path), "exists and is not a regular file")
+    if not str(path.name) or path.name in (".", ".."):
+        raise InstanceError(field, str(path), "must name a file")
+    return path
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """A temporary path beside ``path`` (same suffix); renamed to ``path`` on success."""
-    path = Path(path)
+    """A temporary path beside ``path`` (same suffix); renamed to ``path`` on success.
+
+    The file gets the permissions of a newly created file under the user's umask (mkstemp
+    alone would leave it 0600); on any failure the temporary file is removed.
+    """
+    path = check_output(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # no extra dots: Pyomo guesses a file's format from the text after the first dot
     fd, tmp = tempfile.mkstemp(prefix=f"_tmp_{path.stem.replace('.', '_')}_",
@@ -38,6 +65,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         with suppress(OSError):
@@ -59,30 +87,124 @@ def atomic_write_text(path: str | Path, text: str) -> None:
         fh.write(text)
 
 
-def read_json(path: str | Path) -> Any:
-    """Parse a JSON file, with a size bound and errors that name the file."""
+def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
+    """The bytes of a regular file, at most ``limit`` (default :data:`MAX_FILE_BYTES`).
+
+    Special files (a FIFO, ``/dev/zero``, a directory, a socket) are refused without blocking:
+    the file is opened non-blocking and checked with ``fstat`` before anything is read, and no
+    more than ``limit + 1`` bytes are ever read.
+    """
+    limit = MAX_FILE_BYTES if limit is None else limit
     path = Path(path)
     try:
-        size = path.stat().st_size
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise InstanceError("file", str(path), "does not exist") from None
+    except IsADirectoryError:
+        raise InstanceError("file", str(path), "is a directory, not a file") from None
     except OSError as exc:
         raise InstanceError("file", str(path), f"cannot be read ({exc.strerror})") from None
-    if size > MAX_FILE_BYTES:
-        raise InstanceError(
-            "file", str(path), f"is {size} bytes, above the limit {MAX_FILE_BYTES} "
-            "(set DMLOPT_MAX_FILE_BYTES to raise it)"
-        )
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InstanceError("file", str(path), "is not a regular file (FIFOs, devices and "
+                                "directories are not read)")
+        if st.st_size > limit:
+            raise InstanceError(
+                "file", str(path), f"is {st.st_size} bytes, above the limit {limit} "
+                "(set DMLOPT_MAX_FILE_BYTES to raise it)"
+            )
+        chunks, total = [], 0
+        while total <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > limit:
+            raise InstanceError("file", str(path), f"holds more than {limit} bytes (set "
+                                "DMLOPT_MAX_FILE_BYTES to raise the limit)")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InstanceError("file", str(path), f"cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def check_depth(data: Any, where: str, limit: int = MAX_DEPTH) -> None:
+    """Refuse data nested deeper than ``limit`` lists/objects (iterative: no recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limit:
+                raise InstanceError("file", where, f"is nested deeper than {limit} levels")
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+
+
+def _text(path: Path, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InstanceError("file", str(path), f"is not UTF-8 text (byte {exc.start})") from None
+
+
+def read_json(path: str | Path) -> Any:
+    """Parse a JSON file with the bounded reader: regular file, byte cap, depth cap, numbers
+    that JSON allows (``NaN``/``Infinity`` are refused)."""
+    path = Path(path)
+    text = _text(path, read_bytes(path))
+
+    def _constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        data = json.loads(text, parse_constant=_constant)
     except json.JSONDecodeError as exc:
         raise InstanceError(
             "file", str(path), f"is not valid JSON (line {exc.lineno}, column {exc.colno}: "
             f"{exc.msg})"
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InstanceError("file", str(path), f"cannot be read ({exc})") from None
+    except ValueError as exc:
+        raise InstanceError("file", str(path), f"is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise InstanceError("file", str(path), f"is nested deeper than {MAX_DEPTH} "
+                            "levels") from None
+    check_depth(data, str(path))
+    return data
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """Parse a TOML file with the bounded reader (regular file, byte cap, depth cap)."""
+    import tomllib
+
+    path = Path(path)
+    text = _text(path, read_bytes(path))
+    if _bracket_depth(text) > MAX_DEPTH:
+        raise InstanceError("file", str(path), f"is nested deeper than {MAX_DEPTH} levels")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InstanceError("file", str(path), f"is not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InstanceError("file", str(path), f"is nested deeper than {MAX_DEPTH} "
+                            "levels") from None
+    check_depth(data, str(path))
+    return data
+
+
+def _bracket_depth(text: str) -> int:
+    """An upper bound on the nesting of TOML arrays/inline tables (brackets outside strings
+    are not told apart here; a deep string of brackets is refused too, which is harmless)."""
+    depth = best = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            best = max(best, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return best
 
 
 def instance_from_dict(data: Any) -> Any:
@@ -109,8 +231,11 @@ def load(source: str | Path | dict) -> Any:
     """
     if isinstance(source, dict):
         return instance_from_dict(source)
+    if not isinstance(source, str | Path):
+        raise InstanceError("instance", type(source).__name__, "must be a path, a shipped "
+                            "name or a dict")
     path = Path(source)
-    if not path.exists():
+    if not path.exists() and ".." not in path.parts:
         shipped = data_path(str(source))
         if shipped is not None:
             path = shipped
@@ -141,7 +266,10 @@ def instance_hash(instance: pydantic.BaseModel) -> str:
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 
-def load_solution(instance: Any, source: str | Path | dict) -> Any:
-    """Validate a solution (file path or dict) for ``instance``'s problem."""
-    data = source if isinstance(source, dict) else read_json(source)
+def load_solution(instance: Any, source: Any) -> Any:
+    """Validate a solution (a file path, or the parsed JSON value) for ``instance``'s problem."""
+    data = read_json(source) if isinstance(source, str | Path) else source
+    if not isinstance(data, dict):
+        raise InstanceError("solution", type(data).__name__ if data is not None else None,
+                            "must be a JSON object")
     return parse(registry.of(instance).model.Solution, data, prefix="solution")

@@ -1,23 +1,35 @@
 """Problem registry: the one place that knows which problems exist.
 
-Each problem is two modules: ``dmlopt.models.<name>`` (the problem contract of DESIGN.md:
-``Instance``, ``Solution``, ``evaluate``, ``FORMULATIONS``/``build``, ``estimate_size``,
-``decode``, ``warm_start``, ``GENERATORS``/``generate``) and ``dmlopt.heuristics.<name>``
-(``HEURISTICS``: name -> ``f(instance, *, seed=0, **options) -> Solution``). A scored-only
-problem (``FORMULATIONS = {}``, e.g. topology inference) omits ``build``, ``estimate_size``,
-``decode`` and ``warm_start``: the API refuses every formulation first. Adding a problem is
-adding those two modules and one line to ``_PROBLEMS``. Modules are imported on first use so the
-command line starts fast.
+Each problem is two modules, ``dmlopt.models.<name>`` and ``dmlopt.heuristics.<name>``, that
+declare the contract of :mod:`dmlopt.contract` (``Instance``, ``Solution``, ``evaluate``,
+``FORMULATIONS``, ``GENERATORS``, ``HEURISTICS`` ...). Adding a problem is adding those two
+modules and one line to ``_PROBLEMS``. Modules are imported on first use so the command line
+starts fast.
+
+A plain function (a heuristic ``f(instance, *, seed, **options)`` named ``module:function`` in a
+suite, say) is accepted where a :class:`~dmlopt.contract.Heuristic` is expected: its options
+model is derived from its keyword-only parameters and its estimate is zero (:func:`as_heuristic`).
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, field, replace
 from functools import cache
 from types import ModuleType
 from typing import Any
 
+import pydantic
+
+from dmlopt.contract import (
+    Formulation,
+    Generator,
+    Heuristic,
+    NoOptions,
+    Options,
+    unbounded,
+)
 from dmlopt.errors import UnknownNameError
 
 # name -> (model module, heuristics module)
@@ -34,31 +46,59 @@ _PROBLEMS: dict[str, tuple[str, str]] = {
 
 @dataclass(frozen=True)
 class Problem:
-    """A registered problem: its model module and its heuristics."""
+    """A registered problem: its model module and its typed entries."""
 
     name: str
     model: ModuleType
-    heuristics: dict[str, Any]
+    heuristics: dict[str, Heuristic] = field(default_factory=dict)
+
+    @property
+    def formulation_entries(self) -> dict[str, Formulation]:
+        solvers = getattr(self.model, "SOLVERS", {})
+        return {k: as_formulation(v, solvers.get(k))
+                for k, v in self.model.FORMULATIONS.items()}
+
+    @property
+    def generator_entries(self) -> dict[str, Generator]:
+        return {k: as_generator(v, k) for k, v in self.model.GENERATORS.items()}
 
     @property
     def formulations(self) -> list[str]:
-        return list(self.model.FORMULATIONS)
+        return list(self.formulation_entries)
 
     @property
     def generators(self) -> list[str]:
-        return list(self.model.GENERATORS)
+        return list(self.generator_entries)
 
     @property
     def sense(self) -> str:
         return getattr(self.model, "SENSE", "min")
 
-    def heuristic(self, name: str):
+    def heuristic(self, name: str) -> Heuristic:
         try:
             return self.heuristics[name]
         except KeyError:
             raise UnknownNameError(
                 f"heuristic: {name!r} is not a {self.name} heuristic "
                 f"(available: {', '.join(sorted(self.heuristics))})"
+            ) from None
+
+    def formulation(self, name: str) -> Formulation:
+        try:
+            return self.formulation_entries[name]
+        except KeyError:
+            raise UnknownNameError(
+                f"formulation: {name!r} is not a {self.name} formulation "
+                f"(available: {', '.join(self.formulations) or 'none, use a heuristic'})"
+            ) from None
+
+    def generator(self, name: str) -> Generator:
+        try:
+            return self.generator_entries[name]
+        except KeyError:
+            raise UnknownNameError(
+                f"generator: {name!r} is not a {self.name} generator "
+                f"(available: {', '.join(self.generators)})"
             ) from None
 
 
@@ -70,14 +110,15 @@ def names() -> list[str]:
 @cache
 def get(name: str) -> Problem:
     """The problem called ``name``; :class:`UnknownNameError` listing the known ones otherwise."""
-    if name not in _PROBLEMS:
+    if not isinstance(name, str) or name not in _PROBLEMS:
         raise UnknownNameError(
             f"problem: {name!r} is not a known problem (available: {', '.join(names())})"
         )
     model_mod, heur_mod = _PROBLEMS[name]
     model = importlib.import_module(model_mod)
-    heuristics = dict(importlib.import_module(heur_mod).HEURISTICS)
-    return Problem(name=name, model=model, heuristics=heuristics)
+    raw = importlib.import_module(heur_mod).HEURISTICS
+    return Problem(name=name, model=model,
+                   heuristics={k: as_heuristic(v, k) for k, v in raw.items()})
 
 
 def of(instance: Any) -> Problem:
@@ -86,3 +127,74 @@ def of(instance: Any) -> Problem:
     if not isinstance(name, str):
         raise UnknownNameError(f"instance: {type(instance).__name__} is not a dmlopt instance")
     return get(name)
+
+
+# ---------------------------------------------------------------------------------------------
+# plain entries -> typed entries
+
+
+def as_formulation(entry: Any, solvers: tuple[str, ...] | None = None) -> Formulation:
+    """A :class:`Formulation`, or a ``(build, estimate_size)`` pair made into one."""
+    if isinstance(entry, Formulation):
+        if solvers and not entry.solvers:
+            return replace(entry, solvers=tuple(solvers))
+        return entry
+    build, size = entry
+    return Formulation(build=build, estimate_size=size, description=_first_line(build),
+                       solvers=solvers)
+
+
+def as_heuristic(entry: Any, name: str = "") -> Heuristic:
+    """A :class:`Heuristic`, or a plain function ``f(instance, *, seed, **options)`` made into
+    one (options from its keyword-only parameters, zero estimate)."""
+    if isinstance(entry, Heuristic):
+        return entry
+    return Heuristic(function=entry, Options=options_from_signature(entry, name, skip=("seed",)),
+                     estimate=unbounded, description=_first_line(entry))
+
+
+def as_generator(entry: Any, name: str = "") -> Generator:
+    """A :class:`Generator`, or a plain function ``f(*, seed, **params)`` made into one."""
+    if isinstance(entry, Generator):
+        return entry
+    return Generator(function=entry, Params=options_from_signature(entry, name, skip=("seed",)),
+                     estimate=unbounded, description=_first_line(entry))
+
+
+def options_from_signature(fn: Any, name: str, skip: tuple[str, ...] = ()) -> type[Options]:
+    """An :class:`Options` model from ``fn``'s keyword-only parameters (type hints, defaults)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return NoOptions
+    try:
+        hints = _hints(fn)
+    except Exception:  # noqa: BLE001 - unresolvable annotations: accept any value
+        hints = {}
+    fields: dict[str, Any] = {}
+    for pname, param in sig.parameters.items():
+        if param.kind is not inspect.Parameter.KEYWORD_ONLY or pname in skip:
+            continue
+        ann = hints.get(pname, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[pname] = (ann, default)
+    model_name = "".join(p.capitalize() for p in name.replace("-", "_").split("_")) or "Plain"
+    model = pydantic.create_model(f"{model_name}Options", __base__=Options, **fields)
+    model.derived = True  # the function's own defaults apply to options not given
+    return model
+
+
+def _hints(fn: Any) -> dict[str, Any]:
+    import functools
+    import typing
+
+    target = fn.func if isinstance(fn, functools.partial) else fn
+    return typing.get_type_hints(target)
+
+
+def _first_line(fn: Any) -> str:
+    import functools
+
+    target = fn.func if isinstance(fn, functools.partial) else fn
+    doc = inspect.getdoc(target) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""

@@ -49,7 +49,7 @@ def test_bad_instance_exit_2_one_line(capsys, tmp_path, text, match):
 
 def test_unknown_solver_and_usage_errors(capsys, inst_file):
     code, _, err = run(capsys, "solve", inst_file, "--solver", "cplexx")
-    assert code == 2 and "solver: 'cplexx' is not available" in err and err.count("\n") == 1
+    assert code == 2 and "solver: 'cplexx' is not an allowed solver" in err and err.count("\n") == 1
     code, _, err = run(capsys, "solve", inst_file, "--bogus")
     assert code == 2 and "unrecognized arguments: --bogus" in err and err.count("\n") == 1
     code, _, err = run(capsys, "solve")
@@ -96,7 +96,7 @@ def test_heuristic_generate_export_list_schema(capsys, tmp_path, inst_file):
     code, out, _ = run(capsys, "generate", "tabgp", "-p", "n=5", "-p", "tau=1")
     assert code == 0 and json.loads(out)["n"] == 5
     code, _, err = run(capsys, "generate", "tabgp", "-p", "p=2")
-    assert code == 2 and "spec.p: 2 must be in [0, 1]" in err
+    assert code == 2 and "p: 2" in err and "[0, 1]" in err
     code, _, err = run(capsys, "generate", "tabgp", "-p", "oops")
     assert code == 2 and "KEY=VALUE" in err
     lp = tmp_path / "m.lp"

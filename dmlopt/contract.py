@@ -1,0 +1,252 @@
+"""The problem contract: what a problem declares so the core can serve it (DESIGN.md).
+
+A problem is a model module ``dmlopt.models.<p>`` and a heuristics module
+``dmlopt.heuristics.<p>``. The model module declares
+
+``Instance``, ``Solution``
+    pydantic models (:class:`dmlopt.validation.Frozen`): immutable, JSON in and out, every rule
+    raising :class:`~dmlopt.errors.InstanceError` that names field, value and rule.
+``evaluate(instance, solution) -> Evaluation``
+    the one evaluator: objective, feasibility, violated rules, metrics; no Pyomo.
+``SENSE``, ``TITLE``, ``PAPER``
+    ``"min"`` or ``"max"``, a one-line title, the paper.
+``FORMULATIONS: dict[str, Formulation]``
+    exact models (empty for a scored-only problem, e.g. topology inference).
+``decode(model, instance) -> Solution``, ``warm_start(model, instance, solution)``
+    when it has formulations (a :class:`Formulation` may bring its own).
+``GENERATORS: dict[str, Generator]``
+    instance generators, deterministic per seed.
+
+and the heuristics module ``HEURISTICS: dict[str, Heuristic]``.
+
+Options of heuristics and parameters of generators are pydantic models derived from
+:class:`Options`: unknown keys are refused naming the valid ones, numbers must be finite and
+integers within int64, and ``dmlopt list PROBLEM`` / ``dmlopt schema PROBLEM --options`` show them
+with type, default and meaning. Each heuristic and generator also declares an ``estimate`` of
+the memory and work it needs, from the instance (or the parameters) alone, so the core refuses a
+run that would not fit before it allocates anything (:class:`Limits`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+import pydantic
+
+from dmlopt.errors import InstanceError, ModelTooLargeError
+
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
+
+class Options(pydantic.BaseModel):
+    """Base of a heuristic's options and a generator's parameters.
+
+    Frozen; unknown keys refused; floats finite; every integer within int64 (checked over the
+    validated values, so nested lists are covered too). Give each field a ``description``: it
+    is what ``dmlopt list PROBLEM`` prints as the option's meaning.
+    """
+
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    #: True for a model derived from a plain function's signature (registry.as_heuristic)
+    derived: ClassVar[bool] = False
+
+    @pydantic.model_validator(mode="after")
+    def _int64(self) -> Options:
+        for name in type(self).model_fields:
+            _check_int64(name, getattr(self, name))
+        return self
+
+
+def _check_int64(field: str, value: Any) -> None:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError(f"{field}: {value} is outside the 64-bit integer range")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{field}: {value} must be finite")
+    if isinstance(value, list | tuple):
+        for item in value:
+            _check_int64(field, item)
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_int64(field, item)
+
+
+class NoOptions(Options):
+    """A heuristic or generator without options."""
+
+
+class Size(NamedTuple):
+    """What a heuristic or generator needs, estimated before it runs.
+
+    ``memory``: peak bytes of its arrays (order of magnitude, not counting the instance itself);
+    ``work``: elementary operations (a numpy element operation or a Python loop step counts one)
+    of its deterministic part, i.e. what it does before its own time limit can stop it.
+    """
+
+    memory: float
+    work: float
+
+
+def unbounded(*_: Any) -> Size:
+    """The estimate of something whose cost does not grow with its input (tiny)."""
+    return Size(0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class Formulation:
+    """An exact model of a problem.
+
+    ``build(instance) -> pyomo model``; ``estimate_size(instance) -> (variables, constraints)``,
+    exact or an upper bound, computed without building; ``solvers``: the solvers that can solve
+    it (None: any, e.g. a linear model; ``("scip",)`` for a nonconvex quadratic one);
+    ``decode`` / ``warm_start``: this formulation's own, when the problem's module-level ones
+    do not fit it.
+    """
+
+    build: Callable[[Any], Any]
+    estimate_size: Callable[[Any], tuple[int, int]]
+    description: str
+    solvers: tuple[str, ...] | None = None
+    decode: Callable[[Any, Any], Any] | None = None
+    warm_start: Callable[[Any, Any, Any], None] | None = None
+
+
+@dataclass(frozen=True)
+class Heuristic:
+    """A heuristic: ``function(instance, *, seed, **options) -> Solution``.
+
+    ``Options``: the pydantic model of its options (:class:`Options`); ``estimate(instance,
+    options) -> Size`` bounds what it allocates and computes before it can stop by itself.
+    """
+
+    function: Callable[..., Any]
+    Options: type[Options]
+    estimate: Callable[[Any, Any], Size]
+    description: str
+
+
+@dataclass(frozen=True)
+class Generator:
+    """An instance generator: ``function(*, seed, **params) -> Instance``, deterministic per
+    seed. ``Params``: the pydantic model of its parameters; ``estimate(params) -> Size``."""
+
+    function: Callable[..., Any]
+    Params: type[Options]
+    estimate: Callable[[Any], Size]
+    description: str
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command a problem adds to the command line: ``dmlopt <name> ...``.
+
+    ``configure(parser)`` adds its arguments; ``run(args) -> exit code``. The core registers it
+    without importing anything else of the problem.
+    """
+
+    name: str
+    help: str
+    configure: Callable[[Any], None]
+    run: Callable[[Any], int]
+
+
+# ---------------------------------------------------------------------------------------------
+# limits
+
+
+class Limits(NamedTuple):
+    """The size guard: models above ``variables`` or ``constraints``, heuristics or generators
+    estimated above ``memory`` bytes or ``work`` operations are refused before they start."""
+
+    variables: int = 1_000_000
+    constraints: int = 2_000_000
+    memory: float = 4 * 2**30
+    work: float = 5e10
+
+
+DEFAULT_LIMITS = Limits()
+
+_UNITS = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+          "tib": 2**40}
+
+
+def _number(field: str, raw: str) -> float:
+    text = raw.strip().lower()
+    scale = 1.0
+    for unit in sorted(_UNITS, key=len, reverse=True):
+        if text.endswith(unit):
+            scale, text = _UNITS[unit], text[: -len(unit)]
+            break
+    try:
+        value = float(text) * scale
+    except ValueError:
+        raise InstanceError(field, raw, "must be a number (units k, M, G, KiB, MiB, GiB "
+                            "allowed)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InstanceError(field, raw, "must be a positive finite number")
+    return value
+
+
+def parse_limits(raw: str, field: str = "size limit") -> Limits:
+    """``"V,C"`` or ``"V,C,MEMORY,WORK"`` (e.g. ``"2e6,4e6,16GiB,1e12"``) -> :class:`Limits`.
+
+    The first two bound models (variables, constraints), the last two heuristics and
+    generators (peak bytes, elementary operations); omitted ones keep their defaults.
+    """
+    parts = [p for p in raw.split(",")]
+    if len(parts) not in (2, 4) or any(not p.strip() for p in parts):
+        raise InstanceError(field, raw, "must be V,C or V,C,MEMORY,WORK (e.g. 2000000,4000000 "
+                            "or 2e6,4e6,16GiB,1e12)")
+    values = [_number(field, p) for p in parts]
+    out = list(DEFAULT_LIMITS)
+    out[: len(values)] = values
+    return Limits(int(out[0]), int(out[1]), float(out[2]), float(out[3]))
+
+
+def limits_from(size_limit: Any = None) -> Limits:
+    """The limits in force: ``size_limit`` (a :class:`Limits`, a ``(V, C)`` pair or a string),
+    else ``DMLOPT_SIZE_LIMIT``, else :data:`DEFAULT_LIMITS`."""
+    if size_limit is None:
+        raw = os.environ.get("DMLOPT_SIZE_LIMIT")
+        return parse_limits(raw, "DMLOPT_SIZE_LIMIT") if raw else DEFAULT_LIMITS
+    if isinstance(size_limit, Limits):
+        return size_limit
+    if isinstance(size_limit, str):
+        return parse_limits(size_limit)
+    try:
+        values = [float(x) for x in size_limit]
+    except (TypeError, ValueError):
+        raise InstanceError("size_limit", size_limit, "must be (variables, constraints) or "
+                            "(variables, constraints, memory, work)") from None
+    if len(values) not in (2, 4) or not all(math.isfinite(v) and v > 0 for v in values):
+        raise InstanceError("size_limit", size_limit, "must hold 2 or 4 positive finite "
+                            "numbers")
+    out = list(DEFAULT_LIMITS)
+    out[: len(values)] = values
+    return Limits(int(out[0]), int(out[1]), float(out[2]), float(out[3]))
+
+
+def check_run_size(what: str, size: Size, limits: Limits) -> None:
+    """Refuse a heuristic or generator run whose estimate is above the limits."""
+    memory, work = float(size.memory), float(size.work)
+    if memory > limits.memory or work > limits.work:
+        raise ModelTooLargeError(
+            f"too large: {what} needs about {_human_bytes(memory)} and {work:.3g} operations, "
+            f"above the limit {_human_bytes(limits.memory)} / {limits.work:.3g}; pass "
+            "size_limit=(V, C, MEMORY, WORK) (CLI: --size-limit V,C,MEMORY,WORK, or "
+            "DMLOPT_SIZE_LIMIT) to run it anyway"
+        )
+
+
+def _human_bytes(n: float) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} bytes"
