@@ -207,10 +207,20 @@ def _bracket_depth(text: str) -> int:
     return best
 
 
+def _json_type(data: Any) -> str:
+    if data is None:
+        return "null"
+    if isinstance(data, bool):
+        return "boolean"
+    return {dict: "object", list: "array", str: "string", int: "number",
+            float: "number"}.get(type(data), type(data).__name__)
+
+
 def instance_from_dict(data: Any) -> Any:
     """Validate a dict with a ``problem`` field into that problem's ``Instance``."""
     if not isinstance(data, dict):
-        raise InstanceError("instance", type(data).__name__, "must be a JSON object")
+        raise InstanceError("instance", message=f"instance: a JSON {_json_type(data)} where a "
+                            "JSON object is required")
     if "problem" not in data:
         raise InstanceError(
             "problem", None, f"is missing (one of: {', '.join(registry.names())})"
@@ -270,6 +280,6 @@ def load_solution(instance: Any, source: Any) -> Any:
     """Validate a solution (a file path, or the parsed JSON value) for ``instance``'s problem."""
     data = read_json(source) if isinstance(source, str | Path) else source
     if not isinstance(data, dict):
-        raise InstanceError("solution", type(data).__name__ if data is not None else None,
-                            "must be a JSON object")
+        raise InstanceError("solution", message=f"solution: a JSON {_json_type(data)} where a "
+                            "JSON object is required")
     return parse(registry.of(instance).model.Solution, data, prefix="solution")

@@ -53,10 +53,35 @@ def error_from_pydantic(exc: pydantic.ValidationError, prefix: str = "") -> Inst
     return InstanceError(path, err.get("input"), f"({msg.lower()})")
 
 
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def check_numbers(data: Any, prefix: str = "") -> None:
+    """Every integer within int64 and every float finite, anywhere in parsed JSON data
+    (iterative, so deep data cannot exhaust the stack)."""
+    stack: list[tuple[Any, str]] = [(data, prefix)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, bool) or node is None or isinstance(node, str):
+            continue
+        if isinstance(node, int):
+            if not INT64[0] <= node <= INT64[1]:
+                raise InstanceError(path or "value", node, "is outside the 64-bit integer range")
+        elif isinstance(node, float):
+            if node != node or node in (float("inf"), float("-inf")):
+                raise InstanceError(path or "value", node, "must be a finite number")
+        elif isinstance(node, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in node.items())
+        elif isinstance(node, list | tuple):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node))
+
+
 def parse(model: type[M], data: Any, prefix: str = "") -> M:
-    """Validate ``data`` into ``model`` or raise :class:`InstanceError`."""
+    """Validate ``data`` into ``model`` or raise :class:`InstanceError` (numbers checked
+    first: integers within int64, floats finite)."""
     if isinstance(data, model):
         return data
+    check_numbers(data, prefix)
     try:
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
