@@ -297,8 +297,26 @@ def parser() -> argparse.ArgumentParser:
     which.add_argument("--generator", metavar="NAME", help="a generator's parameters")
     sc.set_defaults(func=cmd_schema)
 
+    _problem_commands(sub)
     _extra_commands(sub)
     return p
+
+
+def _problem_commands(sub: Any) -> None:
+    """Commands problems contribute (``registry.commands()``): parsed by the command's own
+    parser, built only when the command runs, so ``dmlopt`` starts without importing them."""
+    for name, problem in registry.commands().items():
+        c = sub.add_parser(name, help=f"({problem}) see `dmlopt {name} --help`", add_help=False,
+                           prefix_chars="\0")
+        c.add_argument("rest", nargs=argparse.REMAINDER)
+        c.set_defaults(func=lambda args, name=name: _run_command(name, args.rest))
+
+
+def _run_command(name: str, argv: list[str]) -> int:
+    entry = registry.command(name)
+    p = _Parser(prog=f"dmlopt {name}", description=entry.help)
+    entry.configure(p)
+    return int(entry.run(p.parse_args(argv)) or 0)
 
 
 def _extra_commands(sub: Any) -> None:

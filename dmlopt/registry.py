@@ -44,6 +44,23 @@ _PROBLEMS: dict[str, tuple[str, str]] = {
 }
 
 
+#: commands a problem adds to the command line: command name -> problem (its model module
+#: declares ``COMMANDS: dict[str, contract.Command]``); known here so that building the parser
+#: imports no problem module
+_COMMANDS: dict[str, str] = {}
+
+
+def commands() -> dict[str, str]:
+    """Problem-contributed command names -> the problem that declares them."""
+    return dict(_COMMANDS)
+
+
+def command(name: str) -> Any:
+    """The :class:`~dmlopt.contract.Command` called ``name`` (imports its problem)."""
+    problem = get(_COMMANDS[name])
+    return problem.model.COMMANDS[name]
+
+
 @dataclass(frozen=True)
 class Problem:
     """A registered problem: its model module and its typed entries."""

@@ -386,3 +386,31 @@ def test_fuzz_cli_exit_codes(problem, choice, value, tmp_path_factory, capsys):
             assert out == "" and len(err.strip().splitlines()) == 1
     assert set(os.listdir(tmp)) <= {"inst.json", "sol.json"}
 
+
+
+def test_infer_command_checks_its_numbers(capsys):
+    base = ["infer", "--topology", "fat-tree", "-p", "k=4", "--routing", "dijkstra"]
+    refused(capsys, *base, "--noise", "nan", says="--noise: nan must be a finite number >= 0")
+    refused(capsys, *base, "--threshold", "inf", says="--threshold: inf")
+    refused(capsys, *base, "--seed", "-5", says="seed: -5 must be an integer")
+    refused(capsys, *base, "--seed", str(2**80), says="seed: ")
+
+
+def test_a_problem_command_is_parsed_by_its_own_parser(capsys, toy, monkeypatch):
+    """A problem contributes ``dmlopt <command>`` through ``COMMANDS``; its bad input is exit 2."""
+    from dmlopt.contract import Command
+
+    seen = {}
+
+    def configure(p):
+        p.add_argument("--steps", type=int, required=True)
+
+    def run(args):
+        seen["steps"] = args.steps
+        return 0
+
+    monkeypatch.setattr(toy.model, "COMMANDS", {"frob": Command("frob", "frob it", configure,
+                                                                run)}, raising=False)
+    monkeypatch.setitem(registry._COMMANDS, "frob", "toy")
+    assert cli(capsys, "frob", "--steps", "3")[0] == 0 and seen == {"steps": 3}
+    refused(capsys, "frob", "--steps", "x", says="frob: argument --steps: invalid int value")

@@ -185,6 +185,18 @@ def _write(inf: Any, path: str) -> None:
         raise InferenceError(f"--output: {path!r} must end in .graphml or .json")
 
 
+def _check_numbers(args: argparse.Namespace) -> None:
+    """--seed in [0, 2^63 - 1], --noise and --threshold finite and >= 0, -o not a directory."""
+    from dmlopt.api import check_seed
+
+    check_seed(args.seed)
+    for flag, value in (("--noise", args.noise), ("--threshold", args.threshold)):
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise InferenceError(f"{flag}: {value!r} must be a finite number >= 0")
+    if args.output:
+        io.check_output(args.output, "--output")
+
+
 def cmd_infer(args: argparse.Namespace) -> int:
     from dmlopt.infer.baselines import infer
     from dmlopt.infer.measurement import label
@@ -192,6 +204,7 @@ def cmd_infer(args: argparse.Namespace) -> int:
 
     if args.output and Path(args.output).suffix.lower() not in (".graphml", ".json"):
         raise InferenceError(f"--output: {args.output!r} must end in .graphml or .json")
+    _check_numbers(args)
     cats, n, m = _measurement(args)
     opts: dict[str, Any] = {}
     if args.method == "ft":
