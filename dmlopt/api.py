@@ -332,13 +332,35 @@ def heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None
 def export(instance: Any, path: str | Path, formulation: str | None = None,
            size_limit: Any = None) -> Path:
     """Write the model as LP or MPS (by the extension) with readable, symbolic names."""
+    path = _export_path(path)
+    write_model(build(instance, formulation, size_limit), path)
+    return path
+
+
+def _export_path(path: str | Path) -> Path:
     path = Path(path)
     if path.suffix not in (".lp", ".mps"):
         raise InstanceError("path", str(path), "must end in .lp or .mps")
-    model = build(instance, formulation, size_limit)
+    return path
+
+
+def write_model(model: Any, path: str | Path) -> dict[str, int]:
+    """Write a built Pyomo model as LP or MPS (symbolic names, atomically); return its true
+    counts: ``variables`` (of which ``integer``), ``constraints``, ``quadratic`` (constraints or
+    objective terms with products, as in TAP's MINLP)."""
+    import pyomo.environ as pyo
+
+    path = _export_path(path)
     with atomic_path(path) as tmp:
         model.write(str(tmp), io_options={"symbolic_solver_labels": True})
-    return path
+    variables = [v for v in model.component_data_objects(pyo.Var, active=True)]
+    cons = list(model.component_data_objects(pyo.Constraint, active=True))
+    objs = list(model.component_data_objects(pyo.Objective, active=True))
+    quadratic = sum(1 for c in cons if c.body.polynomial_degree() not in (0, 1, None))
+    quadratic += sum(1 for o in objs if o.expr.polynomial_degree() not in (0, 1, None))
+    return {"variables": len(variables),
+            "integer": sum(1 for v in variables if not v.is_continuous()),
+            "constraints": len(cons), "quadratic": quadratic}
 
 
 def generate(problem: str, spec: dict[str, Any] | None = None, seed: int = 0,

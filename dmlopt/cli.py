@@ -119,9 +119,11 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     _output(args.output)
     inst = io.load(args.instance)
-    path = api.export(inst, args.output, args.formulation, _size_limit(args.size_limit))
-    n_vars, n_cons = api.check_size(inst, args.formulation, (2**62, 2**62))
-    print(f"wrote {path} ({n_vars} variables, {n_cons} constraints)")
+    model = api.build(inst, args.formulation, _size_limit(args.size_limit))
+    n = api.write_model(model, args.output)
+    quad = f", {n['quadratic']} quadratic" if n["quadratic"] else ""
+    print(f"wrote {args.output} ({n['variables']} variables of which {n['integer']} integer, "
+          f"{n['constraints']} constraints{quad})")
     return 0
 
 
@@ -158,6 +160,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    if args.data:
+        for name in io.shipped_instances():
+            if args.problem in (None, name.split("/")[0]):
+                print(name)
+        return 0
     if args.problem:
         print(describe(registry.get(args.problem)))
         return 0
@@ -286,6 +293,8 @@ def parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="problems, formulations, heuristics, generators; with "
                         "PROBLEM, every option and parameter")
     ls.add_argument("problem", nargs="?", default=None)
+    ls.add_argument("--data", action="store_true", help="the shipped instances, loadable by "
+                    "name (dmlopt solve tabgp/er12-p03-tau1-s0)")
     ls.set_defaults(func=cmd_list)
 
     sc = sub.add_parser("schema", help="JSON Schema of a problem's instance, solution, "

@@ -236,8 +236,8 @@ def instance_from_dict(data: Any) -> Any:
 def load(source: str | Path | dict) -> Any:
     """Load an instance from a JSON file path, a shipped instance name or a dict.
 
-    A name such as ``"tabgp/er12-p05-0"`` that is not an existing path is looked up among the
-    instances shipped in ``dmlopt.data``.
+    A name such as ``"tabgp/er12-p03-tau1-s0"`` that is not an existing path is looked up among
+    the instances shipped in ``dmlopt.data`` (``dmlopt list --data`` lists them).
     """
     if isinstance(source, dict):
         return instance_from_dict(source)
@@ -252,8 +252,19 @@ def load(source: str | Path | dict) -> Any:
     return instance_from_dict(read_json(path))
 
 
+def shipped_instances() -> list[str]:
+    """Names of the instances shipped in ``dmlopt.data`` (``tabgp/er12-p03-tau1-s0``, ...)."""
+    root = Path(str(resources.files("dmlopt.data")))
+    out = []
+    for path in sorted(root.rglob("*.json")):
+        rel = path.relative_to(root)
+        if len(rel.parts) == 2 and not rel.name.startswith(("topology-", "references")):
+            out.append(str(rel.with_suffix("")))
+    return out
+
+
 def data_path(name: str) -> Path | None:
-    """Path of a shipped data file (``tabgp/er12-p05-0`` or with extension), or None."""
+    """Path of a shipped data file (``tabgp/er12-p03-tau1-s0`` or with extension), or None."""
     root = resources.files("dmlopt.data")
     for candidate in (root.joinpath(name), root.joinpath(f"{name}.json")):
         if candidate.is_file():
