@@ -194,7 +194,10 @@ def check(path: str | Path, field: str = "store") -> Literal["missing", "ours", 
     except OSError as exc:
         raise InstanceError(field, str(path), f"cannot be read ({exc.strerror})") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InstanceError(field, str(path), "is a directory (give a .sqlite file)")
+        if not stat.S_ISREG(mode):
             raise InstanceError(field, str(path), "is not a regular file")
         header = os.read(fd, 100)
     finally:
@@ -212,7 +215,12 @@ def check(path: str | Path, field: str = "store") -> Literal["missing", "ours", 
 
 
 def _connect_ro(path: Path) -> sqlite3.Connection:
+    """A read-only connection. Without a ``-wal`` file beside it (nobody is writing and every
+    row is in the file) the file is opened as immutable, so that SQLite creates nothing beside
+    it (a read-only connection to a WAL database would leave ``-wal`` and ``-shm`` files)."""
     uri = "file:" + urllib.parse.quote(str(path.absolute())) + "?mode=ro"
+    if not os.path.exists(f"{path}-wal"):
+        uri += "&immutable=1"
     return sqlite3.connect(uri, uri=True, timeout=30)
 
 
