@@ -332,9 +332,10 @@ def run_dask(tasks: Sequence[Task], address: str, workers: int, on_row: OnRow) -
             raise DmloptError(f"--dask: cannot connect to {address!r} ({exc})") from None
     payloads: dict[str, dict[str, Any]] = {}
     preload = preload_modules(tasks)
-    queue_ = as_completed()
     upcoming = iter(enumerate(tasks))
+    queue_ = None
     try:
+        queue_ = as_completed()  # of the client just made (the default client)
         window = WINDOW_PER_WORKER * max(workers, sum(client.nthreads().values()))
 
         def top_up() -> None:
@@ -358,7 +359,8 @@ def run_dask(tasks: Sequence[Task], address: str, workers: int, on_row: OnRow) -
             on_row(row)
             top_up()
     finally:
-        client.cancel(list(queue_.futures))
+        if queue_ is not None:
+            client.cancel(list(queue_.futures))
         client.close()
         if cluster is not None:
             cluster.close()

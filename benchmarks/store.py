@@ -79,21 +79,23 @@ def _create_sql() -> str:
 
 class Store:
     """A results store at ``path``: an existing dmlopt store, or a new one (created with its
-    directory); :class:`InstanceError` (``field``: ``-o`` by default) if ``path`` holds anything
-    else."""
+    directory); :class:`InstanceError` naming ``field`` if ``path`` holds anything else (an
+    unrelated SQLite database, any other file, a directory)."""
 
     def __init__(self, path: str | Path, field: str = "store"):
         self.path = Path(path)
         try:
-            if check(self.path, field) == "missing":
+            state = check(self.path, field)
+            if state == "missing":
                 _create(self.path)
-                check(self.path, field)  # another process may have put something else there
+                state = check(self.path, field)  # another process may have put something there
             self.conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30)
         except (OSError, sqlite3.Error) as exc:
             raise InstanceError(field, str(self.path), f"cannot be created or opened ({exc})") \
                 from None
         try:
-            self.conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            if state == "legacy":  # a store of the previous version: marked from now on
+                self.conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
             self.conn.execute(_create_sql())
