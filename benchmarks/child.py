@@ -6,6 +6,14 @@ child's part of a results row: it validates the instance, calls :func:`dmlopt.so
 ``error`` row with the message. ``python -m dmlopt.benchmarks.child`` is the small forking
 helper (:func:`serve`) that the local pool keeps per worker and a Dask worker per thread.
 
+Processes a method starts are the run's: the run's process is a *child subreaper* (Linux
+``PR_SET_CHILD_SUBREAPER``), so a descendant orphaned by its parent (a double fork, a ``setsid``
+daemon) is re-parented to the run instead of to init and stays findable by parent pid; the helper
+is one too, so what outlives the run lands there. At the hard limit the runner freezes the run's
+process group and kills every descendant of the run, then the run (:func:`kill_run`); when a run
+ends, the helper kills whatever the run left behind (:func:`kill_descendants`), and the row says
+how many processes were killed.
+
 Peak memory is the child's peak resident set size (``VmHWM``; ``ru_maxrss`` where /proc is
 missing), reset when the run starts (``/proc/self/clear_refs``, Linux >= 4.0). A forked run's
 resident set starts with the helper's (the interpreter and the modules loaded before the run), so
@@ -22,9 +30,11 @@ import math
 import os
 import platform
 import resource
+import select
 import signal
 import socket
 import sys
+import time
 from typing import Any
 
 from dmlopt import __version__, api, io, registry, solvers
@@ -32,6 +42,15 @@ from dmlopt.result import _finite
 
 #: seconds past the hard limit at which a run's own alarm ends it (runner gone)
 ALARM_MARGIN = 5
+
+#: prctl option making a process the reaper of its orphaned descendants (Linux >= 3.4)
+PR_SET_CHILD_SUBREAPER = 36
+
+#: the longest alarm that signal.alarm takes on every platform (seconds)
+_MAX_ALARM = 2**31 - 1
+
+#: seconds spent at most killing a process tree (a process in uninterruptible sleep may linger)
+KILL_TIMEOUT = 10.0
 
 
 def execute(payload: dict[str, Any], instance: Any = None) -> dict[str, Any]:
@@ -135,19 +154,154 @@ def peak_mem_mb() -> float:
 
 def isolate(hard_limit: float) -> None:
     """Set up a run's process: its own process group (so the runner can kill the method's own
-    children too), SIGKILL when its parent dies (Linux), and an alarm a few seconds past the hard
-    limit as the last resort if nobody is left to kill it."""
+    children too), the reaper of its orphaned descendants (Linux), SIGKILL when its parent dies
+    (Linux), and an alarm a few seconds past the hard limit as the last resort if nobody is left
+    to kill it."""
     with contextlib.suppress(OSError):
         os.setsid()
+    subreaper()
     _pdeathsig()
-    signal.alarm(max(1, math.ceil(hard_limit + ALARM_MARGIN)))
+    signal.alarm(min(_MAX_ALARM, max(1, math.ceil(hard_limit + ALARM_MARGIN))))
+
+
+def _prctl(option: int, arg: int) -> None:
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0)
 
 
 def _pdeathsig() -> None:
     """Ask Linux to SIGKILL this process when the thread that started it ends."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    _prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def subreaper() -> None:
+    """Make this process the reaper of its orphaned descendants (Linux): a process that a
+    descendant started and left (double fork, ``setsid``) is re-parented here, not to init."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, state letter) of every process in ``/proc`` (empty without /proc)."""
+    out: dict[int, tuple[int, str]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                data = fh.read()
+        except OSError:  # gone meanwhile
+            continue
+        fields = data[data.rfind(b")") + 2:].split()  # after "pid (comm) "
+        if len(fields) >= 2:
+            out[int(entry)] = (int(fields[1]), fields[0].decode("ascii", "replace"))
+    return out
+
+
+def live_descendants(root: int) -> set[int]:
+    """The descendants of ``root`` that are not zombies (found by parent pid in ``/proc``)."""
+    procs = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        for pid in children.get(stack.pop(), ()):
+            if pid not in found:
+                found.add(pid)
+                stack.append(pid)
+    return {pid for pid in found if procs[pid][1] not in ("Z", "X")}
+
+
+def _reap() -> None:
+    """Collect the exit status of this process's ended children (zombies), without waiting."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def kill_descendants(root: int | None = None, timeout: float = KILL_TIMEOUT) -> int:
+    """SIGKILL every live descendant of ``root`` (default: this process) until none is left;
+    ``root`` itself is not touched. Returns how many processes were killed. Children of this
+    process are reaped."""
+    me = os.getpid()
+    root = me if root is None else root
+    killed: set[int] = set()
+    end = time.monotonic() + timeout
+    while True:
+        if root == me:
+            _reap()
+        live = live_descendants(root)
+        if not live or time.monotonic() > end:
+            return len(killed)
+        for pid in live:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        killed |= live
+        time.sleep(0.002)  # let the kernel deliver the signals before looking again
+
+
+def kill_run(pid: int) -> int:
+    """Kill run ``pid`` with all its descendants (detached ones included): its process group is
+    stopped first (so it starts nothing new), every descendant is killed while the run, their
+    subreaper, still holds them, then the run and its group. Returns how many were killed."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGSTOP)
+    n = kill_descendants(pid)
+    for kill in (os.killpg, os.kill):  # the group, and the run if not yet a leader
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            kill(pid, signal.SIGKILL)
+    return n + 1
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux >= 5.3
+        return None
+
+
+def wait_run(pid: int, r: int) -> tuple[bytes, int, int]:
+    """Read run ``pid``'s row from pipe ``r`` and wait for the run; when it has ended, kill what
+    it left behind (processes that would also keep the pipe open). Returns (row bytes, wait
+    status, processes killed)."""
+    data = bytearray()
+    status: int | None = None
+    killed = 0
+    pidfd = _pidfd(pid)
+    try:
+        while True:
+            watch = [r] if status is not None or pidfd is None else [r, pidfd]
+            timeout = None if status is not None or pidfd is not None else 0.05
+            ready, _, _ = select.select(watch, [], [], timeout)
+            if r in ready:
+                chunk = os.read(r, 1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+                continue
+            if status is None:
+                done, st = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    status = st
+                    killed += kill_descendants()
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+        os.close(r)
+    if status is None:
+        _, status = os.waitpid(pid, 0)
+    killed += kill_descendants()
+    return bytes(data), status, killed
 
 
 def serve() -> int:
@@ -156,9 +310,10 @@ def serve() -> int:
     It first imports the modules named in ``DMLOPT_HELPER_PRELOAD`` and writes
     ``{"ready": true}``. For every payload it imports what the run needs (once per process),
     forks a child that runs it, and writes two JSON lines on stdout: ``{"pid": P}`` when the
-    child started (the caller times the hard limit from there and kills process group P at the
-    limit) and ``{"row": ..., "exitcode": E}`` when it ended (``row`` null if the child gave
-    none). The method's output goes to stderr. The helper ends at EOF on stdin. The local pool
+    child started (the caller times the hard limit from there and kills run P with its
+    descendants at the limit, :func:`kill_run`) and ``{"row": ..., "exitcode": E, "killed": K}``
+    when it ended (``row`` null if the child gave none; K processes the run left behind were
+    killed). The method's output goes to stderr. The helper ends at EOF on stdin. The local pool
     keeps one per worker and a Dask worker one per thread, so a run costs a fork instead of an
     interpreter start and imports.
     """
@@ -166,6 +321,7 @@ def serve() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     _pdeathsig()
+    subreaper()
     parent = os.environ.get("DMLOPT_HELPER_PARENT")
     if parent and os.getppid() != int(parent):  # the runner died before the line above
         return 1
@@ -199,18 +355,22 @@ def serve() -> int:
                 os._exit(code)
         os.close(w)
         proto.write(json.dumps({"pid": pid}) + "\n")
-        with os.fdopen(r, "rb") as fh:
-            data = fh.read()
-        _, status = os.waitpid(pid, 0)
-        row = json.loads(data) if data else None
+        data, status, killed = wait_run(pid, r)
+        try:
+            row = json.loads(data) if data else None
+        except ValueError:  # a row cut short
+            row = None
+        if row is not None and killed:
+            note = f"{killed} process(es) left running by the method were killed"
+            row["message"] = f"{row['message']}; {note}" if row.get("message") else note
         # what the run imported lazily (networkx in a validator, scipy in an evaluator, Pyomo's
         # plugins ...) is imported here too, so that the next runs, forked from here, find it
         # loaded; the time counts in this run's wall time
         for mod in (row or {}).pop("_imported", ()):
             with contextlib.suppress(Exception):
                 importlib.import_module(mod)
-        proto.write(json.dumps({"row": row, "exitcode": os.waitstatus_to_exitcode(status)})
-                    + "\n")
+        proto.write(json.dumps({"row": row, "exitcode": os.waitstatus_to_exitcode(status),
+                                "killed": killed}) + "\n")
 
 
 def _validated(cache: dict[str, Any], payload: dict[str, Any]) -> Any:

@@ -1,13 +1,16 @@
 """The benchmark report: Markdown, CSV and PNG plots from a results store.
 
 Per problem and instance the reference is the best proven optimum (the best objective of an exact
-run with status ``optimal``); without one, the best proven bound of the exact runs (the largest
-lower bound of a min problem, the smallest upper bound of a max problem), and gaps measured
-against a bound are marked as upper bounds (``<=``) on the true gap. The gap of a run in percent is
-``100 (obj - ref) / |ref|`` for a min problem and ``100 (ref - obj) / |ref|`` for a max problem
-(the problem's ``SENSE`` from the registry); it is undefined (empty) when ``ref`` is 0 and the
-objective is not. Only runs that produced a feasible, evaluated solution (status ``optimal``,
-``feasible`` or ``time_limit`` with an objective) have a gap.
+run with status ``optimal`` proven at the default tolerance: its solver gap, if any, and the
+``mip_gap`` it asked for, if any, at most :data:`dmlopt.solvers.OPTIMALITY_GAP`, so that an old
+store's ``optimal`` run with ``mip_gap = 2`` is not taken as an optimum); without one, the best
+proven bound of the exact runs (the largest lower bound of a min problem, the smallest upper bound
+of a max problem), and gaps measured against a bound are marked as upper bounds (``<=``) on the
+true gap. The gap of a run in percent is ``100 (obj - ref) / |ref|`` for a min problem and
+``100 (ref - obj) / |ref|`` for a max problem (the problem's ``SENSE`` from the registry); it is
+undefined (empty) when ``ref`` is 0 and the objective is not. Only runs that produced a feasible,
+evaluated solution (status ``optimal``, ``feasible`` or ``time_limit`` with an objective)
+have a gap.
 
 The speed-up of a run is the time of the fastest exact run that proved optimality on that
 instance divided by the run's own time (the method's ``seconds``, which include the model build of
@@ -35,8 +38,9 @@ import pandas as pd
 from dmlopt.benchmarks import store as store_mod
 
 from dmlopt import registry
-from dmlopt.errors import UnknownNameError
+from dmlopt.errors import InstanceError, UnknownNameError
 from dmlopt.io import atomic_path, atomic_write_text
+from dmlopt.solvers import OPTIMALITY_GAP
 
 SOLVED = ("optimal", "feasible", "time_limit")
 _STD_EXACT_OPTS = {"solver", "formulation", "time_limit", "threads"}
@@ -85,6 +89,9 @@ def frame(rows: list[dict[str, Any]], senses: dict[str, str] | None = None) -> p
         df[col] = pd.to_numeric(df[col], errors="coerce")
     ok = df["status"].isin(SOLVED) & df["objective"].notna()
     df["solved"] = ok
+    df["proven"] = [proven(st, g, o) for st, g, o in
+                    zip(df["status"], df["gap"] if "gap" in df else [None] * len(df),
+                        df["options"], strict=True)]
     refs = instances(df)
     df = df.merge(refs[["problem", "instance_hash", "ref", "ref_kind", "ref_seconds"]],
                   on=["problem", "instance_hash"], how="left")
@@ -97,6 +104,29 @@ def frame(rows: list[dict[str, Any]], senses: dict[str, str] | None = None) -> p
     df["speedup"] = np.where(df["ref_seconds"].notna() & df["solved"],
                              df["ref_seconds"] / secs, np.nan)
     return df
+
+
+def proven(status: Any, gap: Any, options: Any) -> bool:
+    """Whether a run proved optimality at the default tolerance: status ``optimal``, its solver
+    gap (if any) and the ``mip_gap`` option it ran with (if any) at most ``OPTIMALITY_GAP``."""
+    if status != "optimal":
+        return False
+    if _number(gap) is not None and _number(gap) > OPTIMALITY_GAP:
+        return False
+    try:
+        opts = json.loads(options) if isinstance(options, str) and options else {}
+    except json.JSONDecodeError:
+        opts = {}
+    asked = _number(opts.get("mip_gap")) if isinstance(opts, dict) else None
+    return asked is None or asked <= OPTIMALITY_GAP
+
+
+def _number(x: Any) -> float | None:
+    """A finite float, or None (missing, NaN or not a number)."""
+    if isinstance(x, bool) or not isinstance(x, int | float | np.number):
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
 
 
 def _gap(obj: float, ref: float, sense: str) -> float:
@@ -115,7 +145,7 @@ def instances(df: pd.DataFrame) -> pd.DataFrame:
         sense = g["sense"].iloc[0]
         best = min if sense == "min" else max
         exact = g[g["kind"] == "exact"]
-        opt_rows = exact[(exact["status"] == "optimal") & exact["objective"].notna()]
+        opt_rows = exact[exact["proven"] & exact["objective"].notna()]
         opt = best(opt_rows["objective"]) if len(opt_rows) else np.nan
         disagree = bool(len(opt_rows) and opt_rows["objective"].max() - opt_rows["objective"].min()
                         > _TOL * max(1.0, abs(opt)))
@@ -153,7 +183,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         ratio = 1.0 / g["speedup"]
         out.append({
             "problem": problem, "kind": kind, "method": lab, "runs": len(g),
-            "optimal": int((g["status"] == "optimal").sum()),
+            "optimal": int(g["proven"].sum()),
             "solved": int(g["solved"].sum()),
             "failed": int(g["status"].isin(("error", "killed")).sum()),
             "mean_gap_pct": g["gap_pct"].mean(), "max_gap_pct": g["gap_pct"].max(),
@@ -287,7 +317,7 @@ def profile(df: pd.DataFrame, problem: str) -> tuple[list[str], np.ndarray]:
     d = df[(df["problem"] == problem) & (df["kind"] == "exact")]
     if d.empty:
         return [], np.empty((0, 0))
-    t = d.assign(t=np.where(d["status"] == "optimal", d["seconds"].clip(lower=1e-6), np.inf))
+    t = d.assign(t=np.where(d["proven"], d["seconds"].clip(lower=1e-6), np.inf))
     table = t.pivot_table(index="instance_hash", columns="label", values="t", aggfunc="min")
     table = table.fillna(np.inf)
     best = table.min(axis=1).to_numpy()[:, None]
@@ -383,8 +413,9 @@ def markdown(df: pd.DataFrame, store_path: str, plots: dict[str, list[str]]) -> 
         f"generated {datetime.now(UTC).isoformat(timespec='seconds')}.",
         "",
         "Gap (%) is measured against the best proven optimum of the instance (an exact run with "
-        "status optimal); `<=` marks a gap measured against the best proven bound when no exact "
-        "run proved optimality. Speed-up is the fastest optimal exact run's time over the "
+        f"status optimal at a gap of at most {OPTIMALITY_GAP:g}); `<=` marks a gap measured "
+        "against the best proven bound when no exact run proved optimality. Speed-up is the "
+        "fastest optimal exact run's time over the "
         "method's time; the time ratio is its inverse (geometric means over runs).",
     ]
     versions = sorted(set(df["solver_version"].dropna()) - {""})
@@ -452,8 +483,14 @@ def write(store_path: str | Path, outdir: str | Path,
           senses: dict[str, str] | None = None) -> list[Path]:
     """Write ``report.md``, ``runs.csv``, ``instances.csv``, ``summary.csv`` and the PNGs."""
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    df = frame(store_mod.read(store_path), senses)
+    rows = store_mod.read(store_path)  # refused before anything is written
+    if outdir.exists() and not outdir.is_dir():
+        raise InstanceError("-o", str(outdir), "exists and is not a directory")
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InstanceError("-o", str(outdir), f"cannot be created ({exc.strerror})") from None
+    df = frame(rows, senses)
     files: list[Path] = []
     plots: dict[str, list[str]] = {}
     if not df.empty:

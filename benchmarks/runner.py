@@ -9,7 +9,13 @@ the group and records ``killed``. A run that dies without a row (``os._exit``, a
 extension, the OOM killer) gives ``error`` (exit code) or ``killed`` (signal). A helper dies with
 the thread that started it and a run with its helper (``PR_SET_PDEATHSIG`` on Linux), and each
 run also carries an alarm a few seconds past its hard limit, so a runner killed with SIGKILL
-leaves nothing running.
+leaves nothing running. The run is the reaper of its orphaned descendants (Linux), so at the
+limit the runner kills its detached grandchildren too (double fork + ``setsid``), and the helper
+kills whatever a finished run left behind; the row says how many processes were killed.
+
+Tasks are submitted in a bounded window (a few per worker), not all at once: the first row is
+stored as soon as the first run ends, whatever the number of tasks, and only the window's
+payloads are held at a time.
 
 Local pool (the default)
     ``workers`` threads, each driving one helper (threads only wait on pipes), started and
@@ -36,14 +42,23 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from typing import Any
 
 from dmlopt.benchmarks.suite import Task
 
 OnRow = Callable[[dict[str, Any]], None]
+
+#: tasks in flight per worker (submitted, not yet finished): enough to keep every worker busy
+WINDOW_PER_WORKER = 2
+
+#: seconds a helper has to report a run it was told to kill before it is itself killed
+HELPER_REPORT_TIMEOUT = 60.0
+
+#: the longest single wait on a pipe (select's timeout has a platform limit)
+_MAX_WAIT = 3600.0
 
 
 def default_workers() -> int:
@@ -73,9 +88,12 @@ def make_row(payload: dict[str, Any], child: dict[str, Any] | None, wall: float,
     return row
 
 
-def _killed_message(payload: dict[str, Any]) -> str:
+def _killed_message(payload: dict[str, Any], processes: int = 1) -> str:
+    others = processes - 1
+    started = f"the run and {others} it started" if others else "the run"
     return (f"killed at the hard limit {payload['time_limit'] + payload['grace']:g} s "
-            f"(time limit {payload['time_limit']:g} s + grace {payload['grace']:g} s)")
+            f"(time limit {payload['time_limit']:g} s + grace {payload['grace']:g} s): "
+            f"{processes} process{'es' if processes != 1 else ''} killed ({started})")
 
 
 def _died_message(exitcode: int | None) -> tuple[str, str]:
@@ -147,10 +165,13 @@ class Helper:
         """The next JSON line; None at the deadline; EOFError if the helper is gone."""
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buf:
-            timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            timeout = (None if deadline is None
+                       else min(_MAX_WAIT, max(0.0, deadline - time.perf_counter())))
             ready, _, _ = select.select([fd], [], [], timeout)
             if not ready:
-                return None
+                if deadline is None or time.perf_counter() >= deadline:
+                    return None
+                continue
             data = os.read(fd, 1 << 16)
             if not data:
                 raise EOFError("helper process ended")
@@ -170,12 +191,15 @@ class Helper:
             pid = started["pid"]
             end = self.readline(time.perf_counter() + hard)
             if end is None:  # past the hard limit
-                for kill in (os.killpg, os.kill):  # the group, and the run if not yet a leader
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        kill(pid, signal.SIGKILL)
-                self.readline(None)
-                return make_row(payload, None, time.perf_counter() - t0, "killed",
-                                _killed_message(payload))
+                from dmlopt.benchmarks.child import kill_run
+
+                killed = kill_run(pid)
+                wall = time.perf_counter() - t0
+                done = self.readline(time.perf_counter() + HELPER_REPORT_TIMEOUT)
+                if done is None:
+                    raise EOFError("helper did not report the killed run")
+                killed += int(done.get("killed") or 0)
+                return make_row(payload, None, wall, "killed", _killed_message(payload, killed))
         except (EOFError, OSError, ValueError, TypeError, KeyError) as exc:
             self.close()
             return make_row(payload, None, 0.0, "error",
@@ -190,8 +214,11 @@ class Helper:
 # --------------------------------------------------------------------------- local pool
 
 
-def run_local(tasks: list[Task], workers: int, on_row: OnRow) -> None:
+def run_local(tasks: Sequence[Task], workers: int, on_row: OnRow) -> None:
     """Run ``tasks`` on ``workers`` helpers; ``on_row`` gets each finished row (this thread).
+
+    At most :data:`WINDOW_PER_WORKER` tasks per worker are in flight; the next ones are submitted
+    as runs finish, so rows are stored from the first run on.
 
     On any exception (KeyboardInterrupt included) the helpers and their running children are
     killed before it propagates; rows already handed to ``on_row`` are final, and the rows of
@@ -230,9 +257,19 @@ def run_local(tasks: list[Task], workers: int, on_row: OnRow) -> None:
             idle.put(new_helper())
         for helper in started:
             helper.wait_ready()
-        futures = [pool.submit(work, t.as_payload()) for t in tasks]
-        for fut in as_completed(futures):
-            on_row(fut.result())
+        pending: set[Future[dict[str, Any]]] = set()
+        upcoming = iter(tasks)
+        window = WINDOW_PER_WORKER * workers
+        while True:
+            for task in upcoming:  # top the window up (payloads made only now)
+                pending.add(pool.submit(work, task.as_payload()))
+                if len(pending) >= window:
+                    break
+            if not pending:
+                break
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                on_row(fut.result())
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         closing.set()
@@ -270,8 +307,9 @@ def close_helpers() -> None:
         _DASK_HELPERS.pop().close()
 
 
-def run_dask(tasks: list[Task], address: str, workers: int, on_row: OnRow) -> None:
-    """Run ``tasks`` on a Dask cluster (``"local"``: a LocalCluster of ``workers`` threads)."""
+def run_dask(tasks: Sequence[Task], address: str, workers: int, on_row: OnRow) -> None:
+    """Run ``tasks`` on a Dask cluster (``"local"``: a LocalCluster of ``workers`` threads), at
+    most :data:`WINDOW_PER_WORKER` per worker thread in flight."""
     from dmlopt.errors import DmloptError
 
     try:
@@ -292,25 +330,37 @@ def run_dask(tasks: list[Task], address: str, workers: int, on_row: OnRow) -> No
             client = Client(address, timeout=30)
         except (OSError, TimeoutError, ValueError) as exc:
             raise DmloptError(f"--dask: cannot connect to {address!r} ({exc})") from None
-    payloads = {}
-    futures = []
+    payloads: dict[str, dict[str, Any]] = {}
     preload = preload_modules(tasks)
+    upcoming = iter(enumerate(tasks))
+    queue_ = None
     try:
-        for i, task in enumerate(tasks):
-            payload = task.as_payload()
-            fut = client.submit(run_in_helper, payload, preload, pure=False,
-                                key=f"dmlopt-run-{i}-{task.instance_hash}-{os.getpid()}")
-            payloads[fut.key] = payload
-            futures.append(fut)
-        for fut in as_completed(futures):
+        queue_ = as_completed()  # of the client just made (the default client)
+        window = WINDOW_PER_WORKER * max(workers, sum(client.nthreads().values()))
+
+        def top_up() -> None:
+            for i, task in upcoming:
+                payload = task.as_payload()
+                fut = client.submit(run_in_helper, payload, preload, pure=False,
+                                    key=f"dmlopt-run-{i}-{task.instance_hash}-{os.getpid()}")
+                payloads[fut.key] = payload
+                queue_.add(fut)
+                if len(payloads) >= window:
+                    return
+
+        top_up()
+        for fut in queue_:
             try:
                 row = fut.result()
             except Exception as exc:  # noqa: BLE001 - a lost worker is a row, not a crash
                 row = make_row(payloads[fut.key], None, 0.0, "error",
                                f"dask: {type(exc).__name__}: {exc}")
+            del payloads[fut.key]
             on_row(row)
+            top_up()
     finally:
-        client.cancel(futures)
+        if queue_ is not None:
+            client.cancel(list(queue_.futures))
         client.close()
         if cluster is not None:
             cluster.close()

@@ -5,19 +5,37 @@ interrupted by Ctrl-C or SIGKILL loses no finished row; a run is identified by (
 method, options JSON, seed), a UNIQUE key, so resuming never duplicates one: runs already stored
 are skipped, and ``--rerun`` replaces them (UPSERT). Only the process that runs the sweep writes;
 every statement is parameterised.
+
+A store is marked as dmlopt's in the SQLite header (``PRAGMA application_id``,
+:data:`APPLICATION_ID`) when it is created (in a temporary file linked into place, so a store is
+never seen half-made). An existing file is opened only if it is a dmlopt store: marked, or made
+by the previous version (unmarked, with a ``runs`` table holding the known columns); anything
+else (an unrelated SQLite database, an empty or non-SQLite file, a directory, a FIFO) is refused
+before it is opened for writing, so it is left byte for byte as it was. :func:`read` opens a
+store read-only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import sqlite3
+import stat
+import tempfile
+import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from dmlopt.errors import InstanceError
 
 SCHEMA_VERSION = 1
+
+#: the SQLite ``application_id`` of a dmlopt results store ("dmlo")
+APPLICATION_ID = 0x646D6C6F
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 #: (column, SQL type) of the ``runs`` table, in order
 COLUMNS: list[tuple[str, str]] = [
@@ -60,16 +78,31 @@ def _create_sql() -> str:
 
 
 class Store:
-    """A results store at ``path`` (created with its directory if needed)."""
+    """A results store at ``path``: an existing dmlopt store, or a new one (created with its
+    directory); :class:`InstanceError` naming ``field`` if ``path`` holds anything else (an
+    unrelated SQLite database, any other file, a directory)."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, field: str = "store"):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=FULL")
-        self.conn.execute(_create_sql())
-        self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        try:
+            state = check(self.path, field)
+            if state == "missing":
+                _create(self.path)
+                state = check(self.path, field)  # another process may have put something there
+            self.conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30)
+        except (OSError, sqlite3.Error) as exc:
+            raise InstanceError(field, str(self.path), f"cannot be created or opened ({exc})") \
+                from None
+        try:
+            if state == "legacy":  # a store of the previous version: marked from now on
+                self.conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=FULL")
+            self.conn.execute(_create_sql())
+            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise InstanceError(field, str(self.path), f"cannot be written ({exc})") from None
 
     def close(self) -> None:
         self.conn.close()
@@ -119,18 +152,108 @@ def _sql_value(v: Any) -> Any:
     return v
 
 
-def read(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of an existing store; :class:`InstanceError` if it is missing or not a store."""
-    path = Path(path)
-    if not path.is_file():
-        raise InstanceError("store", str(path), "does not exist")
-    conn = sqlite3.connect(str(path), timeout=30)
+def _create(path: Path) -> None:
+    """A new, marked, empty store at ``path`` (made beside it and linked into place; an existing
+    file at ``path`` is never replaced)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".dmlopt-store-", suffix=".sqlite", dir=path.parent)
+    os.close(fd)
     try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "runs" not in tables:
-            raise InstanceError("store", str(path), "is not a dmlopt results store (no runs table)")
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            conn.execute(_create_sql())
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        finally:
+            conn.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not os.path.lexists(path):
+                os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def check(path: str | Path, field: str = "store") -> Literal["missing", "ours", "legacy"]:
+    """What ``path`` holds: nothing, a marked dmlopt store, or an unmarked store of the previous
+    version; :class:`InstanceError` for anything else. Nothing is written."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise InstanceError(field, str(path), "is a dangling symbolic link") from None
+        return "missing"
+    except IsADirectoryError:
+        raise InstanceError(field, str(path), "is a directory (give a .sqlite file)") from None
+    except OSError as exc:
+        raise InstanceError(field, str(path), f"cannot be read ({exc.strerror})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InstanceError(field, str(path), "is a directory (give a .sqlite file)")
+        if not stat.S_ISREG(mode):
+            raise InstanceError(field, str(path), "is not a regular file")
+        header = os.read(fd, 100)
+    finally:
+        os.close(fd)
+    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+        raise InstanceError(field, str(path), "exists and is not a dmlopt results store (not "
+                            "an SQLite database); give a new file name")
+    app_id = int.from_bytes(header[68:72], "big")
+    if app_id == APPLICATION_ID:
+        return "ours"
+    if app_id == 0 and _has_runs_table(path):
+        return "legacy"
+    raise InstanceError(field, str(path), "exists and is not a dmlopt results store (an SQLite "
+                        "database of something else); give a new file name")
+
+
+def _connect_ro(path: Path) -> sqlite3.Connection:
+    """A read-only connection. Without a ``-wal`` file beside it (nobody is writing and every
+    row is in the file) the file is opened as immutable, so that SQLite creates nothing beside
+    it (a read-only connection to a WAL database would leave ``-wal`` and ``-shm`` files)."""
+    uri = "file:" + urllib.parse.quote(str(path.absolute())) + "?mode=ro"
+    if not os.path.exists(f"{path}-wal"):
+        uri += "&immutable=1"
+    return sqlite3.connect(uri, uri=True, timeout=30)
+
+
+def _has_runs_table(path: Path) -> bool:
+    """Whether an unmarked SQLite file has the ``runs`` table of the previous version."""
+    try:
+        conn = _connect_ro(path)
+    except sqlite3.Error:
+        return False
+    try:
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return {"id", *NAMES} <= cols
+
+
+def read(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of an existing store, opened read-only; :class:`InstanceError` if it is missing or
+    not a dmlopt store."""
+    path = Path(path)
+    if check(path) == "missing":
+        raise InstanceError("store", str(path), "does not exist")
+    try:
+        conn = _connect_ro(path)
+    except sqlite3.Error as exc:
+        raise InstanceError("store", str(path), f"cannot be read ({exc})") from None
+    try:
         return _fetch(conn)
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.Error as exc:
         raise InstanceError("store", str(path), f"cannot be read ({exc})") from None
     finally:
         conn.close()
@@ -141,6 +264,9 @@ def _fetch(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     out = []
     for rec in cur:
         row = dict(zip(["id", *NAMES], rec, strict=True))
-        row["metrics"] = json.loads(row["metrics"]) if row["metrics"] else {}
+        try:
+            row["metrics"] = json.loads(row["metrics"]) if row["metrics"] else {}
+        except (TypeError, ValueError):
+            row["metrics"] = {}
         out.append(row)
     return out

@@ -36,29 +36,45 @@ dmlopt's without registering it, and how the harness's tests inject failing meth
 
 Everything (TOML syntax, keys, problem/formulation/heuristic/generator names and options, files)
 is validated before anything runs; the first error raises :class:`SuiteError` with one line
-naming the file, the field, the value and the rule.
+naming the file, the field, the value and the rule. Values are checked as the command line checks
+them: ``time_limit`` and ``grace`` finite and > 0, ``mip_gap`` in [0, 1), ``threads`` in
+[1, 256], seeds integers in [0, 2^63 - 1], solver names from the allow-list (never a path), and
+``solver_options`` against the solver's own option list, options that read or write files
+refused. The file is read by the bounded reader (a regular file, a byte and a depth cap). A suite
+``name`` is a plain name (it names the default store ``results/<name>.sqlite``), and a suite of
+more than :data:`MAX_RUNS` runs is refused (counted before any instance is generated) unless the
+caller raises the cap (``dmlopt bench --max-runs N``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib
 import json
+import math
 import os
+import re
 import sys
-import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from dmlopt import api, io, registry, solvers
-from dmlopt.errors import DmloptError
+from dmlopt.errors import DmloptError, InstanceError
 
 #: defaults of the optional keys
 DEFAULT_TIME_LIMIT = 300.0
 DEFAULT_GRACE = 10.0
 DEFAULT_THREADS = 1
+
+#: the most runs a suite may expand to unless the caller raises the cap (``--max-runs``)
+MAX_RUNS = 10_000
+
+#: a suite name: letters, digits, "-", "_" and "." (no "/", no "..", not starting with "." or "-")
+NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 
 #: env var that allows heuristics named "module:function"
 ALLOW_IMPORT_ENV = "DMLOPT_BENCH_ALLOW_IMPORT"
@@ -146,25 +162,26 @@ def shipped() -> dict[str, Path]:
 
 
 def describe(path: Path) -> str:
-    """The ``description`` of a suite file (or the TOML error, on one line)."""
+    """The ``description`` of a suite file (or the reading error, on one line)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = io.read_toml(path)
+    except DmloptError as exc:
         return f"(unreadable: {exc})"
     return str(data.get("description", ""))
 
 
 def resolve(name_or_path: str) -> Path:
-    """A shipped suite name (``quick``) or a path to a TOML file."""
+    """A shipped suite name (``quick``) or a path to a TOML file (which may still be refused by
+    the reader: a FIFO or a directory exists but is not read)."""
     path = Path(name_or_path)
     if path.suffix == ".toml" or os.sep in name_or_path:
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise SuiteError(f"suite: {name_or_path!r} does not exist")
         return path
     found = shipped()
     if name_or_path in found:
         return found[name_or_path]
-    if path.is_file():
+    if path.exists():
         return path
     raise SuiteError(
         f"suite: {name_or_path!r} is neither a shipped suite nor a file "
@@ -204,6 +221,8 @@ class _Ctx:
         kinds = (int,) if integer else (int, float)
         if isinstance(value, bool) or not isinstance(value, kinds):
             raise self.err(where, value, "must be " + ("an integer" if integer else "a number"))
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.err(where, value, "must be a finite number")
         if positive and not value > 0:
             raise self.err(where, value, "must be positive")
         if not positive and value < 0:
@@ -214,25 +233,43 @@ class _Ctx:
         if not isinstance(value, list) or not value:
             raise self.err(where, value, "must be a non-empty list of integers")
         for i, s in enumerate(value):
-            if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-                raise self.err(f"{where}[{i}]", s, "must be a non-negative integer")
+            try:
+                api.check_seed(s)
+            except DmloptError as exc:
+                raise self.err(f"{where}[{i}]", s, exc.rule) from None
         return list(dict.fromkeys(value))
 
+    def core(self, where: str, exc: DmloptError) -> SuiteError:
+        """A core check's error, its field placed under ``where`` (``groups[0].methods[1]``)."""
+        if isinstance(exc, InstanceError) and exc.field:
+            return self.err(f"{where}.{exc.field}", exc.value, exc.rule)
+        return SuiteError(f"{self.path}: {where}.{exc}")
 
-def load(name_or_path: str | Path) -> Suite:
-    """Parse and validate a suite; raise :class:`SuiteError` on the first problem."""
+    def setting(self, where: str, key: str, value: Any) -> None:
+        """``time_limit`` / ``mip_gap`` / ``threads`` through the core's own check."""
+        try:
+            solvers.check_settings(**{key: value})
+        except DmloptError as exc:
+            raise self.err(where, value, getattr(exc, "rule", "") or str(exc)) from None
+
+
+def load(name_or_path: str | Path, max_runs: int | None = MAX_RUNS) -> Suite:
+    """Parse and validate a suite; raise :class:`SuiteError` on the first problem.
+
+    The runs are counted from the specs (instances x methods x seeds, before duplicates are
+    merged) before any instance is generated or read; more than ``max_runs`` (None: no cap) are
+    refused.
+    """
     path = resolve(str(name_or_path))
     ctx = _Ctx(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise SuiteError(f"{path}: not valid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"{path}: cannot be read ({exc})") from None
+        data = io.read_toml(path)
+    except InstanceError as exc:
+        raise SuiteError(f"{path}: {exc.rule}") from None
+    except DmloptError as exc:
+        raise SuiteError(f"{path}: {exc}") from None
     ctx.keys("", data, _TOP_KEYS, {"groups"})
-    name = data.get("name", path.stem)
-    if not isinstance(name, str) or not name:
-        raise ctx.err("name", name, "must be a non-empty string")
+    name = check_name(ctx, data.get("name", path.stem), "name" in data)
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ctx.err("description", description, "must be a string")
@@ -240,11 +277,29 @@ def load(name_or_path: str | Path) -> Suite:
     groups = data["groups"]
     if not isinstance(groups, list) or not groups:
         raise ctx.err("groups", groups, "must be a non-empty array of tables ([[groups]])")
+    plans = [_plan(ctx, f"groups[{gi}]", group, defaults) for gi, group in enumerate(groups)]
+    runs = sum(p.runs for p in plans)
+    if max_runs is not None and runs > max_runs:
+        raise SuiteError(
+            f"{path}: the suite has {runs:,} runs (instances x methods x seeds), above the cap "
+            f"of {max_runs:,}; split it, or raise the cap with --max-runs {runs}"
+        )
     tasks: dict[tuple, Task] = {}
-    for gi, group in enumerate(groups):
-        for task in _group(ctx, name, f"groups[{gi}]", group, defaults):
+    for plan in plans:
+        for task in _expand(ctx, name, plan):
             tasks.setdefault(task.key, task)
     return Suite(name=name, description=description, path=path, tasks=list(tasks.values()))
+
+
+def check_name(ctx: _Ctx, name: Any, given: bool = True) -> str:
+    """A suite name is a plain name: it names the default store ``results/<name>.sqlite``."""
+    if not isinstance(name, str) or not name:
+        raise ctx.err("name", name, "must be a non-empty string")
+    if not NAME_RE.fullmatch(name) or ".." in name:
+        hint = "" if given else " (the name defaults to the file name; set name = \"...\")"
+        raise ctx.err("name", name, "must be a plain name: letters, digits, '-', '_' and '.', "
+                      f"at most 100, not starting with '.' or '-', no '/' or '..'{hint}")
+    return name
 
 
 def _limits(ctx: _Ctx, where: str, table: dict, inherited: dict) -> dict[str, Any]:
@@ -252,15 +307,32 @@ def _limits(ctx: _Ctx, where: str, table: dict, inherited: dict) -> dict[str, An
                               "threads": DEFAULT_THREADS}
     pre = f"{where}." if where else ""
     if "time_limit" in table:
-        out["time_limit"] = float(ctx.number(pre + "time_limit", table["time_limit"]))
+        value = ctx.number(pre + "time_limit", table["time_limit"])
+        ctx.setting(pre + "time_limit", "time_limit", value)
+        out["time_limit"] = float(value)
     if "grace" in table:
-        out["grace"] = float(ctx.number(pre + "grace", table["grace"], positive=False))
+        out["grace"] = float(ctx.number(pre + "grace", table["grace"]))
     if "threads" in table:
-        out["threads"] = ctx.number(pre + "threads", table["threads"], integer=True)
+        value = ctx.number(pre + "threads", table["threads"], integer=True)
+        ctx.setting(pre + "threads", "threads", value)
+        out["threads"] = value
     return out
 
 
-def _group(ctx: _Ctx, suite: str, where: str, group: Any, defaults: dict) -> list[Task]:
+@dataclass
+class _Plan:
+    """A group checked but not expanded: instance specs resolved to files or generator seeds,
+    methods checked, and the number of runs they make."""
+
+    where: str
+    problem: registry.Problem
+    instances: list[tuple[str, Any]]  # ("file", [(id, path)]) | ("generator", (w, gen, params,
+    #                                    seeds))
+    methods: list[tuple]
+    runs: int
+
+
+def _plan(ctx: _Ctx, where: str, group: Any, defaults: dict) -> _Plan:
     ctx.keys(where, group, _GROUP_KEYS, {"problem", "instances", "methods"})
     pname = group["problem"]
     if not isinstance(pname, str) or pname not in registry.names():
@@ -268,31 +340,40 @@ def _group(ctx: _Ctx, suite: str, where: str, group: Any, defaults: dict) -> lis
                       f"is not a known problem (available: {', '.join(registry.names())})")
     problem = registry.get(pname)
     limits = _limits(ctx, where, group, defaults)
-    instances = _instances(ctx, f"{where}.instances", group["instances"], problem)
+    instances = _instance_specs(ctx, f"{where}.instances", group["instances"], problem)
     methods = _methods(ctx, f"{where}.methods", group["methods"], problem, limits)
+    n_instances = sum(len(spec[1]) if kind == "file" else len(spec[3])
+                      for kind, spec in instances)
+    n_methods = sum(len(m[3]) for m in methods)
+    return _Plan(where, problem, instances, methods, n_instances * n_methods)
+
+
+def _expand(ctx: _Ctx, suite: str, plan: _Plan) -> list[Task]:
     tasks = []
-    for inst_id, inst_hash, inst in instances:
-        for kind, method, options, seeds, tl, grace, import_path in methods:
+    for inst_id, inst_hash, inst in _instances(ctx, plan):
+        for kind, method, options, seeds, tl, grace, import_path in plan.methods:
             for seed in seeds:
                 tasks.append(Task(
-                    suite=suite, problem=pname, instance_id=inst_id, instance_hash=inst_hash,
-                    kind=kind, method=method, options=options, seed=seed, time_limit=tl,
-                    grace=grace, instance=inst, import_path=import_path,
+                    suite=suite, problem=plan.problem.name, instance_id=inst_id,
+                    instance_hash=inst_hash, kind=kind, method=method, options=options,
+                    seed=seed, time_limit=tl, grace=grace, instance=inst,
+                    import_path=import_path,
                 ))
     return tasks
 
 
-def _instances(ctx: _Ctx, where: str, specs: Any, problem: registry.Problem) -> list[tuple]:
+def _instance_specs(ctx: _Ctx, where: str, specs: Any,
+                    problem: registry.Problem) -> list[tuple[str, Any]]:
+    """The instance specs checked (files found, generator names and seeds), nothing generated
+    or read."""
     if not isinstance(specs, list) or not specs:
         raise ctx.err(where, specs, "must be a non-empty array")
-    out: dict[str, tuple] = {}
+    out: list[tuple[str, Any]] = []
     for i, spec in enumerate(specs):
         w = f"{where}[{i}]"
         if isinstance(spec, dict) and "file" in spec:
             ctx.keys(w, spec, _FILE_KEYS, {"file"})
-            for inst_id, inst in _files(ctx, f"{w}.file", spec["file"], problem):
-                h = io.instance_hash(inst)
-                out.setdefault(h, (inst_id, h, inst.model_dump(mode="json")))
+            out.append(("file", _find_files(ctx, f"{w}.file", spec["file"])))
         elif isinstance(spec, dict) and "generator" in spec:
             ctx.keys(w, spec, _GEN_KEYS, {"generator", "seeds"})
             gen = spec["generator"]
@@ -304,19 +385,34 @@ def _instances(ctx: _Ctx, where: str, specs: Any, problem: registry.Problem) -> 
                 raise ctx.err(f"{w}.params", params, "must be a table")
             if "seed" in params or "generator" in params:
                 raise ctx.err(f"{w}.params", params, "must not hold 'seed' or 'generator'")
-            for seed in ctx.seeds(f"{w}.seeds", spec["seeds"]):
-                try:
-                    inst = api.generate(problem.name, {"generator": gen, **params}, seed)
-                except DmloptError as exc:
-                    raise SuiteError(f"{ctx.path}: {w}: {exc}") from None
-                except (TypeError, ValueError) as exc:
-                    raise SuiteError(f"{ctx.path}: {w}.params: {params!r} rejected by "
-                                     f"generator {gen!r} ({exc})") from None
-                inst_id = _gen_id(gen, params, seed)
-                h = io.instance_hash(inst)
-                out.setdefault(h, (inst_id, h, inst.model_dump(mode="json")))
+            seeds = ctx.seeds(f"{w}.seeds", spec["seeds"])
+            out.append(("generator", (w, gen, params, seeds)))
         else:
             raise ctx.err(w, spec, "must be a table with 'file' or 'generator'")
+    return out
+
+
+def _instances(ctx: _Ctx, plan: _Plan) -> list[tuple]:
+    problem = plan.problem
+    out: dict[str, tuple] = {}
+    for kind, spec in plan.instances:
+        if kind == "file":
+            for inst_id, inst in _load_files(ctx, spec, problem):
+                h = io.instance_hash(inst)
+                out.setdefault(h, (inst_id, h, inst.model_dump(mode="json")))
+            continue
+        w, gen, params, seeds = spec
+        for seed in seeds:
+            try:
+                inst = api.generate(problem.name, {"generator": gen, **params}, seed)
+            except DmloptError as exc:
+                raise SuiteError(f"{ctx.path}: {w}: {exc}") from None
+            except (TypeError, ValueError) as exc:
+                raise SuiteError(f"{ctx.path}: {w}.params: {params!r} rejected by "
+                                 f"generator {gen!r} ({exc})") from None
+            inst_id = _gen_id(gen, params, seed)
+            h = io.instance_hash(inst)
+            out.setdefault(h, (inst_id, h, inst.model_dump(mode="json")))
     return list(out.values())
 
 
@@ -329,7 +425,8 @@ def _short(v: Any) -> str:
     return canonical_json(v) if isinstance(v, dict | list) else str(v)
 
 
-def _files(ctx: _Ctx, where: str, pattern: Any, problem: registry.Problem) -> list[tuple]:
+def _find_files(ctx: _Ctx, where: str, pattern: Any) -> tuple[str, list[tuple[str, Path]]]:
+    """``(where, [(instance id, path)])`` of the regular files a pattern matches (not read)."""
     if not isinstance(pattern, str) or not pattern:
         raise ctx.err(where, pattern, "must be a file name or glob")
     found: list[tuple[str, Path]] = []
@@ -346,6 +443,12 @@ def _files(ctx: _Ctx, where: str, pattern: Any, problem: registry.Problem) -> li
     if not found:
         raise ctx.err(where, pattern, "matches no file (looked beside the suite and in the "
                       "shipped data)")
+    return where, found
+
+
+def _load_files(ctx: _Ctx, spec: tuple[str, list[tuple[str, Path]]],
+                problem: registry.Problem) -> list[tuple]:
+    where, found = spec
     out = []
     for inst_id, path in found:
         try:
@@ -407,7 +510,9 @@ def _solver_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
     options: dict[str, Any] = {"solver": solver, "formulation": form,
                                "time_limit": lim["time_limit"], "threads": lim["threads"]}
     if "mip_gap" in spec:
-        options["mip_gap"] = float(ctx.number(f"{w}.mip_gap", spec["mip_gap"], positive=False))
+        gap = ctx.number(f"{w}.mip_gap", spec["mip_gap"], positive=False)
+        ctx.setting(f"{w}.mip_gap", "mip_gap", gap)
+        options["mip_gap"] = float(gap)
     if "warm_start" in spec:
         ws = spec["warm_start"]
         if not isinstance(ws, str) or ws not in problem.heuristics:
@@ -418,8 +523,31 @@ def _solver_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
         so = spec["solver_options"]
         if not isinstance(so, dict):
             raise ctx.err(f"{w}.solver_options", so, "must be a table")
+        try:
+            with _c_output_silenced():  # HiGHS prints its banner on fd 1 when it is created
+                solvers.check_options(solver, so, allow_files=False)
+        except DmloptError as exc:
+            raise ctx.core(w, exc) from None
         options["solver_options"] = so
     return ("exact", f"{solver}:{form}", options, [0], lim["time_limit"], lim["grace"], "")
+
+
+@contextlib.contextmanager
+def _c_output_silenced() -> Iterator[None]:
+    """File descriptors 1 and 2 on /dev/null for the block (what C libraries print there)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
 
 
 def _heuristic_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
