@@ -138,11 +138,6 @@ class Measured(Frozen):
                         candidates=cands)
         except InferenceError as exc:
             raise rule("routing", self.routing, f"failed on this underlay ({exc})") from None
-        crossed = len({v for path in m.paths for v in path})
-        if crossed > MAX_SCORED_NODES:
-            raise rule("paths", m.n, f"paths cross {crossed} nodes, above the {MAX_SCORED_NODES} "
-                       "the evaluator scores (its graph edit distance is cubic in the nodes; "
-                       "measure fewer paths)")
         return m
 
     def _graph(self, topo: Any) -> Any:
@@ -209,6 +204,11 @@ class Instance(Measured):
             raise rule("kcast_method", self.kcast_method, f"is not one of "
                        f"{', '.join(KCAST_METHODS)}")
         m = self._draw(self.paths)
+        crossed = len({v for path in m.paths for v in path})
+        if crossed > MAX_SCORED_NODES:
+            raise rule("paths", m.n, f"paths cross {crossed} nodes, above the {MAX_SCORED_NODES} "
+                       "the evaluator scores (its graph edit distance is cubic in the nodes; "
+                       "measure fewer paths)")
         self._measurement = m
         self._categories = self._category_weights(m)
         return self

@@ -50,6 +50,18 @@ INFERENCE = ("ft", "rnj", "ce")
 MAX_INFERENCE_STEPS = 5e7
 
 
+#: largest hop-correlation work at validation: VM pairs x (nodes + edges) of the underlay
+MAX_HOP_PAIR_STEPS = 2e8
+
+
+def _hop_pair_steps(measurement: Any) -> float:
+    """Bound on the steps of :func:`dmlopt.infer.pipeline.hop_correlation`: one (bidirectional)
+    breadth-first search per pair of VMs on the underlay."""
+    g = measurement.graph
+    vms = measurement.n + 1
+    return vms * (vms - 1) / 2 * float(g.number_of_nodes() + g.number_of_edges())
+
+
 def _inference_steps(method: str, paths: int, categories: int) -> float:
     """Steps of FT / CE (per path its categories) or RNJ (up to n merges over all pairs)."""
     if method == "rnj":
@@ -89,6 +101,11 @@ class Instance(Measured):
             raise rule("overlay", self.overlay, f"rejected ({exc})") from None
         m = self._draw(self.vms - 1)
         self._measurement = m
+        pair_steps = _hop_pair_steps(m)
+        if pair_steps > MAX_HOP_PAIR_STEPS:
+            raise rule("vms", self.vms, f"is too many on this underlay: the hop correlation "
+                       f"takes up to {pair_steps:.3g} search steps (one search per VM pair), "
+                       f"above the limit {MAX_HOP_PAIR_STEPS:.3g}")
         categories = m.categories()
         steps = _inference_steps(self.inference, m.n, len(categories))
         if steps > MAX_INFERENCE_STEPS:
