@@ -429,13 +429,15 @@ def _add(*sizes: Size) -> Size:
 #: operations charged per entry of the tau x n Solution (Python ints validated, evaluated:
 #: measured about 2.5 microseconds per entry for ``random`` at n = 10^6)
 _OUTPUT_OPS = 2500.0
+#: operations charged per step for its scipy matrix and graph (tens of microseconds each)
+_STEP_OPS = 50_000.0
 
 
 def _base(instance: Instance) -> Size:
     """Step matrices and graphs (CSR per step, compressed), and the tau x n Solution."""
     n, _, tau, e, _ = _dims(instance)
-    return Size(8 * (4 * n * tau + 24 * e) + 64 * n * tau,
-                20 * (n * tau + 2 * e) + _OUTPUT_OPS * n * tau)
+    return Size(8 * (4 * n * tau + 24 * e) + 64 * n * tau + 2000 * tau,
+                20 * (n * tau + 2 * e) + _OUTPUT_OPS * n * tau + _STEP_OPS * tau)
 
 
 def _dense(instance: Instance) -> Size:

@@ -134,43 +134,75 @@ class Instance(Frozen):
         if self.weights is not None and len(self.weights) != len(self.edges):
             raise rule("weights", f"{len(self.weights)} steps",
                        f"must have one list per step ({len(self.edges)})")
-        for t, edges in enumerate(self.edges):
-            if not edges:
-                continue
-            arr = np.asarray(edges, dtype=np.int64)
-            bad = np.flatnonzero((arr < 0).any(axis=1) | (arr >= self.n).any(axis=1))
-            if bad.size:
-                j = int(bad[0])
-                raise rule(f"edges[{t}][{j}]", edges[j],
-                           f"names a vertex outside 0..{self.n - 1}")
-            loops = np.flatnonzero(arr[:, 0] == arr[:, 1])
-            if loops.size:
-                j = int(loops[0])
-                raise rule(f"edges[{t}][{j}]", edges[j], "is a self loop")
-            # (min, max) rows, not min * n + max: that key overflows int64 for n > 3e9
-            pairs = np.stack([arr.min(axis=1), arr.max(axis=1)], axis=1)
-            _, inverse, counts = np.unique(pairs, axis=0, return_inverse=True,
-                                           return_counts=True)
-            if (counts > 1).any():
-                js = np.flatnonzero(inverse.reshape(-1) == np.flatnonzero(counts > 1)[0])
-                raise rule(f"edges[{t}][{int(js[1])}]", edges[int(js[1])],
-                           f"duplicates edges[{t}][{int(js[0])}] (edges are undirected)")
-            if self.weights is not None:
-                w = self.weights[t]
-                if len(w) != len(edges):
-                    raise rule(f"weights[{t}]", f"{len(w)} weights",
-                               f"must have one weight per edge ({len(edges)})")
-                wa = np.asarray(w, dtype=float)
-                badw = np.flatnonzero(~(np.isfinite(wa) & (wa > 0)))
-                if badw.size:
-                    j = int(badw[0])
-                    raise rule(f"weights[{t}][{j}]", w[j], "must be positive and finite")
+        # the steps that may break a rule are found for all steps at once (numpy), then checked
+        # one by one in order: the same first error as a step-by-step check, without a numpy
+        # call per step (a file may hold millions of one-edge steps)
+        for t in self._suspect_steps():
+            self._check_step(t)
         if self.weights is not None:
             for t, edges in enumerate(self.edges):
                 if not edges and self.weights[t]:
                     raise rule(f"weights[{t}]", f"{len(self.weights[t])} weights",
                                "must be empty for a step without edges")
         return self
+
+    def _check_step(self, t: int) -> None:
+        """The rules of step t's edges and weights (raises on the first broken one)."""
+        edges = self.edges[t]
+        arr = np.asarray(edges, dtype=np.int64)
+        bad = np.flatnonzero((arr < 0).any(axis=1) | (arr >= self.n).any(axis=1))
+        if bad.size:
+            j = int(bad[0])
+            raise rule(f"edges[{t}][{j}]", edges[j],
+                       f"names a vertex outside 0..{self.n - 1}")
+        loops = np.flatnonzero(arr[:, 0] == arr[:, 1])
+        if loops.size:
+            j = int(loops[0])
+            raise rule(f"edges[{t}][{j}]", edges[j], "is a self loop")
+        # (min, max) rows, not min * n + max: that key overflows int64 for n > 3e9
+        pairs = np.stack([arr.min(axis=1), arr.max(axis=1)], axis=1)
+        _, inverse, counts = np.unique(pairs, axis=0, return_inverse=True,
+                                       return_counts=True)
+        if (counts > 1).any():
+            js = np.flatnonzero(inverse.reshape(-1) == np.flatnonzero(counts > 1)[0])
+            raise rule(f"edges[{t}][{int(js[1])}]", edges[int(js[1])],
+                       f"duplicates edges[{t}][{int(js[0])}] (edges are undirected)")
+        if self.weights is not None:
+            w = self.weights[t]
+            if len(w) != len(edges):
+                raise rule(f"weights[{t}]", f"{len(w)} weights",
+                           f"must have one weight per edge ({len(edges)})")
+            wa = np.asarray(w, dtype=float)
+            badw = np.flatnonzero(~(np.isfinite(wa) & (wa > 0)))
+            if badw.size:
+                j = int(badw[0])
+                raise rule(f"weights[{t}][{j}]", w[j], "must be positive and finite")
+
+    def _suspect_steps(self) -> list[int]:
+        """Steps with edges where a rule may fail (a superset: :meth:`_check_step` decides)."""
+        lens = np.fromiter((len(e) for e in self.edges), dtype=np.int64, count=self.tau)
+        if not lens.any():
+            return []
+        try:
+            flat = np.asarray([uv for edges in self.edges for uv in edges],
+                              dtype=np.int64).reshape(-1, 2)
+        except OverflowError:
+            raise rule("edges", "an integer", "is outside the 64-bit range") from None
+        step = np.repeat(np.arange(self.tau), lens)
+        bad = ((flat < 0) | (flat >= min(self.n, 2**63 - 1))).any(axis=1)
+        bad |= flat[:, 0] == flat[:, 1]
+        lo, hi = flat.min(axis=1), flat.max(axis=1)
+        order = np.lexsort((hi, lo, step))
+        so, lo, hi = step[order], lo[order], hi[order]
+        same = (so[1:] == so[:-1]) & (lo[1:] == lo[:-1]) & (hi[1:] == hi[:-1])
+        suspects = set(step[bad].tolist()) | set(so[1:][same].tolist())
+        if self.weights is not None:
+            wlens = np.fromiter((len(w) for w in self.weights), dtype=np.int64, count=self.tau)
+            suspects |= set(np.flatnonzero(wlens != lens).tolist())
+            wa = np.asarray([x for ws in self.weights for x in ws], dtype=float)
+            badw = ~(np.isfinite(wa) & (wa > 0))
+            suspects |= set(np.repeat(np.arange(self.tau), wlens)[badw].tolist())
+        return sorted(t for t in suspects if lens[t] > 0)
 
     @property
     def tau(self) -> int:
