@@ -30,6 +30,10 @@ name               paper (section 3 / Figure 4.2)
 Every heuristic is ``fn(instance, *, seed=0, **options) -> Solution`` and deterministic for a
 seed. Dense and the local search use no randomness (ties go to the smallest vertex index, then
 the smallest cluster); ``seed`` drives METIS, the random start and the ILS perturbations.
+:data:`HEURISTICS` declares each as a :class:`~dmlopt.contract.Heuristic`: its options model
+(``dmlopt list tabgp`` prints them) and an estimate of its memory and work from n, l, tau and the
+edge count (Python-level loops charged :data:`PY_STEP` operations a step, the local search
+:data:`LS_SWEEPS` sweeps), so the core refuses e.g. Dense on 10^7 vertices before it starts.
 
 Choices where the paper is open (documented deviations)
 -------------------------------------------------------

@@ -26,7 +26,11 @@
     (compiled with numba when installed) restarted ``rounds`` times from the perturbed best
     solution; see :func:`tabu`.
 
-All return a :class:`~dmlopt.models.tap.Solution`; none imports Pyomo.
+All return a :class:`~dmlopt.models.tap.Solution`; none imports Pyomo. :data:`HEURISTICS`
+declares each as a :class:`~dmlopt.contract.Heuristic` with its options model and an estimate
+from m, n and K: the searches work on dense N x N matrices (N = n min(K, m) slots), a descent
+step is one N x N matrix product, a compiled tabu move O(N^2); with a ``time_limit`` only the
+runs before the first check are charged.
 """
 
 from __future__ import annotations
