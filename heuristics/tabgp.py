@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import pydantic
@@ -359,13 +359,20 @@ _CONSTRUCTIONS: dict[str, Callable[..., Solution]] = {
 }
 
 
-
 # --------------------------------------------------------------------------------------------
 # options (the contract: dmlopt list tabgp prints them)
 
 #: the names a ``start`` option accepts: the construction heuristics
 StartName = Literal["dense", "dense-ls", "dense-online", "dense-roll", "dense-roll10",
                     "dense-refine", "random", "random-ls", "metis", "metis-ls", "metis-refine"]
+
+
+def _check_start(value: object) -> object:
+    """A ``start`` given by name must name a construction heuristic (one clear message)."""
+    names = get_args(StartName)
+    if isinstance(value, str) and value not in names:
+        raise ValueError(f"{value!r} is not a starting heuristic (one of {', '.join(names)})")
+    return value
 
 
 class RollOptions(Options):
@@ -386,6 +393,11 @@ class LocalSearchOptions(Options):
         default=False, description="add our path moves (one vertex re-routed through all "
         "steps, two vertices swapped at any subset of steps; exact DPs)")
 
+    @pydantic.field_validator("start", mode="before")
+    @classmethod
+    def _start_name(cls, value: object) -> object:
+        return _check_start(value)
+
 
 class IlsOptions(Options):
     """Options of ``ils`` (iterated local search, ours)."""
@@ -398,6 +410,11 @@ class IlsOptions(Options):
     strength: float = pydantic.Field(
         default=0.25, gt=0, le=1, description="fraction of the vertices shuffled by a "
         "perturbation (at least 2)")
+
+    @pydantic.field_validator("start", mode="before")
+    @classmethod
+    def _start_name(cls, value: object) -> object:
+        return _check_start(value)
 
 
 class BestOptions(Options):

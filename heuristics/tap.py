@@ -36,7 +36,7 @@ runs before the first check are charged.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pydantic
@@ -179,7 +179,17 @@ _CONSTRUCTIVE = {"cle": cle, "abm": abm, "random": random_assignment}
 StartName = Literal["cle", "abm", "random"]
 
 
+def _check_start(value: object) -> object:
+    """A ``start`` given by name must name a construction heuristic (one clear message)."""
+    names = get_args(StartName)
+    if isinstance(value, str) and value not in names:
+        raise ValueError(f"{value!r} is not a starting heuristic (one of {', '.join(names)})")
+    return value
+
+
 class _TimeLimit(Options):
+    """The time limit shared by the searches."""
+
     time_limit: float | None = pydantic.Field(
         default=None, gt=0, description="seconds, checked between restarts (None: no limit)")
 
@@ -192,6 +202,11 @@ class LocalSearchOptions(_TimeLimit):
         "a Solution or a list of VMs (one per module)")
     restarts: int = pydantic.Field(default=30, ge=0, description="perturb-and-descend rounds "
                                    "from the best solution after the first descent")
+
+    @pydantic.field_validator("start", mode="before")
+    @classmethod
+    def _start_name(cls, value: object) -> object:
+        return _check_start(value)
 
 
 class StartedSearchOptions(_TimeLimit):
@@ -217,6 +232,11 @@ class TabuOptions(_TimeLimit):
     engine: Literal["auto", "numba", "numpy"] = pydantic.Field(
         default="auto", description="numba (compiled kernel), numpy, or auto (numba when "
         "installed)")
+
+    @pydantic.field_validator("start", mode="before")
+    @classmethod
+    def _start_name(cls, value: object) -> object:
+        return _check_start(value)
 
 
 # --------------------------------------------------------------------------------------------

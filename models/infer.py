@@ -72,7 +72,7 @@ MAX_MEASURE_STEPS = 50_000_000
 #: problems on dense N x N matrices (N^3 per iteration; measured 6.5 s at N = 517)
 MAX_SCORED_NODES = 1000
 #: largest inferred graph (edges) the evaluator scores: one breadth-first search per path
-MAX_SCORED_EDGES = 50_000
+MAX_SCORED_EDGES = 20_000
 TOPOLOGIES = ("fat-tree", "dcell", "leaf-spine", "graph")
 KCAST_METHODS = ("mobius", "lstsq", "nnls")
 

@@ -835,6 +835,13 @@ def _spec_error(field: str, value: object, text: str):
     return InstanceError(f"spec.{field}", value, text)
 
 
+def _fraction(value: object) -> object:
+    """A probability or fraction: the rule said with its interval (``p: 2 must be in [0, 1]``)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and not 0 <= value <= 1:
+        raise ValueError(f"{value!r} must be in [0, 1]")
+    return value
+
+
 class ErParams(Options):
     """Parameters of the ``er`` generator (section 4.1)."""
 
@@ -847,6 +854,8 @@ class ErParams(Options):
                               "ceil(a n / l)")
     alpha: float = pydantic.Field(default=3.0, ge=0, description="migration cost per vertex "
                                   "that changes cluster")
+
+    _p = pydantic.field_validator("p", mode="before")(_fraction)
 
 
 class DriftParams(Options):
@@ -868,6 +877,8 @@ class DriftParams(Options):
                                   "that changes cluster")
     weighted: bool = pydantic.Field(default=False, description="integer edge weights 1..100 "
                                     "(log-uniform) instead of 1")
+
+    _fractions = pydantic.field_validator("mix", "drift", mode="before")(_fraction)
 
 
 #: bytes of one edge held as a Python tuple in an edge list, and operations to create and
