@@ -46,16 +46,14 @@ class QAP:
 
 
 def _read_tokens(path: Path) -> list[str]:
+    """The whitespace-separated tokens of a regular file of at most :data:`MAX_FILE_BYTES`
+    (read by :func:`dmlopt.io.read_bytes`: a FIFO or a device is refused, never waited on)."""
+    from dmlopt.io import read_bytes
+
+    data = read_bytes(path, MAX_FILE_BYTES)
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise InstanceError("file", str(path), "does not exist") from None
-    if size > MAX_FILE_BYTES:
-        raise InstanceError("file", str(path), f"is {size} bytes, above the limit "
-                            f"{MAX_FILE_BYTES}")
-    try:
-        return path.read_text(encoding="ascii").split()
-    except (OSError, UnicodeDecodeError) as exc:
+        return data.decode("ascii").split()
+    except UnicodeDecodeError as exc:
         raise InstanceError("file", str(path), f"cannot be read ({exc})") from None
 
 

@@ -10,8 +10,13 @@ Neighbor-Joining (ref. [16]); ``ce``: Clique Embedding (ref. [11], random edge c
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
+import pydantic
 from dmlopt.models.infer import Instance, Solution, solution_from_inference
 
+from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.infer.baselines import clique_embedding, rooted_neighbor_joining
 from dmlopt.infer.ft import flow_tracking
 
@@ -38,4 +43,60 @@ def ce(instance: Instance, *, seed: int = 0) -> Solution:
     return solution_from_inference(clique_embedding(instance.categories, instance.n, seed=seed))
 
 
-HEURISTICS = {"ft": ft, "ft-transfer": ft_transfer, "rnj": rnj, "ce": ce}
+class RnjOptions(Options):
+    """Options of ``rnj``."""
+
+    delta: float | None = pydantic.Field(
+        default=None, ge=0, description="lower bound on inferred link lengths: shared lengths "
+        "closer than delta / 2 are merged (None: 1e-9 times the largest)")
+
+
+# --------------------------------------------------------------------------------------------
+# estimates, from the measurement drawn at validation: n paths, C categories of total size S
+
+#: operations charged for one step of an interpreted (Python) loop: about a microsecond
+PY_STEP = 1000.0
+
+
+def _dims(instance: Instance) -> tuple[float, float, float]:
+    cats = instance.categories
+    return float(instance.n), float(len(cats)), float(sum(len(a) for a in cats))
+
+
+def estimate_ft(instance: Instance, options: Options) -> Size:
+    """Flow Tracking: per path the categories containing it, sorted (Algorithm 1, lines 4-9)."""
+    n, c, s = _dims(instance)
+    return Size(300 * (c + s + n), PY_STEP * (n * c + s * math.log2(c + 2) + c))
+
+
+def estimate_ft_transfer(instance: Instance, options: Options) -> Size:
+    """Flow Tracking and the weights transfer (one more pass over the graph)."""
+    size = estimate_ft(instance, options)
+    return Size(size.memory, 2 * size.work)
+
+
+def estimate_rnj(instance: Instance, options: Options) -> Size:
+    """RNJ: an n x n shared-length matrix, then up to n merges each scanning all pairs."""
+    n, c, s = _dims(instance)
+    return Size(8 * n * n + 200 * n * n, PY_STEP * (n**3 + c) + c * n * n)
+
+
+def estimate_ce(instance: Instance, options: Options) -> Size:
+    """Clique Embedding: one clique edge per category, per path its categories in order."""
+    n, c, s = _dims(instance)
+    return Size(300 * (3 * c + s + n), PY_STEP * (n * c + 3 * c + s * math.log2(c + 2)))
+
+
+def _entry(fn: Callable[..., Solution], options: type[Options],
+           estimate: Callable[[Instance, Options], Size], description: str) -> Heuristic:
+    return Heuristic(function=fn, Options=options, estimate=estimate, description=description)
+
+
+HEURISTICS: dict[str, Heuristic] = {
+    "ft": _entry(ft, NoOptions, estimate_ft, "Flow Tracking (Algorithm 1)"),
+    "ft-transfer": _entry(ft_transfer, NoOptions, estimate_ft_transfer,
+                          "Flow Tracking with the weights transfer (lines 10-13)"),
+    "rnj": _entry(rnj, RnjOptions, estimate_rnj, "Rooted Neighbor-Joining (ref. [16])"),
+    "ce": _entry(ce, NoOptions, estimate_ce, "Clique Embedding (ref. [11]), random clique "
+                 "edges by the seed"),
+}

@@ -11,9 +11,13 @@ the others are TAP's heuristics of :mod:`dmlopt.heuristics.tap`.
 from __future__ import annotations
 
 from functools import partial
+from typing import Any, Literal
 
+import pydantic
 from dmlopt.heuristics.tap import HEURISTICS as TAP_HEURISTICS
 from dmlopt.models.infer_tap import Instance, Solution
+
+from dmlopt.contract import Heuristic, Options, Size
 
 ON = ("inferred", "truth")
 
@@ -41,9 +45,49 @@ def exact(instance: Instance, *, seed: int = 0, on: str = "inferred",
 
 
 def _tap(name: str, instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
-    sol = TAP_HEURISTICS[name](_target(instance, on), seed=seed)
+    sol = TAP_HEURISTICS[name].function(_target(instance, on), seed=seed)
     return Solution(assignment=list(sol.assignment))
 
 
-HEURISTICS = {"exact": exact, **{name: partial(_tap, name) for name in
-                                 ("cle", "abm", "random", "local-search", "abm-ls")}}
+class OnOptions(Options):
+    """Options of the TAP heuristics run on an inferred topology."""
+
+    on: Literal["inferred", "truth"] = pydantic.Field(
+        default="inferred", description="allocate on the inferred hop matrix (the paper) or on "
+        "the true one (the reference)")
+
+
+class ExactOptions(OnOptions):
+    """Options of ``exact``."""
+
+    time_limit: float = pydantic.Field(default=60.0, gt=0, description="HiGHS time limit in "
+                                       "seconds")
+
+
+def _tap_estimate(name: str):
+    def estimate(instance: Instance, options: Any) -> Size:
+        entry = TAP_HEURISTICS[name]
+        return entry.estimate(_target(instance, options.on), entry.Options())
+    estimate.__doc__ = f"TAP's estimate of ``{name}`` (default options) on the chosen matrix."
+    return estimate
+
+
+def estimate_exact(instance: Instance, options: ExactOptions) -> Size:
+    """Building TAP's ``class`` model (about 2 KB and 10^4 operations per variable or
+    constraint in Pyomo); the solver itself stops at ``time_limit``."""
+    from dmlopt.models import tap
+
+    n_vars, n_cons = tap.estimate_size(_target(instance, options.on), "class")
+    return Size(2e3 * (n_vars + n_cons), 1e4 * (n_vars + n_cons))
+
+
+_TAP_NAMES = ("cle", "abm", "random", "local-search", "abm-ls")
+
+HEURISTICS: dict[str, Heuristic] = {
+    "exact": Heuristic(exact, ExactOptions, estimate_exact,
+                       "TAP's class formulation by HiGHS (one thread) on the chosen matrix"),
+    **{name: Heuristic(partial(_tap, name), OnOptions, _tap_estimate(name),
+                       f"TAP's {name} on the chosen hop matrix: "
+                       f"{TAP_HEURISTICS[name].description}")
+       for name in _TAP_NAMES},
+}

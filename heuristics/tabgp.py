@@ -30,6 +30,10 @@ name               paper (section 3 / Figure 4.2)
 Every heuristic is ``fn(instance, *, seed=0, **options) -> Solution`` and deterministic for a
 seed. Dense and the local search use no randomness (ties go to the smallest vertex index, then
 the smallest cluster); ``seed`` drives METIS, the random start and the ILS perturbations.
+:data:`HEURISTICS` declares each as a :class:`~dmlopt.contract.Heuristic`: its options model
+(``dmlopt list tabgp`` prints them) and an estimate of its memory and work from n, l, tau and the
+edge count (Python-level loops charged :data:`PY_STEP` operations a step, the local search
+:data:`LS_SWEEPS` sweeps), so the core refuses e.g. Dense on 10^7 vertices before it starts.
 
 Choices where the paper is open (documented deviations)
 -------------------------------------------------------
@@ -60,13 +64,17 @@ Choices where the paper is open (documented deviations)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Literal, get_args
 
 import numpy as np
+import pydantic
 from dmlopt.heuristics._tabgp_graph import Graph, compress, dense, metis, repair, step_matrices
 from dmlopt.heuristics._tabgp_ls import local_search
 from dmlopt.models.tabgp import Instance, Solution, cost_parts
 
+from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.errors import InstanceError
 
 # --------------------------------------------------------------------------------------------
@@ -248,10 +256,10 @@ def metis_refine(instance: Instance, *, seed: int = 0) -> Solution:
 def _start(instance: Instance, start: Solution | str | dict, seed: int) -> np.ndarray:
     """The tau x n assignment of a start: a Solution (or its dict) or a heuristic name."""
     if isinstance(start, str):
-        if start not in HEURISTICS or start in ("local-search", "ils", "best"):
+        if start not in _CONSTRUCTIONS:
             raise InstanceError("start", start, "must be a Solution or a construction "
                                 "heuristic name: " + ", ".join(_CONSTRUCTIONS))
-        start = HEURISTICS[start](instance, seed=seed)
+        start = _CONSTRUCTIONS[start](instance, seed=seed)
     if isinstance(start, dict):
         start = Solution.model_validate(start)
     assign = np.asarray(start.assignment, dtype=np.int64)
@@ -319,13 +327,17 @@ def ils(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "de
     return _solution(best)
 
 
+#: the paper's heuristics :func:`best_of` runs before its ILS
+_BEST_OF = ("dense-refine", "metis-refine", "dense-roll", "dense-roll10", "dense-ls", "metis-ls",
+            "random-ls")
+
+
 def best_of(instance: Instance, *, seed: int = 0, iterations: int = 100) -> Solution:
     """The best of the paper's heuristics (Refine, Roll_1, Roll_10, METIS, random + local
     search), then :func:`ils` from it (ours, not in the paper)."""
     best, best_cost = None, np.inf
-    for name in ("dense-refine", "metis-refine", "dense-roll", "dense-roll10", "dense-ls",
-                 "metis-ls", "random-ls"):
-        assign = np.asarray(HEURISTICS[name](instance, seed=seed).assignment)
+    for name in _BEST_OF:
+        assign = np.asarray(_CONSTRUCTIONS[name](instance, seed=seed).assignment)
         cost = _total(instance, assign)
         if cost < best_cost - 1e-9:
             best, best_cost = assign, cost
@@ -346,9 +358,249 @@ _CONSTRUCTIONS: dict[str, Callable[..., Solution]] = {
     "metis-refine": metis_refine,
 }
 
-HEURISTICS: dict[str, Callable[..., Solution]] = {
-    **_CONSTRUCTIONS,
-    "local-search": improve,
-    "ils": ils,
-    "best": best_of,
+
+# --------------------------------------------------------------------------------------------
+# options (the contract: dmlopt list tabgp prints them)
+
+#: the names a ``start`` option accepts: the construction heuristics
+StartName = Literal["dense", "dense-ls", "dense-online", "dense-roll", "dense-roll10",
+                    "dense-refine", "random", "random-ls", "metis", "metis-ls", "metis-refine"]
+
+
+def _check_start(value: object) -> object:
+    """A ``start`` given by name must name a construction heuristic (one clear message)."""
+    names = get_args(StartName)
+    if isinstance(value, str) and value not in names:
+        raise ValueError(f"{value!r} is not a starting heuristic (one of {', '.join(names)})")
+    return value
+
+
+class RollOptions(Options):
+    """Options of ``dense-roll`` (Roll_x, section 3, variant 1)."""
+
+    x: int = pydantic.Field(
+        default=1, ge=0, description="previous and next steps the local search of step t sees "
+        "(compressed with t); 0 is Online with the final local search")
+
+
+class LocalSearchOptions(Options):
+    """Options of ``local-search`` (section 3's local search, and our path moves)."""
+
+    start: StartName | Solution = pydantic.Field(
+        default="dense", description="the start: a construction heuristic name (run with the "
+        "same seed) or a Solution (over-capacity starts are repaired first)")
+    temporal: bool = pydantic.Field(
+        default=False, description="add our path moves (one vertex re-routed through all "
+        "steps, two vertices swapped at any subset of steps; exact DPs)")
+
+    @pydantic.field_validator("start", mode="before")
+    @classmethod
+    def _start_name(cls, value: object) -> object:
+        return _check_start(value)
+
+
+class IlsOptions(Options):
+    """Options of ``ils`` (iterated local search, ours)."""
+
+    start: StartName | Solution = pydantic.Field(
+        default="dense-refine", description="the start: a construction heuristic name (run with "
+        "the same seed) or a Solution")
+    iterations: int = pydantic.Field(
+        default=100, ge=0, description="perturb-and-improve rounds")
+    strength: float = pydantic.Field(
+        default=0.25, gt=0, le=1, description="fraction of the vertices shuffled by a "
+        "perturbation (at least 2)")
+
+    @pydantic.field_validator("start", mode="before")
+    @classmethod
+    def _start_name(cls, value: object) -> object:
+        return _check_start(value)
+
+
+class BestOptions(Options):
+    """Options of ``best`` (the paper's heuristics, then ILS from the best)."""
+
+    iterations: int = pydantic.Field(
+        default=100, ge=0, description="rounds of the final iterated local search")
+
+
+# --------------------------------------------------------------------------------------------
+# estimates: what a heuristic allocates and computes, from the instance fields alone
+
+#: operations charged for one step of an interpreted (Python) loop over vertices or edges: such a
+#: step costs about a microsecond, a numpy element operation about a nanosecond
+PY_STEP = 1000.0
+#: sweeps of the local search charged: its number of improving rounds depends on the data (a
+#: few on the paper's instances); each sweep visits every step, vertex and cluster
+LS_SWEEPS = 8.0
+
+
+def _dims(instance: Instance) -> tuple[float, float, float, float, float]:
+    """(n, l, tau, total edges, largest step's edges) as floats (l capped: an estimate only)."""
+    counts = [len(e) for e in instance.edges]
+    return (float(instance.n), float(min(instance.l, 2**62)), float(instance.tau),
+            float(sum(counts)), float(max(counts)))
+
+
+def _add(*sizes: Size) -> Size:
+    """Phases of one run: memory and work both summed (a conservative peak)."""
+    return Size(sum(s.memory for s in sizes), sum(s.work for s in sizes))
+
+
+#: operations charged per entry of the tau x n Solution (Python ints validated, evaluated:
+#: measured about 2.5 microseconds per entry for ``random`` at n = 10^6)
+_OUTPUT_OPS = 2500.0
+#: operations charged per step for its scipy matrix and graph (tens of microseconds each)
+_STEP_OPS = 50_000.0
+
+
+def _base(instance: Instance) -> Size:
+    """Step matrices and graphs (CSR per step, compressed), and the tau x n Solution."""
+    n, _, tau, e, _ = _dims(instance)
+    return Size(8 * (4 * n * tau + 24 * e) + 64 * n * tau + 2000 * tau,
+                20 * (n * tau + 2 * e) + _OUTPUT_OPS * n * tau + _STEP_OPS * tau)
+
+
+def _dense(instance: Instance) -> Size:
+    """Algorithm 3.1 in Python: O((n + m) log n) heap steps, lists of n and 2m entries."""
+    n, _, _, e, _ = _dims(instance)
+    return Size(40 * (5 * n + 4 * e), PY_STEP * (n + 2 * e) * math.log2(n + 2))
+
+
+def _metis(instance: Instance) -> Size:
+    """METIS on the compressed graph (via pymetis: about 4 microseconds per vertex measured at
+    n = 10^6) and the capacity repair (n x l)."""
+    n, l, _, e, _ = _dims(instance)
+    return Size(80 * (n + 2 * e) + 16 * n * l,
+                50 * (n + 2 * e) * math.log2(l + 2) + 10 * n * l + 3 * PY_STEP * (n + 2 * e))
+
+
+def _random(instance: Instance) -> Size:
+    n = float(instance.n)
+    return Size(8 * n, 10 * n)
+
+
+def _ls(instance: Instance, steps: float, temporal: bool = False) -> Size:
+    """The local search over ``steps`` graphs on n vertices (:mod:`._tabgp_ls`): an n x l
+    matrix per step, LS_SWEEPS sweeps of delta matrices, moves and swaps."""
+    n, l, _, e, _ = _dims(instance)
+    memory = 8 * n * l * (steps + 6) + 16 * l * l
+    sweep = steps * (12 * n * l + 2 * l * l) + 4 * e \
+        + PY_STEP * steps * n
+    if temporal:
+        memory += 8 * n * l * (steps + 4)
+        sweep += 10 * steps * n * l + PY_STEP * n
+        if instance.n <= 400:  # the pair paths (instances up to 400 vertices)
+            pairs = n * (n - 1) / 2
+            memory += 64 * pairs * steps
+            sweep += 30 * pairs * steps + PY_STEP * n
+    return Size(memory, LS_SWEEPS * sweep)
+
+
+def _repair(instance: Instance) -> Size:
+    n, l, tau, _, _ = _dims(instance)
+    return Size(16 * n * l, tau * (10 * n * l + PY_STEP * n))
+
+
+def _roll(instance: Instance, x: int) -> Size:
+    """Roll_x: compressed windows of 2x + 1 steps, a local search per step, the final one."""
+    n, _, tau, e, e_max = _dims(instance)
+    width = 2 * min(float(x), tau) + 1
+    window = Size(8 * 6 * (n + 2 * min(e, width * e_max)), 10 * tau * width * (n + 2 * e_max))
+    return _add(_base(instance), _dense(instance), window, _ls(instance, tau),
+                _ls(instance, tau))
+
+
+def _refine(instance: Instance) -> Size:
+    """Refine: one local search over the blocks per level, ceil(log2 tau) + 1 levels."""
+    n, _, tau, e, _ = _dims(instance)
+    levels = math.ceil(math.log2(tau)) + 1
+    ls = _ls(instance, tau)
+    return _add(_base(instance), Size(ls.memory, levels * ls.work),
+                Size(0.0, 10 * levels * (n * tau + 2 * e)))
+
+
+def _estimate_start(instance: Instance, start: str | Solution) -> Size:
+    if isinstance(start, str):
+        return _ESTIMATES[start](instance)
+    return _repair(instance)
+
+
+def _no_options(fn: Callable[[Instance], Size]) -> Callable[[Instance, Options], Size]:
+    """An estimate of a heuristic without options, as the contract calls it."""
+    def estimate(instance: Instance, options: Options) -> Size:
+        return fn(instance)
+    return estimate
+
+
+_ESTIMATES: dict[str, Callable[[Instance], Size]] = {
+    "dense": lambda i: _add(_base(i), _dense(i)),
+    "dense-ls": lambda i: _add(_base(i), _dense(i), _ls(i, float(i.tau))),
+    "dense-online": lambda i: _roll(i, 0),
+    "dense-roll": lambda i: _roll(i, 1),
+    "dense-roll10": lambda i: _roll(i, 10),
+    "dense-refine": lambda i: _add(_refine(i), _dense(i)),
+    "random": lambda i: _add(_base(i), _random(i)),
+    "random-ls": lambda i: _add(_base(i), _random(i), _ls(i, float(i.tau))),
+    "metis": lambda i: _add(_base(i), _metis(i)),
+    "metis-ls": lambda i: _add(_base(i), _metis(i), _ls(i, float(i.tau))),
+    "metis-refine": lambda i: _add(_refine(i), _metis(i)),
+}
+
+
+def estimate_roll(instance: Instance, options: RollOptions) -> Size:
+    """Size of ``dense-roll`` with window ``x``."""
+    return _roll(instance, options.x)
+
+
+def estimate_local_search(instance: Instance, options: LocalSearchOptions) -> Size:
+    """Size of ``local-search``: its start, then the search over all steps."""
+    return _add(_base(instance), _estimate_start(instance, options.start),
+                _ls(instance, float(instance.tau), temporal=options.temporal))
+
+
+def estimate_ils(instance: Instance, options: IlsOptions) -> Size:
+    """Size of ``ils``: its start, then ``iterations + 1`` searches with the path moves."""
+    ls = _ls(instance, float(instance.tau), temporal=True)
+    return _add(_base(instance), _estimate_start(instance, options.start),
+                Size(ls.memory, (options.iterations + 1) * ls.work))
+
+
+def estimate_best(instance: Instance, options: BestOptions) -> Size:
+    """Size of ``best``: every heuristic of :data:`_BEST_OF`, then ``ils``."""
+    parts = [_ESTIMATES[name](instance) for name in _BEST_OF]
+    ils_size = estimate_ils(instance, IlsOptions(start=Solution(assignment=[[0]]),
+                                                 iterations=options.iterations))
+    return Size(max([p.memory for p in parts] + [ils_size.memory]),
+                sum(p.work for p in parts) + ils_size.work)
+
+
+def _entry(name: str, description: str) -> Heuristic:
+    return Heuristic(function=_CONSTRUCTIONS[name], Options=NoOptions,
+                     estimate=_no_options(_ESTIMATES[name]), description=description)
+
+
+HEURISTICS: dict[str, Heuristic] = {
+    "dense": _entry("dense", "Dense (Algorithm 3.1) on the compression of all steps, the same "
+                    "clustering at every step"),
+    "dense-ls": _entry("dense-ls", "Dense, then the final local search over all steps"),
+    "dense-online": _entry("dense-online", "Dense-Online = Roll_0 without the final local "
+                           "search"),
+    "dense-roll": Heuristic(dense_roll, RollOptions, estimate_roll,
+                            "Dense-Roll_x (section 3, variant 1) with the final local search"),
+    "dense-roll10": _entry("dense-roll10", "Dense-Roll_10 with the final local search"),
+    "dense-refine": _entry("dense-refine", "Dense-Refine (section 3, variant 2), the paper's "
+                           "best heuristic"),
+    "random": _entry("random", "a random balanced partition, the same at every step"),
+    "random-ls": _entry("random-ls", "a random balanced partition, then the final local "
+                        "search"),
+    "metis": _entry("metis", "METIS on the compression of all steps, repaired to capacity k"),
+    "metis-ls": _entry("metis-ls", "METIS (repaired), then the final local search"),
+    "metis-refine": _entry("metis-refine", "Refine started from METIS"),
+    "local-search": Heuristic(improve, LocalSearchOptions, estimate_local_search,
+                              "the local search of section 3 over all steps from a start"),
+    "ils": Heuristic(ils, IlsOptions, estimate_ils,
+                     "iterated local search with path moves (ours, not in the paper)"),
+    "best": Heuristic(best_of, BestOptions, estimate_best,
+                      "the best of the paper's heuristics, then ILS from it (ours)"),
 }

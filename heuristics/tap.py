@@ -26,18 +26,24 @@
     (compiled with numba when installed) restarted ``rounds`` times from the perturbed best
     solution; see :func:`tabu`.
 
-All return a :class:`~dmlopt.models.tap.Solution`; none imports Pyomo.
+All return a :class:`~dmlopt.models.tap.Solution`; none imports Pyomo. :data:`HEURISTICS`
+declares each as a :class:`~dmlopt.contract.Heuristic` with its options model and an estimate
+from m, n and K: the searches work on dense N x N matrices (N = n min(K, m) slots), a descent
+step is one N x N matrix product, a compiled tabu move O(N^2); with a ``time_limit`` only the
+runs before the first check are charged.
 """
 
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
+import pydantic
 from dmlopt.heuristics import _tap_search as ts
 from dmlopt.models.tap import Instance, Solution
 
+from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.errors import InstanceError
 
 
@@ -65,8 +71,8 @@ def cle(instance: Instance, *, seed: int = 0) -> Solution:
     """Cluster Embedding (section IV-B, our reading: see the module docstring)."""
     m, K = instance.m, instance.K
     labels = instance.cluster_labels
-    members = [np.flatnonzero(labels == c) for c in range(int(labels.max()) + 1)]
-    members = [vms for vms in members if vms.size]
+    # the labels in use, in increasing order (not 0..max: a label may be any large integer)
+    members = [np.flatnonzero(labels == c) for c in np.unique(labels)]
     order = sorted(range(len(members)), key=lambda c: (-members[c].size, c))
     room = [members[c].size * K for c in order]
     where = np.full(m, -1, dtype=np.int64)  # position in `order` of each module's cluster
@@ -166,13 +172,195 @@ def tabu(instance: Instance, *, seed: int = 0, start: Any = "random", rounds: in
 
 _CONSTRUCTIVE = {"cle": cle, "abm": abm, "random": random_assignment}
 
-HEURISTICS = {
-    "cle": cle,
-    "abm": abm,
-    "random": random_assignment,
-    "local-search": local_search,
-    "cle-ls": partial(local_search, start="cle"),
-    "abm-ls": partial(local_search, start="abm"),
-    "random-ls": partial(local_search, start="random"),
-    "tabu": tabu,
+# --------------------------------------------------------------------------------------------
+# options (the contract: dmlopt list tap prints them)
+
+#: the names a ``start`` option accepts
+StartName = Literal["cle", "abm", "random"]
+
+
+def _check_start(value: object) -> object:
+    """A ``start`` given by name must name a construction heuristic (one clear message)."""
+    names = get_args(StartName)
+    if isinstance(value, str) and value not in names:
+        raise ValueError(f"{value!r} is not a starting heuristic (one of {', '.join(names)})")
+    return value
+
+
+class _TimeLimit(Options):
+    """The time limit shared by the searches."""
+
+    time_limit: float | None = pydantic.Field(
+        default=None, gt=0, description="seconds, checked between restarts (None: no limit)")
+
+
+class LocalSearchOptions(_TimeLimit):
+    """Options of ``local-search``."""
+
+    start: StartName | Solution | list[int] = pydantic.Field(
+        default="random", description="the start: cle, abm or random (run with the same seed), "
+        "a Solution or a list of VMs (one per module)")
+    restarts: int = pydantic.Field(default=30, ge=0, description="perturb-and-descend rounds "
+                                   "from the best solution after the first descent")
+
+    @pydantic.field_validator("start", mode="before")
+    @classmethod
+    def _start_name(cls, value: object) -> object:
+        return _check_start(value)
+
+
+class StartedSearchOptions(_TimeLimit):
+    """Options of ``cle-ls``, ``abm-ls``, ``random-ls`` (the start is in the name)."""
+
+    restarts: int = pydantic.Field(default=30, ge=0, description="perturb-and-descend rounds "
+                                   "from the best solution after the first descent")
+
+
+class TabuOptions(_TimeLimit):
+    """Options of ``tabu`` (iterated robust tabu search)."""
+
+    start: StartName | Solution | list[int] = pydantic.Field(
+        default="random", description="the start: cle, abm or random (run with the same seed), "
+        "a Solution or a list of VMs (one per module)")
+    rounds: int = pydantic.Field(default=6, ge=1, description="tabu runs, each after the first "
+                                 "from the perturbed best solution")
+    iterations: int | None = pydantic.Field(
+        default=None, ge=1, description="moves per tabu run (None: 25 N^2 capped at 20 000, N "
+        "= n min(K, m) slots)")
+    kick: float = pydantic.Field(default=1.0, gt=0, le=1, description="random swaps between "
+                                 "rounds, as a fraction of the N slots")
+    engine: Literal["auto", "numba", "numpy"] = pydantic.Field(
+        default="auto", description="numba (compiled kernel), numpy, or auto (numba when "
+        "installed)")
+
+    @pydantic.field_validator("start", mode="before")
+    @classmethod
+    def _start_name(cls, value: object) -> object:
+        return _check_start(value)
+
+
+# --------------------------------------------------------------------------------------------
+# estimates: what a heuristic allocates and computes, from the instance alone
+
+#: operations charged for one step of an interpreted (Python) loop: about a microsecond
+PY_STEP = 1000.0
+
+
+def _slots(instance: Instance) -> float:
+    """N = n min(K, m): the size of the padded QAP the searches work on."""
+    return float(instance.n) * min(instance.K, instance.m)
+
+
+def _base(instance: Instance) -> Size:
+    """The Solution (m entries), its evaluation (M and D gathered: m x m)."""
+    m = float(instance.m)
+    return Size(40 * m * m + 8 * instance.n, 20 * m * m + PY_STEP * m + instance.n)
+
+
+def _links(instance: Instance) -> float:
+    return float(np.count_nonzero(np.triu(instance.pair_weight, 1)))
+
+
+def estimate_cle(instance: Instance, options: Options | None = None) -> Size:
+    """Cluster Embedding: per link a scan of the cluster list (Python), per cluster its VMs."""
+    links = _links(instance)
+    clusters = float(np.unique(instance.cluster_labels).size)
+    n, m = float(instance.n), float(instance.m)
+    return _add(_base(instance), Size(40 * m * m + 16 * n + 24 * links,
+                                      PY_STEP * (links + m) + 100 * links * clusters
+                                      + 2 * clusters * n))
+
+
+def estimate_abm(instance: Instance, options: Options | None = None) -> Size:
+    """Average-Based Matching: row sums of W (m x m) and D (n x n), two sorts."""
+    n, m = float(instance.n), float(instance.m)
+    return _add(_base(instance), Size(16 * (m * m + n * n), 4 * (m * m + n * n)))
+
+
+def estimate_random(instance: Instance, options: Options | None = None) -> Size:
+    """m of the N slots drawn without replacement."""
+    slots = _slots(instance)
+    return _add(_base(instance), Size(8 * slots, 10 * slots))
+
+
+_START_ESTIMATES = {"cle": estimate_cle, "abm": estimate_abm, "random": estimate_random}
+
+
+def _add(*sizes: Size) -> Size:
+    return Size(sum(s.memory for s in sizes), sum(s.work for s in sizes))
+
+
+def _padded(instance: Instance) -> Size:
+    """The padded QAP (F, B: N x N), its masks and the N x N delta temporaries."""
+    slots = _slots(instance)
+    return Size(8 * 12 * slots * slots, 30 * slots * slots)
+
+
+def _start_size(instance: Instance, start: Any) -> Size:
+    if isinstance(start, str) and start in _START_ESTIMATES:
+        return _START_ESTIMATES[start](instance)
+    return _base(instance)
+
+
+def _rounds(count: int, time_limit: float | None) -> float:
+    """Runs done before the search can stop itself: all, or with a time limit (checked
+    between runs) the first and the one under way."""
+    return float(count if time_limit is None else min(count, 2))
+
+
+def estimate_local_search(instance: Instance, options: Options) -> Size:
+    """Descents from the start and ``restarts`` kicks: each descent step is all N^2 swap deltas
+    by one N x N matrix product (N^3, BLAS), about m steps per descent."""
+    slots, m = _slots(instance), float(instance.m)
+    descents = _rounds(options.restarts + 1, options.time_limit)
+    step = slots**3 + 30 * slots * slots
+    start = getattr(options, "start", None)  # cle-ls ...: the start is added by _started
+    return _add(_start_size(instance, start), _padded(instance),
+                Size(0.0, descents * (m + 1) * step))
+
+
+def _started(start: str):
+    def estimate(instance: Instance, options: Options) -> Size:
+        return _add(estimate_local_search(instance, options), _START_ESTIMATES[start](instance))
+    estimate.__doc__ = f"Size of ``{start}-ls``: {start}, then the local search."
+    return estimate
+
+
+def estimate_tabu(instance: Instance, options: TabuOptions) -> Size:
+    """``rounds`` robust tabu runs of ``iterations`` moves: O(N^2) per move compiled (numba),
+    an N x N matrix product per move in numpy."""
+    slots = _slots(instance)
+    iterations = float(options.iterations if options.iterations is not None
+                       else min(20_000, 25 * slots * slots))
+    runs = _rounds(options.rounds, options.time_limit)
+    numba = options.engine == "numba" or (options.engine == "auto" and ts.has_numba())
+    move = 10 * slots * slots if numba else slots**3 + 40 * slots * slots
+    return _add(_start_size(instance, options.start), _padded(instance),
+                Size(16 * slots * slots, runs * iterations * move + slots**3))
+
+
+def _no_options(fn):
+    def estimate(instance: Instance, options: Options) -> Size:
+        return fn(instance)
+    estimate.__doc__ = fn.__doc__
+    return estimate
+
+
+HEURISTICS: dict[str, Heuristic] = {
+    "cle": Heuristic(cle, NoOptions, _no_options(estimate_cle),
+                     "Cluster Embedding (section IV-B, our reading)"),
+    "abm": Heuristic(abm, NoOptions, _no_options(estimate_abm),
+                     "Average-Based Matching (section IV-C)"),
+    "random": Heuristic(random_assignment, NoOptions, _no_options(estimate_random),
+                        "a uniformly random feasible assignment"),
+    "local-search": Heuristic(local_search, LocalSearchOptions, estimate_local_search,
+                              "iterated best-improvement move/swap descent from a start"),
+    "cle-ls": Heuristic(partial(local_search, start="cle"), StartedSearchOptions,
+                        _started("cle"), "Cluster Embedding, then the local search"),
+    "abm-ls": Heuristic(partial(local_search, start="abm"), StartedSearchOptions,
+                        _started("abm"), "Average-Based Matching, then the local search"),
+    "random-ls": Heuristic(partial(local_search, start="random"), StartedSearchOptions,
+                           _started("random"), "a random assignment, then the local search"),
+    "tabu": Heuristic(tabu, TabuOptions, estimate_tabu,
+                      "iterated robust tabu search (Taillard, Misevicius) from a start"),
 }

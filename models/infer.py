@@ -54,6 +54,7 @@ import numpy as np
 import pydantic
 from pydantic import PrivateAttr
 
+from dmlopt.contract import Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
 from dmlopt.validation import Frozen, parse, rule
 
@@ -64,6 +65,14 @@ SENSE = "min"
 
 #: largest underlay accepted (nodes) and largest explicit edge list
 MAX_NODES = 20_000
+#: largest routing work drawn at validation: paths x (nodes + edges), or paths x 50 nodes for
+#: random walks (their step limit); about a minute of networkx at the limit
+MAX_MEASURE_STEPS = 50_000_000
+#: largest graph the evaluator scores: its graph edit distance bound solves quadratic assignment
+#: problems on dense N x N matrices (N^3 per iteration; measured 6.5 s at N = 517)
+MAX_SCORED_NODES = 1000
+#: largest inferred graph (edges) the evaluator scores: one breadth-first search per path
+MAX_SCORED_EDGES = 20_000
 TOPOLOGIES = ("fat-tree", "dcell", "leaf-spine", "graph")
 KCAST_METHODS = ("mobius", "lstsq", "nnls")
 
@@ -117,11 +126,19 @@ class Measured(Frozen):
         if not nx.is_connected(g):
             raise rule("edges", f"{nx.number_connected_components(g)} components",
                        "must form a connected graph")
+        count = len(cands) - 1 if n_paths is None else n_paths
+        per_path = (50 * g.number_of_nodes() if self.routing == "random-walk"
+                    else g.number_of_nodes() + g.number_of_edges())
+        if count * per_path > MAX_MEASURE_STEPS:
+            raise rule("paths", count, f"paths by {self.routing} on {g.number_of_nodes()} nodes "
+                       f"need up to {count * per_path} routing steps, above the limit "
+                       f"{MAX_MEASURE_STEPS} (measure fewer paths)")
         try:
-            return measure(g, self.routing, n_paths=n_paths, seed=self.seed, alpha=self.alpha,
-                           candidates=cands)
+            m = measure(g, self.routing, n_paths=n_paths, seed=self.seed, alpha=self.alpha,
+                        candidates=cands)
         except InferenceError as exc:
             raise rule("routing", self.routing, f"failed on this underlay ({exc})") from None
+        return m
 
     def _graph(self, topo: Any) -> Any:
         import networkx as nx
@@ -187,6 +204,11 @@ class Instance(Measured):
             raise rule("kcast_method", self.kcast_method, f"is not one of "
                        f"{', '.join(KCAST_METHODS)}")
         m = self._draw(self.paths)
+        crossed = len({v for path in m.paths for v in path})
+        if crossed > MAX_SCORED_NODES:
+            raise rule("paths", m.n, f"paths cross {crossed} nodes, above the {MAX_SCORED_NODES} "
+                       "the evaluator scores (its graph edit distance is cubic in the nodes; "
+                       "measure fewer paths)")
         self._measurement = m
         self._categories = self._category_weights(m)
         return self
@@ -280,10 +302,24 @@ def _violations(instance: Instance, solution: Solution) -> list[str]:
     return out
 
 
+def _check_scorable(solution: Solution) -> None:
+    """Refuse an inferred graph above what the evaluator scores in reasonable time."""
+    from dmlopt.errors import InstanceError
+
+    if len(solution.edges) > MAX_SCORED_EDGES:
+        raise InstanceError("solution.edges", f"{len(solution.edges)} edges",
+                            f"is above the {MAX_SCORED_EDGES} the evaluator scores")
+    nodes = len({v for e in solution.edges for v in e} | {solution.source})
+    if nodes > MAX_SCORED_NODES:
+        raise InstanceError("solution.edges", f"{nodes} nodes", f"is above the "
+                            f"{MAX_SCORED_NODES} the evaluator scores (graph edit distance)")
+
+
 def evaluate(instance: Instance, solution: Solution) -> Evaluation:
     """Section V-B's metrics of an inferred topology; objective: the hops error."""
     from dmlopt.infer.metrics import evaluate_inference
 
+    _check_scorable(solution)
     viol = _violations(instance, solution)
     if viol:
         return Evaluation(math.inf, False, tuple(viol[:10]))
@@ -300,7 +336,7 @@ def evaluate(instance: Instance, solution: Solution) -> Evaluation:
 
 #: no exact formulation: inference is scored, not optimised (so no build / estimate_size /
 #: decode / warm_start: dmlopt.api refuses a formulation before it would call them)
-FORMULATIONS: dict[str, tuple[Any, Any]] = {}
+FORMULATIONS: dict[str, Formulation] = {}
 
 
 def generate_dc(*, seed: int = 0, topology: str = "fat-tree", routing: str = "dijkstra",
@@ -317,4 +353,52 @@ def generate_dc(*, seed: int = 0, topology: str = "fat-tree", routing: str = "di
                             "noise": noise, "kcast_method": kcast_method})
 
 
-GENERATORS = {"dc": generate_dc}
+class DcParams(Options):
+    """Parameters of the ``dc`` generator (Figs. 5-10)."""
+
+    topology: Literal["fat-tree", "dcell", "leaf-spine"] = pydantic.Field(
+        default="fat-tree", description="the ground-truth underlay (dmlopt.topology)")
+    routing: Literal["random-walk", "random-simple", "random-shortest", "dijkstra"] = \
+        pydantic.Field(default="dijkstra", description="routing strategy of section V-A")
+    paths: int | None = pydantic.Field(
+        default=None, ge=1, description="measurement paths (distinct destination servers; None: "
+        "every server but the source)")
+    k: int = pydantic.Field(default=4, ge=2, description="fat-tree arity (even)")
+    dcell_n: int = pydantic.Field(default=4, ge=2, description="servers per DCell_0")
+    dcell_level: int = pydantic.Field(default=1, ge=0, description="DCell level")
+    kcast: bool = pydantic.Field(default=False, description="recover the category weights from "
+                                 "simulated k-cast measurements (eq. 7)")
+    noise: float = pydantic.Field(default=0.0, ge=0, description="Gaussian noise std of the "
+                                  "k-cast measurements (kcast only)")
+    kcast_method: Literal["mobius", "lstsq", "nnls"] = pydantic.Field(
+        default="mobius", description="how the category weights are recovered from k-casts")
+
+
+def underlay_nodes(topology: str, k: int, dcell_n: int, dcell_level: int, leaves: int = 4,
+                   spines: int = 2, servers_per_leaf: int = 4) -> float:
+    """Nodes of a generated underlay, from its parameters (no graph built)."""
+    if topology == "fat-tree":
+        return 5 * float(k) ** 2 / 4 + float(k) ** 3 / 4
+    if topology == "leaf-spine":
+        return float(leaves) * (1 + servers_per_leaf) + spines
+    servers = float(dcell_n)
+    for _ in range(min(dcell_level, 64)):
+        servers = servers * (servers + 1)
+        if servers > 1e30:
+            break
+    return servers * (1 + 1 / dcell_n)
+
+
+def estimate_dc(params: DcParams) -> Size:
+    """The underlay (refused by the topology above its node limit), one route per path, and
+    2^paths k-cast weights when ``kcast``."""
+    nodes = underlay_nodes(params.topology, params.k, params.dcell_n, params.dcell_level)
+    paths = float(params.paths) if params.paths is not None else nodes
+    casts = 2.0 ** min(paths, 1000) if params.kcast else 0.0
+    return Size(500 * nodes + 16 * casts, 1000 * nodes * (1 + paths) + 100 * casts * paths)
+
+
+GENERATORS: dict[str, Generator] = {
+    "dc": Generator(generate_dc, DcParams, estimate_dc,
+                    "a measurement on a fat-tree, DCell or leaf-spine (Figs. 5-10)"),
+}

@@ -30,9 +30,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pydantic
-from dmlopt.models.infer import Measured
+from dmlopt.models.infer import Measured, underlay_nodes
+from dmlopt.models.tap import MAX_MODULES
 from pydantic import PrivateAttr
 
+from dmlopt.contract import Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
 from dmlopt.validation import Frozen, parse, rule
 
@@ -42,6 +44,29 @@ PAPER = "000 (An, Wu, Huang)"
 SENSE = "min"
 
 INFERENCE = ("ft", "rnj", "ce")
+
+
+#: largest inference run at validation, in interpreted steps (about a minute at the limit)
+MAX_INFERENCE_STEPS = 5e7
+
+
+#: largest hop-correlation work at validation: VM pairs x (nodes + edges) of the underlay
+MAX_HOP_PAIR_STEPS = 2e8
+
+
+def _hop_pair_steps(measurement: Any) -> float:
+    """Bound on the steps of :func:`dmlopt.infer.pipeline.hop_correlation`: one (bidirectional)
+    breadth-first search per pair of VMs on the underlay."""
+    g = measurement.graph
+    vms = measurement.n + 1
+    return vms * (vms - 1) / 2 * float(g.number_of_nodes() + g.number_of_edges())
+
+
+def _inference_steps(method: str, paths: int, categories: int) -> float:
+    """Steps of FT / CE (per path its categories) or RNJ (up to n merges over all pairs)."""
+    if method == "rnj":
+        return float(paths) ** 3 + categories
+    return float(paths) * categories + categories
 
 
 class Instance(Measured):
@@ -76,7 +101,18 @@ class Instance(Measured):
             raise rule("overlay", self.overlay, f"rejected ({exc})") from None
         m = self._draw(self.vms - 1)
         self._measurement = m
-        inf = infer(m.categories(), m.n, self.inference,
+        pair_steps = _hop_pair_steps(m)
+        if pair_steps > MAX_HOP_PAIR_STEPS:
+            raise rule("vms", self.vms, f"is too many on this underlay: the hop correlation "
+                       f"takes up to {pair_steps:.3g} search steps (one search per VM pair), "
+                       f"above the limit {MAX_HOP_PAIR_STEPS:.3g}")
+        categories = m.categories()
+        steps = _inference_steps(self.inference, m.n, len(categories))
+        if steps > MAX_INFERENCE_STEPS:
+            raise rule("vms", self.vms, f"is too many for {self.inference}: inferring the "
+                       f"topology takes about {steps:.3g} interpreted steps, above the limit "
+                       f"{MAX_INFERENCE_STEPS:.3g}")
+        inf = infer(categories, m.n, self.inference,
                     **({"seed": self.seed} if self.inference == "ce" else {}))
         try:
             d = vm_hops(inf)
@@ -137,16 +173,20 @@ def _size_truth(instance: Instance) -> tuple[int, int]:
     return tap.estimate_size(instance.truth, "class")
 
 
-FORMULATIONS: dict[str, tuple[Any, Any]] = {"truth": (_build_truth, _size_truth)}
+FORMULATIONS: dict[str, Formulation] = {
+    "truth": Formulation(_build_truth, _size_truth,
+                         "TAP's class formulation on the true hop matrix (the optimum)"),
+}
 
 
 def build(instance: Instance, formulation: str = "truth") -> Any:
     """TAP's ``class`` model of the true instance."""
-    return FORMULATIONS[formulation][0](instance)
+    return FORMULATIONS[formulation].build(instance)
 
 
 def estimate_size(instance: Instance, formulation: str = "truth") -> tuple[int, int]:
-    return FORMULATIONS[formulation][1](instance)
+    """(variables, constraints) of the model, computed without building it."""
+    return FORMULATIONS[formulation].estimate_size(instance)
 
 
 def decode(model: Any, instance: Instance) -> Solution:
@@ -173,4 +213,37 @@ def generate_dc(*, seed: int = 0, topology: str = "fat-tree", routing: str = "ra
         "seed": seed, "inference": inference})
 
 
-GENERATORS = {"dc": generate_dc}
+class DcParams(Options):
+    """Parameters of the ``dc`` generator (Fig. 11)."""
+
+    topology: Literal["fat-tree", "dcell", "leaf-spine"] = pydantic.Field(
+        default="fat-tree", description="the ground-truth underlay (dmlopt.topology)")
+    routing: Literal["random-walk", "random-simple", "random-shortest", "dijkstra"] = \
+        pydantic.Field(default="random-walk", description="routing strategy of section V-A")
+    vms: int = pydantic.Field(default=8, ge=2, description="VMs: the source and vms - 1 "
+                              "destinations")
+    overlay: Literal["ps", "allreduce", "ring", "random"] = pydantic.Field(
+        default="ps", description="the overlay between the modules")
+    modules: int = pydantic.Field(default=8, ge=2, le=MAX_MODULES,
+                                  description="number of ML modules")
+    K: int = pydantic.Field(default=1, ge=1, description="modules per VM at most")
+    k: int = pydantic.Field(default=4, ge=2, description="fat-tree arity (even)")
+    dcell_n: int = pydantic.Field(default=4, ge=2, description="servers per DCell_0")
+    dcell_level: int = pydantic.Field(default=1, ge=0, description="DCell level")
+    inference: Literal["ft", "rnj", "ce"] = pydantic.Field(
+        default="ft", description="the inference method whose topology the allocator sees")
+
+
+def estimate_dc(params: DcParams) -> Size:
+    """The underlay, vms - 1 routes, the inference (bounded at validation) and two vms x vms
+    hop matrices."""
+    nodes = underlay_nodes(params.topology, params.k, params.dcell_n, params.dcell_level)
+    vms, m = float(params.vms), float(params.modules)
+    return Size(500 * nodes + 300 * (vms * vms + m * m),
+                1000 * nodes * (1 + vms) + 1000 * (vms * vms + m * m))
+
+
+GENERATORS: dict[str, Generator] = {
+    "dc": Generator(generate_dc, DcParams, estimate_dc,
+                    "Fig. 11's setting: an overlay allocated on an inferred fat-tree or DCell"),
+}

@@ -100,6 +100,7 @@ from typing import Any, Literal
 import numpy as np
 import pydantic
 
+from dmlopt.contract import Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
 from dmlopt.validation import Frozen, rule
 
@@ -133,42 +134,75 @@ class Instance(Frozen):
         if self.weights is not None and len(self.weights) != len(self.edges):
             raise rule("weights", f"{len(self.weights)} steps",
                        f"must have one list per step ({len(self.edges)})")
-        for t, edges in enumerate(self.edges):
-            if not edges:
-                continue
-            arr = np.asarray(edges, dtype=np.int64)
-            bad = np.flatnonzero((arr < 0).any(axis=1) | (arr >= self.n).any(axis=1))
-            if bad.size:
-                j = int(bad[0])
-                raise rule(f"edges[{t}][{j}]", edges[j],
-                           f"names a vertex outside 0..{self.n - 1}")
-            loops = np.flatnonzero(arr[:, 0] == arr[:, 1])
-            if loops.size:
-                j = int(loops[0])
-                raise rule(f"edges[{t}][{j}]", edges[j], "is a self loop")
-            key = np.minimum(arr[:, 0], arr[:, 1]) * self.n + np.maximum(arr[:, 0], arr[:, 1])
-            _, first, counts = np.unique(key, return_index=True, return_counts=True)
-            if (counts > 1).any():
-                dup_key = key[first[np.flatnonzero(counts > 1)[0]]]
-                js = np.flatnonzero(key == dup_key)
-                raise rule(f"edges[{t}][{int(js[1])}]", edges[int(js[1])],
-                           f"duplicates edges[{t}][{int(js[0])}] (edges are undirected)")
-            if self.weights is not None:
-                w = self.weights[t]
-                if len(w) != len(edges):
-                    raise rule(f"weights[{t}]", f"{len(w)} weights",
-                               f"must have one weight per edge ({len(edges)})")
-                wa = np.asarray(w, dtype=float)
-                badw = np.flatnonzero(~(np.isfinite(wa) & (wa > 0)))
-                if badw.size:
-                    j = int(badw[0])
-                    raise rule(f"weights[{t}][{j}]", w[j], "must be positive and finite")
+        # the steps that may break a rule are found for all steps at once (numpy), then checked
+        # one by one in order: the same first error as a step-by-step check, without a numpy
+        # call per step (a file may hold millions of one-edge steps)
+        for t in self._suspect_steps():
+            self._check_step(t)
         if self.weights is not None:
             for t, edges in enumerate(self.edges):
                 if not edges and self.weights[t]:
                     raise rule(f"weights[{t}]", f"{len(self.weights[t])} weights",
                                "must be empty for a step without edges")
         return self
+
+    def _check_step(self, t: int) -> None:
+        """The rules of step t's edges and weights (raises on the first broken one)."""
+        edges = self.edges[t]
+        arr = np.asarray(edges, dtype=np.int64)
+        bad = np.flatnonzero((arr < 0).any(axis=1) | (arr >= self.n).any(axis=1))
+        if bad.size:
+            j = int(bad[0])
+            raise rule(f"edges[{t}][{j}]", edges[j],
+                       f"names a vertex outside 0..{self.n - 1}")
+        loops = np.flatnonzero(arr[:, 0] == arr[:, 1])
+        if loops.size:
+            j = int(loops[0])
+            raise rule(f"edges[{t}][{j}]", edges[j], "is a self loop")
+        # (min, max) rows, not min * n + max: that key overflows int64 for n > 3e9
+        pairs = np.stack([arr.min(axis=1), arr.max(axis=1)], axis=1)
+        _, inverse, counts = np.unique(pairs, axis=0, return_inverse=True,
+                                       return_counts=True)
+        if (counts > 1).any():
+            js = np.flatnonzero(inverse.reshape(-1) == np.flatnonzero(counts > 1)[0])
+            raise rule(f"edges[{t}][{int(js[1])}]", edges[int(js[1])],
+                       f"duplicates edges[{t}][{int(js[0])}] (edges are undirected)")
+        if self.weights is not None:
+            w = self.weights[t]
+            if len(w) != len(edges):
+                raise rule(f"weights[{t}]", f"{len(w)} weights",
+                           f"must have one weight per edge ({len(edges)})")
+            wa = np.asarray(w, dtype=float)
+            badw = np.flatnonzero(~(np.isfinite(wa) & (wa > 0)))
+            if badw.size:
+                j = int(badw[0])
+                raise rule(f"weights[{t}][{j}]", w[j], "must be positive and finite")
+
+    def _suspect_steps(self) -> list[int]:
+        """Steps with edges where a rule may fail (a superset: :meth:`_check_step` decides)."""
+        lens = np.fromiter((len(e) for e in self.edges), dtype=np.int64, count=self.tau)
+        if not lens.any():
+            return []
+        try:
+            flat = np.asarray([uv for edges in self.edges for uv in edges],
+                              dtype=np.int64).reshape(-1, 2)
+        except OverflowError:
+            raise rule("edges", "an integer", "is outside the 64-bit range") from None
+        step = np.repeat(np.arange(self.tau), lens)
+        bad = ((flat < 0) | (flat >= min(self.n, 2**63 - 1))).any(axis=1)
+        bad |= flat[:, 0] == flat[:, 1]
+        lo, hi = flat.min(axis=1), flat.max(axis=1)
+        order = np.lexsort((hi, lo, step))
+        so, lo, hi = step[order], lo[order], hi[order]
+        same = (so[1:] == so[:-1]) & (lo[1:] == lo[:-1]) & (hi[1:] == hi[:-1])
+        suspects = set(step[bad].tolist()) | set(so[1:][same].tolist())
+        if self.weights is not None:
+            wlens = np.fromiter((len(w) for w in self.weights), dtype=np.int64, count=self.tau)
+            suspects |= set(np.flatnonzero(wlens != lens).tolist())
+            wa = np.asarray([x for ws in self.weights for x in ws], dtype=float)
+            badw = ~(np.isfinite(wa) & (wa > 0))
+            suspects |= set(np.repeat(np.arange(self.tau), wlens)[badw].tolist())
+        return sorted(t for t in suspects if lens[t] > 0)
 
     @property
     def tau(self) -> int:
@@ -230,11 +264,12 @@ def evaluate(instance: Instance, solution: Solution) -> Evaluation:
         return Evaluation(math.inf, False, tuple(violations))
     worst = 0
     for t in range(instance.tau):
-        sizes = np.bincount(assign[t], minlength=instance.l)
+        # the used labels only: an array of l counters would let l drive the allocation
+        labels, sizes = np.unique(assign[t], return_counts=True)
         worst = max(worst, int(sizes.max()))
         for i in np.flatnonzero(sizes > instance.k)[:10]:
-            violations.append(f"assignment[{t}]: cluster {int(i)} holds {int(sizes[i])} "
-                              f"vertices, above k = {instance.k}")
+            violations.append(f"assignment[{t}]: cluster {int(labels[i])} holds "
+                              f"{int(sizes[i])} vertices, above k = {instance.k}")
     cut, migrations = cost_parts(instance, assign)
     migration_cost = instance.alpha * migrations
     return Evaluation(
@@ -553,8 +588,19 @@ def _subsets(n: int, k: int) -> list[tuple[int, ...]]:
     return [c for size in range(1, min(k, n) + 1) for c in combinations(range(n), size)]
 
 
+#: :func:`_n_subsets` stops counting above this (any model that large is refused anyway)
+_SUBSETS_CAP = 2**62
+
+
 def _n_subsets(n: int, k: int) -> int:
-    return sum(math.comb(n, size) for size in range(1, min(k, n) + 1))
+    """Vertex sets of size 1..k: exact up to :data:`_SUBSETS_CAP`, else the first partial sum
+    above it (so the size guard stays cheap for any n and k)."""
+    total = 0
+    for size in range(1, min(k, n) + 1):
+        total += math.comb(n, size)
+        if total > _SUBSETS_CAP:
+            break
+    return total
 
 
 def build_clusters(instance: Instance) -> Any:
@@ -630,23 +676,30 @@ def _size_clusters(instance: Instance) -> tuple[int, int]:
     return n_vars, n_cons
 
 
-#: formulation name -> (builder, size estimate)
-FORMULATIONS: dict[str, tuple[Any, Any]] = {
-    "paper": (build_paper, _size_paper),
-    "strong": (build_strong, _size_strong),
-    "clusters": (build_clusters, _size_clusters),
-    "pairs": (build_pairs, _size_pairs),
+#: the exact models (module docstring); all share x, y, z, so :func:`decode` and
+#: :func:`warm_start` serve every one
+FORMULATIONS: dict[str, Formulation] = {
+    "paper": Formulation(build_paper, _size_paper,
+                         "the ILP of section 4.2 as written (cut weighted)"),
+    "strong": Formulation(build_strong, _size_strong,
+                          "section 4.2 with linked w/s variables, degree cuts, label symmetry"),
+    "clusters": Formulation(build_clusters, _size_clusters,
+                            "set partitioning: one column per vertex set of size <= k, label "
+                            "and step"),
+    "pairs": Formulation(build_pairs, _size_pairs,
+                         "strong plus same-cluster pair indicators, triangle and migration "
+                         "links (fastest)"),
 }
 
 
 def build(instance: Instance, formulation: str = "paper") -> Any:
     """The Pyomo model of ``instance`` in ``formulation`` (see :data:`FORMULATIONS`)."""
-    return FORMULATIONS[formulation][0](instance)
+    return FORMULATIONS[formulation].build(instance)
 
 
 def estimate_size(instance: Instance, formulation: str = "paper") -> tuple[int, int]:
     """(variables, constraints) of the model, computed without building it."""
-    return FORMULATIONS[formulation][1](instance)
+    return FORMULATIONS[formulation].estimate_size(instance)
 
 
 def decode(model: Any, instance: Instance) -> Solution:
@@ -782,4 +835,76 @@ def _spec_error(field: str, value: object, text: str):
     return InstanceError(f"spec.{field}", value, text)
 
 
-GENERATORS = {"er": generate_er, "drift": generate_drift}
+def _fraction(value: object) -> object:
+    """A probability or fraction: the rule said with its interval (``p: 2 must be in [0, 1]``)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and not 0 <= value <= 1:
+        raise ValueError(f"{value!r} must be in [0, 1]")
+    return value
+
+
+class ErParams(Options):
+    """Parameters of the ``er`` generator (section 4.1)."""
+
+    n: int = pydantic.Field(default=12, ge=1, description="number of vertices")
+    p: float = pydantic.Field(default=0.5, ge=0, le=1, description="edge probability of each "
+                              "step's G(n, p)")
+    tau: int = pydantic.Field(default=3, ge=1, description="number of time steps")
+    l: int = pydantic.Field(default=4, ge=1, description="number of clusters")
+    a: float = pydantic.Field(default=1.0, ge=1, description="augmentation: capacity k = "
+                              "ceil(a n / l)")
+    alpha: float = pydantic.Field(default=3.0, ge=0, description="migration cost per vertex "
+                                  "that changes cluster")
+
+    _p = pydantic.field_validator("p", mode="before")(_fraction)
+
+
+class DriftParams(Options):
+    """Parameters of the ``drift`` generator (planted communities that drift, ours)."""
+
+    n: int = pydantic.Field(default=1000, ge=2, description="number of vertices")
+    tau: int = pydantic.Field(default=10, ge=1, description="number of time steps")
+    l: int = pydantic.Field(default=16, ge=1, description="number of clusters (and planted "
+                            "groups)")
+    m: int = pydantic.Field(default=5000, ge=0, description="edges per step (at most "
+                            "n (n - 1) / 2)")
+    mix: float = pydantic.Field(default=0.1, ge=0, le=1, description="fraction of the edges "
+                                "drawn uniformly (the rest inside a group)")
+    drift: float = pydantic.Field(default=0.05, ge=0, le=1, description="fraction of the "
+                                  "vertices joining another group between steps")
+    a: float = pydantic.Field(default=1.0, ge=1, description="augmentation: capacity k = "
+                              "ceil(a n / l)")
+    alpha: float = pydantic.Field(default=3.0, ge=0, description="migration cost per vertex "
+                                  "that changes cluster")
+    weighted: bool = pydantic.Field(default=False, description="integer edge weights 1..100 "
+                                    "(log-uniform) instead of 1")
+
+    _fractions = pydantic.field_validator("mix", "drift", mode="before")(_fraction)
+
+
+#: bytes of one edge held as a Python tuple in an edge list, and operations to create and
+#: validate it (interpreted code: about a microsecond)
+_EDGE_BYTES, _EDGE_OPS = 200.0, 1000.0
+
+
+def estimate_er(params: ErParams) -> Size:
+    """All n (n - 1) / 2 pairs drawn per step (index arrays, uniforms), p of them kept."""
+    n, tau = float(params.n), float(params.tau)
+    pairs = n * (n - 1) / 2
+    edges = params.p * pairs * tau
+    return Size(25 * pairs + _EDGE_BYTES * edges + 8 * n,
+                6 * pairs * tau + _EDGE_OPS * edges + n)
+
+
+def estimate_drift(params: DriftParams) -> Size:
+    """Per step: group members (l x n), candidate draws per group (about 3 l x 4m), m edges."""
+    n, tau, l, m = float(params.n), float(params.tau), float(params.l), float(params.m)
+    return Size(_EDGE_BYTES * tau * m + 100 * l + 64 * n + 160 * m,
+                tau * (3 * l * (4 * m + 32) + l * n + _EDGE_OPS * m + 20 * n))
+
+
+GENERATORS: dict[str, Generator] = {
+    "er": Generator(generate_er, ErParams, estimate_er,
+                    "the paper's synthetic workload: tau independent G(n, p), k = ceil(a n / l)"),
+    "drift": Generator(generate_drift, DriftParams, estimate_drift,
+                       "planted communities drifting over time, m edges per step (ours)"),
+}

@@ -43,7 +43,8 @@ Exact formulations (:data:`FORMULATIONS`)
 ``"paper"``
     (8)-(12) as written, quadratic objective over all ordered pairs (terms with ``M_ii' D_jj' =
     0`` omitted). A nonconvex MIQP: SCIP solves it; HiGHS cannot, and ``solve(..., "highs",
-    formulation="paper")`` is refused up front (:data:`SOLVERS`).
+    formulation="paper")`` is refused up front (its :class:`~dmlopt.contract.Formulation`
+    names SCIP as its only solver).
 ``"rlt"``
     The first-level reformulation-linearization (Adams and Johnson 1994), the standard QAP
     linearisation with the strongest LP bound among the classic ones (it dominates Lawler,
@@ -82,6 +83,8 @@ import numpy as np
 import pydantic
 from pydantic import PrivateAttr
 
+from dmlopt.contract import Formulation, Generator, Options, Size
+from dmlopt.errors import DmloptError
 from dmlopt.evaluation import Evaluation
 from dmlopt.validation import Frozen, parse, rule
 
@@ -94,6 +97,9 @@ SENSE = "min"
 MAX_MODULES = 2000
 MAX_VMS = 5000
 MAX_UNDERLAY_NODES = 200_000
+#: largest breadth-first work accepted to derive D from an underlay: VMs x (nodes + edges)
+#: (one search per VM; about 20 s of networkx at the limit)
+MAX_HOP_WORK = 50_000_000
 
 Node = int | str
 
@@ -266,6 +272,11 @@ def _from_underlay(underlay: Underlay, vms: list[Node] | None) -> tuple[np.ndarr
     for s, v in enumerate(underlay.servers or ()):
         if v not in g:
             raise rule(f"underlay.servers[{s}]", v, "is not a node of the underlay")
+    work = len(vms) * (g.number_of_nodes() + g.number_of_edges())
+    if work > MAX_HOP_WORK:
+        raise rule("vms", f"{len(vms)} VMs", f"on an underlay of {g.number_of_nodes()} nodes "
+                   f"and {g.number_of_edges()} edges need {work} breadth-first steps to derive "
+                   f"D, above the limit {MAX_HOP_WORK} (give D directly, or fewer VMs)")
     reach = nx.node_connected_component(g, vms[0])
     cut = [v for v in vms if v not in reach]
     if cut:
@@ -589,25 +600,27 @@ def _size_class(instance: Instance) -> tuple[int, int]:
     return nv, nc
 
 
-#: formulation name -> (builder, size estimate)
-FORMULATIONS: dict[str, tuple[Any, Any]] = {
-    "paper": (build_paper, _size_paper),
-    "rlt": (build_rlt, _size_rlt),
-    "class": (build_class, _size_class),
+#: the exact models (module docstring); "paper" is a nonconvex MIQP: SCIP only
+#: (``dmlopt.solve`` refuses the other solvers up front)
+FORMULATIONS: dict[str, Formulation] = {
+    "paper": Formulation(build_paper, _size_paper,
+                         "the MINLP (8)-(12) as written: quadratic objective (SCIP only)",
+                         solvers=("scip",)),
+    "rlt": Formulation(build_rlt, _size_rlt,
+                       "first-level reformulation-linearization (Adams and Johnson) of (8)"),
+    "class": Formulation(build_class, _size_class,
+                         "RLT with interchangeable modules aggregated into classes"),
 }
-
-#: formulation -> the only solvers that can solve it (``dmlopt.solve`` refuses the others)
-SOLVERS: dict[str, tuple[str, ...]] = {"paper": ("scip",)}
 
 
 def build(instance: Instance, formulation: str = "paper") -> Any:
     """The Pyomo model of ``instance`` in ``formulation`` (see :data:`FORMULATIONS`)."""
-    return FORMULATIONS[formulation][0](instance)
+    return FORMULATIONS[formulation].build(instance)
 
 
 def estimate_size(instance: Instance, formulation: str = "paper") -> tuple[int, int]:
     """(variables, constraints) of the model, computed without building it."""
-    return FORMULATIONS[formulation][1](instance)
+    return FORMULATIONS[formulation].estimate_size(instance)
 
 
 def decode(model: Any, instance: Instance) -> Solution:
@@ -765,4 +778,117 @@ def generate_qaplib(*, seed: int = 0, name: str = "nug12") -> Instance:
     return qaplib.load(name)
 
 
-GENERATORS = {"dc": generate_dc, "qaplib": generate_qaplib, "random": generate_random}
+class DcParams(Options):
+    """Parameters of the ``dc`` generator (section V-C)."""
+
+    topology: Literal["fat-tree", "dcell", "leaf-spine"] = pydantic.Field(
+        default="fat-tree", description="the underlay (dmlopt.topology)")
+    overlay: Literal["ps", "allreduce", "ring", "random"] = pydantic.Field(
+        default="ps", description="the overlay: parameter server, all-reduce, ring or random")
+    modules: int = pydantic.Field(default=8, ge=1, le=MAX_MODULES,
+                                  description="number of ML modules m")
+    vms: int | list[Node] | None = pydantic.Field(
+        default=None, description="the VMs: None (every server), a count (a random subset "
+        "drawn with the seed) or a list of server names")
+    K: int = pydantic.Field(default=1, ge=1, description="modules per VM at most")
+    weight: float = pydantic.Field(default=1.0, ge=0, description="traffic of an overlay link "
+                                   "(ps, allreduce, ring)")
+    p: float = pydantic.Field(default=0.5, ge=0, le=1, description="link probability of the "
+                              "random overlay")
+    max_weight: int = pydantic.Field(default=10, ge=1, description="largest link traffic of "
+                                     "the random overlay (uniform 1..max_weight)")
+    k: int = pydantic.Field(default=4, ge=2, description="fat-tree arity (even)")
+    dcell_n: int = pydantic.Field(default=4, ge=2, description="servers per DCell_0")
+    dcell_level: int = pydantic.Field(default=1, ge=0, description="DCell level")
+    leaves: int = pydantic.Field(default=4, ge=1, description="leaf switches (leaf-spine)")
+    spines: int = pydantic.Field(default=2, ge=1, description="spine switches (leaf-spine)")
+    servers_per_leaf: int = pydantic.Field(default=4, ge=1,
+                                           description="servers per leaf (leaf-spine)")
+
+
+class RandomParams(Options):
+    """Parameters of the ``random`` generator (tests)."""
+
+    m: int = pydantic.Field(default=6, ge=1, le=MAX_MODULES, description="number of modules")
+    n: int = pydantic.Field(default=6, ge=1, le=MAX_VMS, description="number of VMs")
+    K: int = pydantic.Field(default=1, ge=1, description="modules per VM at most")
+    density: float = pydantic.Field(default=0.6, ge=0, le=1, description="probability of "
+                                    "traffic between two modules")
+    max_weight: int = pydantic.Field(default=10, ge=1, description="largest traffic "
+                                     "(uniform 1..max_weight)")
+    max_dist: int = pydantic.Field(default=5, ge=1, description="largest VM distance "
+                                   "(uniform 1..max_dist)")
+
+
+class QaplibParams(Options):
+    """Parameters of the ``qaplib`` generator."""
+
+    name: str = pydantic.Field(default="nug12", description="a shipped QAPLIB name (dmlopt "
+                               "list shows them) or a .dat path")
+
+
+#: bytes and interpreted operations per matrix entry of an instance (a Python float in a list,
+#: validated into numpy)
+_ENTRY_BYTES, _ENTRY_OPS = 100.0, 200.0
+#: interpreted operations per node or edge visited by a networkx breadth-first search
+_BFS_OPS = 1000.0
+
+
+def _underlay_size(params: DcParams) -> tuple[float, float, float]:
+    """(nodes, edges, servers) of the underlay, from the parameters alone."""
+    if params.topology == "fat-tree":
+        k = float(params.k)
+        return 5 * k * k / 4 + k**3 / 4, 3 * k**3 / 4, k**3 / 4
+    if params.topology == "leaf-spine":
+        leaves = float(params.leaves)
+        servers = leaves * params.servers_per_leaf
+        return leaves + params.spines + servers, servers + leaves * params.spines, servers
+    servers = float(params.dcell_n)
+    for _ in range(min(params.dcell_level, 64)):  # t_l = t_{l-1} (t_{l-1} + 1)
+        servers = servers * (servers + 1)
+        if servers > 1e30:
+            break
+    return servers * (1 + 1 / params.dcell_n), servers * (1 + params.dcell_level / 2), servers
+
+
+def estimate_dc(params: DcParams) -> Size:
+    """The underlay graph, M (m x m), D (VMs x VMs) by one breadth-first search per VM."""
+    nodes, edges, servers = _underlay_size(params)
+    if isinstance(params.vms, int):
+        vms = float(params.vms)
+    elif params.vms is None:
+        vms = servers
+    else:
+        vms = float(len(params.vms))
+    m = float(params.modules)
+    entries = m * m + vms * vms
+    return Size(300 * (nodes + edges) + _ENTRY_BYTES * entries,
+                _BFS_OPS * (nodes + edges) * (1 + vms) + _ENTRY_OPS * entries)
+
+
+def estimate_random(params: RandomParams) -> Size:
+    """Random M (m x m) and D (n x n), as numpy arrays and as lists."""
+    entries = float(params.m) ** 2 + float(params.n) ** 2
+    return Size((_ENTRY_BYTES + 40) * entries, (_ENTRY_OPS + 20) * entries)
+
+
+def estimate_qaplib(params: QaplibParams) -> Size:
+    """The .dat file's tokens (its size, capped by the QAPLIB reader) and the instance."""
+    from dmlopt import qaplib
+
+    try:
+        size = min(float(qaplib._resolve(params.name, ".dat").stat().st_size),
+                   float(qaplib.MAX_FILE_BYTES))
+    except (OSError, ValueError, DmloptError):
+        size = 0.0  # the reader refuses it with its own message
+    return Size(60 * size, 100 * size)
+
+
+GENERATORS: dict[str, Generator] = {
+    "dc": Generator(generate_dc, DcParams, estimate_dc,
+                    "an overlay on a data-centre underlay (fat-tree, DCell, leaf-spine)"),
+    "qaplib": Generator(generate_qaplib, QaplibParams, estimate_qaplib,
+                        "a QAPLIB instance (shipped name or .dat path) as a TAP with K = 1"),
+    "random": Generator(generate_random, RandomParams, estimate_random,
+                        "random integer traffic and a random symmetric integer D (tests)"),
+}

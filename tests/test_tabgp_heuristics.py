@@ -22,7 +22,7 @@ FAST = {"ils": {"iterations": 5}, "best": {"iterations": 5}}
 
 
 def run(inst: Instance, name: str, seed: int = 0, **options) -> Solution:
-    return H.HEURISTICS[name](inst, seed=seed, **{**FAST.get(name, {}), **options})
+    return H.HEURISTICS[name].function(inst, seed=seed, **{**FAST.get(name, {}), **options})
 
 
 def total(inst: Instance, assign) -> float:
