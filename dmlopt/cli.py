@@ -200,20 +200,46 @@ def describe(prob: registry.Problem) -> str:
 
 
 def _fields(model: Any) -> list[str]:
+    """One line per field: name (type, bounds, default): meaning, from the JSON Schema."""
+    try:
+        schema = model.model_json_schema()
+    except Exception:  # noqa: BLE001 - a field type without a schema: name and default only
+        schema = {"properties": {k: {} for k in model.model_fields}}
+    defs = schema.get("$defs", {})
     out = []
     for key, field in model.model_fields.items():
-        kind = _type_name(field.annotation)
+        prop = schema.get("properties", {}).get(key, {})
+        kind = _schema_type(prop, defs)
         default = "required" if field.is_required() else f"default {field.default!r}"
         meaning = f": {field.description}" if field.description else ""
-        out.append(f"      {key} ({kind}, {default}){meaning}")
+        out.append(f"      {key} ({kind}{_bounds(prop)}, {default}){meaning}")
     return out
 
 
-def _type_name(annotation: Any) -> str:
-    name = getattr(annotation, "__name__", None)
-    if name and not getattr(annotation, "__args__", None):
-        return name
-    return str(annotation).replace("typing.", "")
+def _schema_type(prop: dict, defs: dict) -> str:
+    if "enum" in prop:
+        return " | ".join(repr(v) for v in prop["enum"])
+    if "const" in prop:
+        return repr(prop["const"])
+    if "$ref" in prop:
+        return prop["$ref"].rsplit("/", 1)[-1]
+    for key in ("anyOf", "oneOf"):
+        if key in prop:
+            return " | ".join(_schema_type(p, defs) for p in prop[key])
+    kind = prop.get("type", "any")
+    if kind == "array" and "items" in prop:
+        return f"list of {_schema_type(prop['items'], defs)}"
+    return {"integer": "int", "number": "float", "string": "str", "boolean": "bool",
+            "null": "null"}.get(kind, str(kind))
+
+
+def _bounds(prop: dict) -> str:
+    marks = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
+             ("exclusiveMaximum", "<"))
+    found = [f"{op} {prop[k]}" for k, op in marks if k in prop]
+    for sub in prop.get("anyOf", []):
+        found += [f"{op} {sub[k]}" for k, op in marks if k in sub]
+    return f", {' '.join(found)}" if found else ""
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

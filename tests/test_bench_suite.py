@@ -95,7 +95,7 @@ BAD = [
      "groups[0].instances[0].seeds: [] must be a non-empty list"),
     (GOOD_GROUP.replace("tau = 2,", "tau = 2, wibble = 3,"), "wibble: 3 is not a parameter of er"),
     (GOOD_GROUP.replace("p = 0.5", "p = 1.5"),
-     "groups[0].instances[0]: spec.p: 1.5 must be in [0, 1]"),
+     "groups[0].instances[0]: p: 1.5 must be in [0, 1]"),
     (GOOD_GROUP.replace("seeds = [0, 1, 2] }", "seeds = [0], options = { depth = 2 } }"),
      "groups[0].methods[1].options.depth: 2 is not an option of random"),
     (GOOD_GROUP.replace("time_limit = 5", "time_limit = 'long'"),

@@ -259,7 +259,8 @@ def test_list_and_schema_show_options_with_type_default_and_meaning(capsys):
     assert code == 0
     assert "generators (" in out and "heuristics (" in out
     er = out[out.index("  er:"):]
-    assert "      n (int, default " in er and "      p (float, default " in er
+    assert "      n (int, >= 1, default 12): number of vertices" in er
+    assert "      p (float, >= 0 <= 1, default 0.5): " in er
     code, out, _ = cli(capsys, "schema", "tabgp", "--generator", "er")
     schema = json.loads(out)
     assert code == 0 and {"n", "p", "tau"} <= set(schema["properties"])

@@ -144,7 +144,7 @@ def test_save_load_round_trip(toy, tmp_path):
     ("text", "match"),
     [
         ('{"problem": "toy", "cost": [1], ', "is not valid JSON"),
-        ("[1, 2]", "instance: 'list' must be a JSON object"),
+        ("[1, 2]", "instance: a JSON array where a JSON object is required"),
         ('{"cost": [1]}', "problem: None is missing"),
         ('{"problem": "zzz"}', "problem: 'zzz' is not a known problem"),
         ('{"problem": "toy", "cost": [1], "weight": [1]}', "need: missing"),
