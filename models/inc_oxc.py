@@ -126,11 +126,12 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import pydantic
 
+from dmlopt.contract import Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
 from dmlopt.validation import Frozen, rule
 
@@ -141,6 +142,10 @@ SENSE = "max"
 
 #: relative tolerance of the capacity checks
 TOL = 1e-6
+
+#: most racks of an instance (paper: 64). The evaluator and every model hold R x R matrices
+#: (circuits c_st, loads), so R is what bounds them: 4096 racks are 128 MiB per matrix.
+MAX_RACKS = 4096
 
 _Num = pydantic.Field(ge=0, allow_inf_nan=False)
 
@@ -178,7 +183,10 @@ class Instance(Frozen):
 
     problem: Literal["inc_oxc"] = "inc_oxc"
     name: str = ""
-    racks: list[Rack] = pydantic.Field(min_length=1)
+    racks: list[Rack] = pydantic.Field(
+        min_length=1, max_length=MAX_RACKS,
+        description=f"racks 0..R-1 (at most {MAX_RACKS}: the evaluator's circuit and load "
+        "matrices are R x R)")
     n_tor: int = pydantic.Field(ge=1, description="N_ToR: ToR ports to the pool and to the OXC")
     port_bw: float = pydantic.Field(gt=0, allow_inf_nan=False, description="B (MB/s)")
     inc: bool = pydantic.Field(default=True, description="False: no INC (R_c empty)")
@@ -270,11 +278,12 @@ class Solution(Frozen):
 # evaluation
 
 
-def circuits_from_ports(instance: Instance, pairs: list[tuple[int, int]]) -> tuple[
-        np.ndarray, list[str]]:
-    """The symmetric circuit-count matrix c_st of a port pairing, and the rules it breaks."""
+def _rack_pairs(instance: Instance, pairs: list[tuple[int, int]]) -> tuple[
+        list[tuple[int, int]], list[str]]:
+    """The rack pairs (s, t), s != t, of the circuits of a port pairing, and the rules it
+    breaks; no (R, R) matrix, so a long OXC schedule costs what it lists."""
     R, P = instance.n_racks, instance.n_tor
-    c = np.zeros((R, R), np.int64)
+    out: list[tuple[int, int]] = []
     used: dict[int, int] = {}
     bad: list[str] = []
     for q, (n, m) in enumerate(pairs):
@@ -291,8 +300,28 @@ def circuits_from_ports(instance: Instance, pairs: list[tuple[int, int]]) -> tup
         elif 0 <= n < R * P and 0 <= m < R * P:
             s, t = n // P, m // P
             if s != t:
-                c[s, t] += 1
-                c[t, s] += 1
+                out.append((s, t))
+    return out, bad
+
+
+def _add_circuits(c: np.ndarray, racks: list[tuple[int, int]], weight: float = 1) -> None:
+    """c[s, t] and c[t, s] += weight x (circuits between s and t) for the rack pairs of
+    ``racks`` (in place; one addition per cell, as ``c += weight * counts`` would do)."""
+    counts: dict[tuple[int, int], int] = {}
+    for s, t in racks:
+        counts[(s, t)] = counts.get((s, t), 0) + 1
+        counts[(t, s)] = counts.get((t, s), 0) + 1
+    for key, n in counts.items():
+        c[key] += weight * n
+
+
+def circuits_from_ports(instance: Instance, pairs: list[tuple[int, int]]) -> tuple[
+        np.ndarray, list[str]]:
+    """The symmetric circuit-count matrix c_st of a port pairing, and the rules it breaks."""
+    R = instance.n_racks
+    c = np.zeros((R, R), np.int64)
+    racks, bad = _rack_pairs(instance, pairs)
+    _add_circuits(c, racks)
     return c, bad
 
 
@@ -317,9 +346,9 @@ def circuits(instance: Instance, sol: Solution) -> tuple[np.ndarray, list[str]]:
         if not (math.isfinite(share) and share >= 0):
             bad.append(f"oxc_schedule[{q}]: share {share} must be finite and >= 0")
             continue
-        ck, bk = circuits_from_ports(instance, list(pairs))
+        racks, bk = _rack_pairs(instance, list(pairs))
         bad += [f"oxc_schedule[{q}]." + b for b in bk]
-        c += share * ck
+        _add_circuits(c, racks, share)
         total += share
     if total > 1 + TOL:
         bad.append(f"oxc_schedule: time shares add up to {total:g} > 1")
@@ -786,21 +815,25 @@ def _size_strong(instance: Instance) -> tuple[int, int]:
     return n_vars, n_cons
 
 
-#: formulation name -> (builder, size estimate)
-FORMULATIONS: dict[str, tuple[Any, Any]] = {
-    "paper": (build_paper, _size_paper),
-    "strong": (build_strong, _size_strong),
+#: the exact models (module docstring)
+FORMULATIONS: dict[str, Formulation] = {
+    "paper": Formulation(build_paper, _size_paper,
+                         "the MILP of section II-B, eqs. (1)-(17), with the documented "
+                         "corrections (OXC ports paired explicitly)"),
+    "strong": Formulation(build_strong, _size_strong,
+                          "ours: aggregated workers, circuit counts per rack pair, "
+                          "disaggregated linearisation (same optimum, far smaller)"),
 }
 
 
 def build(instance: Instance, formulation: str = "paper") -> Any:
     """The Pyomo model of ``instance`` in ``formulation`` (see :data:`FORMULATIONS`)."""
-    return FORMULATIONS[formulation][0](instance)
+    return FORMULATIONS[formulation].build(instance)
 
 
 def estimate_size(instance: Instance, formulation: str = "paper") -> tuple[int, int]:
     """(variables, constraints) of the model, computed without building it."""
-    return FORMULATIONS[formulation][1](instance)
+    return FORMULATIONS[formulation].estimate_size(instance)
 
 
 def _val(v: Any) -> float:
@@ -1046,4 +1079,89 @@ def generate_large(*, seed: int = 0, racks: int = 64, jobs: int | None = None,
                         alpha=alpha)
 
 
-GENERATORS = {"small": generate_small, "large": generate_large, "dcn": generate_dcn}
+_Pos = Annotated[float, pydantic.Field(gt=0)]
+_NonNeg = Annotated[float, pydantic.Field(ge=0)]
+_Count = Annotated[int, pydantic.Field(ge=1)]
+
+
+class SmallParams(Options):
+    """Parameters of the small-scale generator (section IV-A)."""
+
+    racks: int = pydantic.Field(default=6, ge=1, description="racks R (paper: 2, 4, 6)")
+    jobs: int | None = pydantic.Field(
+        default=None, ge=1, description="jobs in the batch; default: about 65 % of the GPUs "
+        "used (load)")
+    inc: bool = pydantic.Field(default=True, description="in-network computing on (PS may run "
+                               "on a PDP ToR switch); false: MILP_Non_INC's setting")
+    alpha: float = pydantic.Field(default=0.5, ge=0, description="PS update time as a "
+                                  "fraction of the communication time (alpha_i)")
+
+
+class LargeParams(SmallParams):
+    """Parameters of the large-scale generator (section IV-A: 64 racks, 12 ports per ToR)."""
+
+    racks: int = pydantic.Field(default=64, ge=1, description="racks R (paper: 64)")
+    workers: tuple[_Count, _Count] = pydantic.Field(
+        default=(4, 16), description="[low, high] workers per job, uniform (paper: [4, 16] "
+        "or [16, 64])")
+
+
+class DcnParams(LargeParams):
+    """Parameters of the general generator (section IV-A's simulation setting)."""
+
+    racks: int = pydantic.Field(default=6, ge=1, description="racks R")
+    workers: tuple[_Count, _Count] = pydantic.Field(
+        default=(1, 4), description="[low, high] workers per job, uniform")
+    pdp_fraction: float = pydantic.Field(default=0.5, ge=0, le=1,
+                                         description="share of racks with a PDP ToR switch")
+    ps_per_switch: int = pydantic.Field(default=2, ge=0,
+                                        description="PS slots C_k of a PDP switch")
+    ports: int = pydantic.Field(default=4, ge=1, le=1024,
+                                description="N_ToR: ToR ports to the pool and to the OXC")
+    port_gbps: float = pydantic.Field(default=10.0, gt=0, description="port bandwidth B "
+                                      "(Gbit/s)")
+    gpu: tuple[_NonNeg, _NonNeg] = pydantic.Field(default=(50, 80), description="[low, high] "
+                                                  "GPU units of a rack, uniform")
+    cpu: tuple[_NonNeg, _NonNeg] = pydantic.Field(default=(20, 30), description="[low, high] "
+                                                  "CPU units of a rack, uniform")
+    mem: tuple[_NonNeg, _NonNeg] = pydantic.Field(default=(1.5, 2.0), description="[low, high] "
+                                                  "memory (GB) of a rack, uniform")
+    data: tuple[_Pos, _Pos] = pydantic.Field(default=(92, 552), description="[low, high] data "
+                                             "size d_i (MB) of a job, uniform")
+    load: float = pydantic.Field(default=0.65, gt=0, le=1, description="share of the GPUs the "
+                                 "default number of jobs uses")
+
+
+def _default_jobs(racks: int, workers: tuple[int, int], gpu: tuple[float, float],
+                  data: tuple[float, float], load: float) -> int:
+    """The number of jobs :func:`generate_dcn` draws when ``jobs`` is not given."""
+    dmax = data[1]
+    e_gpu = max(1.0, 32 * (data[0] + data[1]) / 2 / dmax)
+    e_job = (workers[0] + workers[1]) / 2 * e_gpu
+    return max(1, round(load * racks * (gpu[0] + gpu[1]) / 2 / e_job))
+
+
+def generator_size(params: SmallParams) -> Size:
+    """What :func:`generate_dcn` allocates and computes: per attempt (at most 200) the racks,
+    the jobs and the validation of every worker against every rack (Instance, then the
+    first-fit check), about 1 KiB per rack and job."""
+    p = DcnParams().model_copy(update=dict(params))
+    if isinstance(params, LargeParams) and not isinstance(params, DcnParams):
+        p = p.model_copy(update=dict(gpu=(200, 200), data=DcnParams().data))
+    R = float(p.racks)
+    J = float(p.jobs if p.jobs is not None else
+              _default_jobs(p.racks, p.workers, p.gpu, p.data, p.load))
+    W = J * p.workers[1]
+    memory = 1024.0 * (R + J) + 128.0 * W
+    work = 200.0 * (10 * (R + J) + 6 * W * R)
+    return Size(memory, work)
+
+
+GENERATORS: dict[str, Generator] = {
+    "small": Generator(generate_small, SmallParams, generator_size,
+                       "small scale (section IV-A): 6 racks, 4 ports, [1, 4] workers per job"),
+    "large": Generator(generate_large, LargeParams, generator_size,
+                       "large scale (section IV-A): 64 racks, 12 ports, [4, 16] workers"),
+    "dcn": Generator(generate_dcn, DcnParams, generator_size,
+                     "section IV-A's simulation setting, every parameter open"),
+}
