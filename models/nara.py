@@ -288,16 +288,17 @@ def net_size(instance: Instance) -> Size:
     """What :attr:`Instance.net` allocates and computes (Appendix G's candidate paths).
 
     Memory: the padded path array (R, R, k, L) and the candidate lists, with the path length
-    L bounded by the switch graph (switches - 1 and switch links); work: one hop-limited path
-    search per rack and hop limit (at most switches / 2 limits, each stopped by
-    :data:`._nara_topo.MAX_PATH_STEPS`), plus the (R, R) neighbour table.
+    L bounded by the switch graph (switches - 1 and switch links); work: the hop-limited path
+    search of every rack (stopped, with an InstanceError, after
+    :data:`._nara_topo.MAX_PATH_STEPS` steps per rack over all its hop limits; at most the
+    switch-graph links squared per hop limit), plus the (R, R) neighbour table.
     """
     _, R, n_sw, l_sw = topology_counts(instance.topology)
     k = instance.k_paths
     max_len = max(1, min(n_sw - 1, l_sw))
     memory = R * R * k * (8.0 * max_len + 64.0) + 64.0 * len(instance.topology.nodes)
-    per_pass = min(float(topo.MAX_PATH_STEPS), float(l_sw) ** 2 + 1.0)
-    work = R * (n_sw / 2 + 1) * per_pass + R * R * (k + 1)
+    search = min(float(topo.MAX_PATH_STEPS), (n_sw / 2 + 1) * (float(l_sw) ** 2 + 1.0))
+    work = R * search + R * R * (k + 1)
     return Size(memory, work)
 
 
