@@ -61,6 +61,7 @@ Choices where the paper is open (documented deviations)
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -285,43 +286,46 @@ class MilpOptions(Options):
         default=10.0, gt=0, le=86_400, description="HiGHS time limit per request (seconds)")
 
 
-def _episode_size(instance: nara.Instance) -> tuple[float, float, float, float]:
-    """(requests, server picks, cost of one pick, fixed memory) of a simulated episode.
+def _episode_size(instance: nara.Instance) -> tuple[float, float, float, float, float]:
+    """(requests, server picks, cost of one request, cost of one pick, fixed memory) of a
+    simulated episode (:mod:`dmlopt.models._nara_sim`).
 
-    A pick (``State.add`` after ``feasible``) is numpy work over the servers, the (R, R)
-    compatibility table and the path-link incidence (``_nara_sim.State.compat``); a request
-    takes at most min(servers, c + m) picks, since every pick gives at least one unit. The
-    topology's :attr:`~dmlopt.models.nara.Instance.net` is built first (it is guarded by
-    :func:`dmlopt.models.nara.net_size`).
+    A request begins with the path-compatibility table of its bandwidth (the path-link
+    incidence times the short links, then an (R, R) table, ``State.compat``, once per
+    request); a pick (``State.feasible`` and a choice among the servers) is numpy work over the
+    servers, sorted; a request takes at most min(servers, c + m) picks, since every pick gives
+    at least one unit. The topology's :attr:`~dmlopt.models.nara.Instance.net` is built first
+    (guarded by :func:`dmlopt.models.nara.net_size`).
     """
     net = instance.net
     S, R = net.n_servers, net.n_racks
     nnz = float(sum(len(p) for v in net.cand.values() for p in v))
     n = len(instance.requests)
     picks = float(sum(min(S, r.c + r.m) for r in instance.requests))
-    pick = S + nnz + R * R
+    request = S + nnz + R * R
+    pick = S * (math.log2(S) + 2) + R
     memory = 16.0 * nnz + 32.0 * R * R + 64.0 * (S + net.n_links) + 1024.0 * n
-    return n, picks, pick, memory
+    return n, picks, request, pick, memory
 
 
 def episode_estimate(instance: nara.Instance, options: Options) -> Size:
     """Size of an allocator that picks servers one at a time (random, tetris, nalb, nulb,
-    netfit): every request begins with one pass over the state, then its picks."""
+    netfit): :func:`_episode_size`."""
     del options
-    n, picks, pick, memory = _episode_size(instance)
-    return Size(memory, n * pick + picks * pick)
+    n, picks, request, pick, memory = _episode_size(instance)
+    return Size(memory, n * request + picks * pick)
 
 
 def probe_estimate(instance: nara.Instance, options: ProbeOptions) -> Size:
     """:func:`episode_estimate` plus, per request, ``max_cand`` x ``n_probe`` probe tests over
     the (R, R) rack table and the servers (:mod:`._nara_probe`, "Cost")."""
-    n, picks, pick, memory = _episode_size(instance)
+    n, picks, request, pick, memory = _episode_size(instance)
     net = instance.net
     S, R = net.n_servers, net.n_racks
     K = options.n_probe
     probe = (R * R + S) * K * options.max_cand
     memory += 8.0 * (3 * K * R * R + S * R + 4 * K * S)
-    return Size(memory, n * (pick + probe) + picks * pick)
+    return Size(memory, n * (request + probe) + picks * pick)
 
 
 def milp_estimate(instance: nara.Instance, options: MilpOptions) -> Size:
@@ -329,10 +333,10 @@ def milp_estimate(instance: nara.Instance, options: MilpOptions) -> Size:
     "request": about 1 KiB and 50 operations of Pyomo per variable and constraint to build;
     the solve itself is bounded by ``time_limit``)."""
     del options
-    n, picks, pick, memory = _episode_size(instance)
+    n, picks, request, pick, memory = _episode_size(instance)
     n_vars, n_cons = nara.FORMULATIONS["request"].estimate_size(instance)
     model = float(n_vars + n_cons)
-    return Size(memory + 1024.0 * model, n * (pick + 50.0 * model) + picks * pick)
+    return Size(memory + 1024.0 * model, n * (request + 50.0 * model) + picks * pick)
 
 
 HEURISTICS: dict[str, Heuristic] = {
