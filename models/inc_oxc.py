@@ -197,22 +197,29 @@ class Instance(Frozen):
         cap = np.array([[r.cpu, r.gpu, r.mem] for r in self.racks])
         names = ("cpu", "gpu", "mem")
         pdp = self.inc and any(r.ps_slots > 0 for r in self.racks)
-        total = np.zeros(3)
+        wd = np.array([[w.cpu, w.gpu, w.mem] for job in self.jobs for w in job.workers],
+                      float).reshape(-1, 3)
+        fits = _fits_some_rack(wd, cap)
+        ps = np.array([[job.ps_cpu, 0.0, job.ps_mem] for job in self.jobs], float)
+        ps_fits = np.ones(len(self.jobs), bool) if pdp else _fits_some_rack(ps, cap)
+        start = 0
         for i, job in enumerate(self.jobs):
-            for j, w in enumerate(job.workers):
-                need = np.array([w.cpu, w.gpu, w.mem])
-                total += need
-                if not (need <= cap * (1 + TOL) + 1e-12).all(axis=1).any():
-                    worst = [n for n, x, c in zip(names, need, cap.max(axis=0), strict=True)
-                             if x > c]
-                    what = ", ".join(worst) if worst else "cpu+gpu+mem together"
-                    raise rule(f"jobs[{i}].workers[{j}]", w.model_dump(),
-                               f"fits in no rack ({what} above every rack's capacity)")
-            ps = np.array([job.ps_cpu, 0.0, job.ps_mem])
-            if not pdp and not (ps <= cap * (1 + TOL) + 1e-12).all(axis=1).any():
+            m = len(job.workers)
+            bad = np.flatnonzero(~fits[start:start + m])
+            if bad.size:
+                j = int(bad[0])
+                worst = [n for n, x, c in zip(names, wd[start + j], cap.max(axis=0), strict=True)
+                         if x > c]
+                what = ", ".join(worst) if worst else "cpu+gpu+mem together"
+                raise rule(f"jobs[{i}].workers[{j}]", job.workers[j].model_dump(),
+                           f"fits in no rack ({what} above every rack's capacity)")
+            start += m
+            if not ps_fits[i]:
                 raise rule(f"jobs[{i}]", {"ps_cpu": job.ps_cpu, "ps_mem": job.ps_mem},
                            "PS fits on no server and there is no PDP switch (INC off or no "
                            "rack with ps_slots > 0)")
+        # sequential sums, as worker by worker (np.add.accumulate does not pair terms)
+        total = np.add.accumulate(wd, axis=0)[-1] if len(wd) else np.zeros(3)
         for r, name in enumerate(names):
             if total[r] > cap[:, r].sum() * (1 + TOL) + 1e-12:
                 raise rule("jobs", f"{name} demand {total[r]:g}",
@@ -256,6 +263,39 @@ class Instance(Frozen):
         for j, w in enumerate(self.jobs[i].workers):
             groups.setdefault((w.cpu, w.gpu, w.mem), []).append(j)
         return list(groups.values())
+
+
+def _fits_some_rack(need: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """(N,) bool: demand row n is within some rack's capacity (rule (2) for one item, with
+    the tolerance of :data:`TOL`).
+
+    A demand fits some rack iff it fits some rack whose capacity no other rack dominates, so
+    the distinct demands are compared with those racks only, in blocks of about 4M cells: a
+    long worker list costs numpy work, not a Python loop over the racks.
+    """
+    if not len(need):
+        return np.zeros(0, bool)
+    top = _undominated(np.unique(cap * (1 + TOL) + 1e-12, axis=0))
+    rows, inverse = np.unique(need, axis=0, return_inverse=True)
+    ok = np.zeros(len(rows), bool)
+    block = max(1, 2**22 // len(top))
+    for b in range(0, len(rows), block):
+        r = rows[b:b + block]
+        ok[b:b + block] = ((r[:, 0, None] <= top[None, :, 0]) & (r[:, 1, None] <= top[None, :, 1])
+                           & (r[:, 2, None] <= top[None, :, 2])).any(axis=1)
+    return ok[inverse.reshape(-1)]
+
+
+def _undominated(top: np.ndarray) -> np.ndarray:
+    """The distinct rows of ``top`` that no other row is >= in every column."""
+    keep = np.ones(len(top), bool)
+    block = max(1, 2**22 // len(top))
+    for b in range(0, len(top), block):
+        r = top[b:b + block]
+        geq = (top[None, :, 0] >= r[:, 0, None]) & (top[None, :, 1] >= r[:, 1, None]) \
+            & (top[None, :, 2] >= r[:, 2, None])
+        keep[b:b + block] = geq.sum(axis=1) == 1  # only the row itself (rows are distinct)
+    return top[keep]
 
 
 class Solution(Frozen):

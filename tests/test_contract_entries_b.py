@@ -452,3 +452,39 @@ def test_rar_evaluator_reports_overlaps_as_before(gen, seed):
     assert len(carries) == (len(a.ring) if inst.rho < 2 else 0)
     assert all(f"in slot {a.start}," in v for v in carries)
     assert ev.metrics["activated_cus"] == sum(len(ids) for ids in a.cus)
+
+
+def test_rar_config_size_counts_configurations_without_listing_them(monkeypatch):
+    from dmlopt.models import _rar_config
+
+    small = dmlopt.generate("rar", {"generator": "cpn38", "requests": 4}, seed=0)
+    for j in range(4):
+        for free in (True, False):
+            assert _rar_config.count_configurations(small, j, free) == len(
+                _rar_config.configurations(small, j, free))
+    inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": 3, "slots": 10_000}, seed=0)
+    monkeypatch.setattr(MR, "_mode_starts", _boom)  # about 5e7 mode-starts per request
+    with pytest.raises(ModelTooLargeError, match="config"):
+        dmlopt.solve(inst, formulation="config")
+
+
+def test_inc_oxc_worker_fit_is_checked_without_a_loop_over_racks(monkeypatch):
+    # many distinct workers and racks: the fit of rule (2) per worker is numpy work over the
+    # undominated racks; the first worker that fits nowhere is still the one named
+    rng = np.random.default_rng(0)
+    racks = [{"cpu": float(c), "gpu": float(g), "mem": 4.0}
+             for c, g in rng.integers(5, 20, (2000, 2))]
+    workers = [{"cpu": 1 + i * 1e-6, "gpu": 1.0, "mem": 0.001} for i in range(5000)]
+    data = {**_inc_oxc(1), "racks": racks, "jobs": [{**_inc_oxc(1)["jobs"][0],
+                                                      "workers": workers}]}
+    t0 = time.perf_counter()
+    assert len(parse(MI.Instance, data).jobs[0].workers) == 5000
+    assert time.perf_counter() - t0 < 10
+    workers[3000] = {"cpu": 50.0, "gpu": 1.0, "mem": 0.001}
+    with pytest.raises(InstanceError, match=r"jobs\[0\]\.workers\[3000\].*fits in no rack \(cpu"):
+        parse(MI.Instance, data)
+    for _ in range(50):
+        cap = rng.integers(0, 6, (int(rng.integers(1, 20)), 3)).astype(float)
+        need = rng.integers(0, 7, (int(rng.integers(1, 30)), 3)).astype(float)
+        naive = [(x <= cap * (1 + MI.TOL) + 1e-12).all(axis=1).any() for x in need]
+        assert MI._fits_some_rack(need, cap).tolist() == naive
