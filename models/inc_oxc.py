@@ -126,7 +126,7 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pydantic
@@ -1119,9 +1119,14 @@ def generate_large(*, seed: int = 0, racks: int = 64, jobs: int | None = None,
                         alpha=alpha)
 
 
-_Pos = Annotated[float, pydantic.Field(gt=0)]
-_NonNeg = Annotated[float, pydantic.Field(ge=0)]
-_Count = Annotated[int, pydantic.Field(ge=1)]
+def _low_high(value: tuple[float, float], low: float, strict: bool = False
+              ) -> tuple[float, float]:
+    """A [low, high] range parameter: ``low`` <= (or <) its first entry <= its second."""
+    first_ok = value[0] > low if strict else value[0] >= low
+    if not (first_ok and value[0] <= value[1]):
+        raise ValueError(f"must be [low, high] with {low} {'<' if strict else '<='} low <= "
+                         "high")
+    return value
 
 
 class SmallParams(Options):
@@ -1141,16 +1146,21 @@ class LargeParams(SmallParams):
     """Parameters of the large-scale generator (section IV-A: 64 racks, 12 ports per ToR)."""
 
     racks: int = pydantic.Field(default=64, ge=1, description="racks R (paper: 64)")
-    workers: tuple[_Count, _Count] = pydantic.Field(
+    workers: tuple[int, int] = pydantic.Field(
         default=(4, 16), description="[low, high] workers per job, uniform (paper: [4, 16] "
         "or [16, 64])")
+
+    @pydantic.field_validator("workers")
+    @classmethod
+    def _workers(cls, value: tuple[int, int]) -> tuple[int, int]:
+        return _low_high(value, 1)
 
 
 class DcnParams(LargeParams):
     """Parameters of the general generator (section IV-A's simulation setting)."""
 
     racks: int = pydantic.Field(default=6, ge=1, description="racks R")
-    workers: tuple[_Count, _Count] = pydantic.Field(
+    workers: tuple[int, int] = pydantic.Field(
         default=(1, 4), description="[low, high] workers per job, uniform")
     pdp_fraction: float = pydantic.Field(default=0.5, ge=0, le=1,
                                          description="share of racks with a PDP ToR switch")
@@ -1160,16 +1170,26 @@ class DcnParams(LargeParams):
                                 description="N_ToR: ToR ports to the pool and to the OXC")
     port_gbps: float = pydantic.Field(default=10.0, gt=0, description="port bandwidth B "
                                       "(Gbit/s)")
-    gpu: tuple[_NonNeg, _NonNeg] = pydantic.Field(default=(50, 80), description="[low, high] "
+    gpu: tuple[float, float] = pydantic.Field(default=(50, 80), description="[low, high] "
                                                   "GPU units of a rack, uniform")
-    cpu: tuple[_NonNeg, _NonNeg] = pydantic.Field(default=(20, 30), description="[low, high] "
+    cpu: tuple[float, float] = pydantic.Field(default=(20, 30), description="[low, high] "
                                                   "CPU units of a rack, uniform")
-    mem: tuple[_NonNeg, _NonNeg] = pydantic.Field(default=(1.5, 2.0), description="[low, high] "
+    mem: tuple[float, float] = pydantic.Field(default=(1.5, 2.0), description="[low, high] "
                                                   "memory (GB) of a rack, uniform")
-    data: tuple[_Pos, _Pos] = pydantic.Field(default=(92, 552), description="[low, high] data "
+    data: tuple[float, float] = pydantic.Field(default=(92, 552), description="[low, high] data "
                                              "size d_i (MB) of a job, uniform")
     load: float = pydantic.Field(default=0.65, gt=0, le=1, description="share of the GPUs the "
                                  "default number of jobs uses")
+
+    @pydantic.field_validator("gpu", "cpu", "mem")
+    @classmethod
+    def _resources(cls, value: tuple[float, float]) -> tuple[float, float]:
+        return _low_high(value, 0)
+
+    @pydantic.field_validator("data")
+    @classmethod
+    def _data(cls, value: tuple[float, float]) -> tuple[float, float]:
+        return _low_high(value, 0, strict=True)
 
 
 def _default_jobs(racks: int, workers: tuple[int, int], gpu: tuple[float, float],
