@@ -221,10 +221,7 @@ class Instance(Frozen):
             the candidate paths of every rack pair grow with racks^2 and the path search
             with the switch graph, whatever the number of requests.
         """
-        from dmlopt.contract import check_run_size, limits_from
-
-        check_run_size("the candidate paths of this nara topology", net_size(self),
-                       limits_from(None))
+        _check_net_size(self)
         return topo.build_net(
             [(nd.kind, nd.cpu, nd.mem) for nd in self.topology.nodes],
             [(lk.u, lk.v, lk.capacity) for lk in self.topology.links], self.k_paths)
@@ -282,6 +279,24 @@ def topology_counts(topology: Topology) -> tuple[int, int, int, int]:
     n_srv = kinds.count("server")
     n_rack = kinds.count("rack")
     return n_srv, n_rack, len(kinds) - n_srv, len(topology.links) - n_srv
+
+
+def _check_net_size(instance: Instance) -> None:
+    """Refuse a topology whose :func:`net_size` is above the limits of ``DMLOPT_SIZE_LIMIT``
+    (the default limits without it). The paths are built lazily, wherever the instance is
+    used (evaluator, models, allocators), so the environment is the one knob that reaches
+    them all."""
+    from dmlopt.contract import limits_from
+    from dmlopt.errors import ModelTooLargeError
+
+    size = net_size(instance)
+    lim = limits_from(None)
+    if size.memory > lim.memory or size.work > lim.work:
+        raise ModelTooLargeError(
+            f"too large: the candidate paths of this nara topology need about "
+            f"{size.memory / 2**30:.3g} GiB and {size.work:.3g} operations, above the limit "
+            f"{lim.memory / 2**30:.3g} GiB / {lim.work:.3g}; set DMLOPT_SIZE_LIMIT="
+            "V,C,MEMORY,WORK to build them anyway")
 
 
 def net_size(instance: Instance) -> Size:

@@ -488,3 +488,13 @@ def test_inc_oxc_worker_fit_is_checked_without_a_loop_over_racks(monkeypatch):
         need = rng.integers(0, 7, (int(rng.integers(1, 30)), 3)).astype(float)
         naive = [(x <= cap * (1 + MI.TOL) + 1e-12).all(axis=1).any() for x in need]
         assert MI._fits_some_rack(need, cap).tolist() == naive
+
+
+def test_nara_path_guard_follows_dmlopt_size_limit(monkeypatch):
+    data = _nara_star(50)
+    monkeypatch.setenv("DMLOPT_SIZE_LIMIT", "1e6,2e6,1MiB,1e12")
+    with pytest.raises(ModelTooLargeError, match="DMLOPT_SIZE_LIMIT"):
+        dmlopt.evaluate(MN.Instance.model_validate(data), MN.Solution(allocations=[None]))
+    monkeypatch.delenv("DMLOPT_SIZE_LIMIT")
+    ev = dmlopt.evaluate(MN.Instance.model_validate(data), MN.Solution(allocations=[None]))
+    assert ev.feasible and ev.objective == 0
