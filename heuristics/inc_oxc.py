@@ -77,8 +77,10 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Literal
 
 import numpy as np
+import pydantic
 from dmlopt.heuristics._inc_oxc_bvn import bvn_decompose, circuits_from_terms, stuff
 from dmlopt.heuristics._inc_oxc_place import workers_balanced, workers_target
 from dmlopt.models.inc_oxc import (
@@ -89,6 +91,8 @@ from dmlopt.models.inc_oxc import (
     link_loads,
     ports_from_circuits,
 )
+
+from dmlopt.contract import Heuristic, NoOptions, Options, Size
 
 _EPS = 1e-9
 #: neighbourhoods above this size are scanned bottleneck jobs first (wcg-ls)
@@ -723,5 +727,65 @@ def wcg_ls(instance: Instance, *, seed: int = 0, time_limit: float = 2.0,
                      search=(time_limit, max_rounds))
 
 
-HEURISTICS = {"wcg": wcg, "wcg-literal": wcg_literal, "swg": swg, "rwp": rwp,
-              "wcg-opt": wcg_opt, "wcg-ls": wcg_ls}
+# --------------------------------------------------------------------------------------------
+# options and size estimates (dmlopt.contract)
+
+
+class ScheduleOptions(Options):
+    """Options of wcg, wcg-literal, swg and rwp (module docstring, "Options")."""
+
+    circuits: Literal["bvn", "optimal"] = pydantic.Field(
+        default="bvn", description="OXC circuits: bvn (Algorithm 1, lines 25-28) or optimal "
+        "(the best circuit counts for the placement)")
+    bandwidth: Literal["proportional", "optimal"] = pydantic.Field(
+        default="proportional", description="bandwidth: proportional to the data size (line "
+        "29) or optimal (closed form b = a f*)")
+
+
+class SearchOptions(Options):
+    """Options of wcg-ls (iterated local search over placements, ours)."""
+
+    time_limit: float = pydantic.Field(default=2.0, gt=0, le=86_400,
+                                       description="seconds of local search after wcg")
+    max_rounds: int = pydantic.Field(default=50, ge=1, le=1_000_000,
+                                     description="improvement rounds of one descent")
+
+
+def schedule_estimate(instance: Instance, options: Options) -> Size:
+    """Size of Algorithm 1 on ``instance`` (any placement rule), from R, N_ToR, jobs and
+    workers alone.
+
+    Work: the placement (wcg's target-f scan up to 16 racks: 18 variants x 48 targets x 8
+    anchors per worker and rack), the BvN decomposition (at most min(R^2, W + 2R) terms, each a
+    bottleneck assignment of O(R^3 log R^2)), the time-shared schedule (R N_ToR / 2 port pairs
+    per term), the repair and rebalancing of the circuits (O(R^3 N_ToR)) and the optimal
+    circuits (N_ToR R^2 candidate values). Memory: a few dozen (R, R) matrices, the
+    N_ToR R^2 / 2 candidates and the schedule's port pairs.
+    """
+    del options
+    R, P = float(instance.n_racks), float(instance.n_tor)
+    W = float(sum(len(j.workers) for j in instance.jobs))
+    J = float(len(instance.jobs))
+    terms = min(R * R, W + 2 * R)
+    log_r = math.log2(R * R + 1) + 1
+    place = 7000.0 * (W + J) * R
+    bvn = terms * (R ** 3 * log_r + R * R + R * P)
+    circuits = 10.0 * R ** 3 * P + P * R * R * log_r
+    memory = 8.0 * (48 * R * R + P * R * R + 8 * (W + J) * R) + 64.0 * terms * R * P
+    return Size(memory, place + bvn + circuits)
+
+
+HEURISTICS: dict[str, Heuristic] = {
+    "wcg": Heuristic(wcg, ScheduleOptions, schedule_estimate,
+                     "Algorithm 1 with the load-balancing rack choice (deterministic)"),
+    "wcg-literal": Heuristic(wcg_literal, ScheduleOptions, schedule_estimate,
+                             "Algorithm 1 with the literal rack choice (least placed data)"),
+    "swg": Heuristic(swg, ScheduleOptions, schedule_estimate,
+                     "single worker grouping (section IV-A baseline)"),
+    "rwp": Heuristic(rwp, ScheduleOptions, schedule_estimate,
+                     "random worker placement (section IV-A baseline), seeded"),
+    "wcg-opt": Heuristic(wcg_opt, NoOptions, schedule_estimate,
+                         "ours: wcg-literal's placement, optimal circuits and bandwidth"),
+    "wcg-ls": Heuristic(wcg_ls, SearchOptions, schedule_estimate,
+                        "ours: wcg, then iterated local search for time_limit seconds"),
+}

@@ -61,12 +61,16 @@ Choices where the paper is open (documented deviations)
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+import pydantic
 from dmlopt.heuristics import _nara_netfit, _nara_probe
 from dmlopt.models import nara
 from dmlopt.models._nara_sim import State, run_episode
+
+from dmlopt.contract import Heuristic, NoOptions, Options, Size
 
 
 def _random(state: State, rng: np.random.Generator) -> bool:
@@ -235,12 +239,119 @@ def allocate_milp(instance: nara.Instance, *, seed: int = 0,
     return run_episode(instance, choose)
 
 
-HEURISTICS = {
-    "random": allocate_random,
-    "tetris": allocate_tetris,
-    "nalb": allocate_nalb,
-    "nulb": allocate_nulb,
-    "netfit": allocate_netfit,
-    "netfit-probe": allocate_netfit_probe,
-    "milp": allocate_milp,
+# --------------------------------------------------------------------------------------------
+# options and size estimates (dmlopt.contract)
+
+
+class TetrisOptions(Options):
+    """Options of the Tetris baseline (Appendix D.1)."""
+
+    penalty: float = pydantic.Field(
+        default=0.9, ge=0, le=1, description="score cut of servers outside the first pick's "
+        "rack (Appendix D.1: 90 %)")
+    check_paths: bool = pydantic.Field(
+        default=True, description="score only servers where the request still fits, "
+        "constraint 3 included (Tetris [19]); false: drop the request when a pick breaks it")
+
+
+class ProbeOptions(Options):
+    """Options of ``netfit-probe`` (:mod:`dmlopt.heuristics._nara_probe`)."""
+
+    n_probe: int = pydantic.Field(
+        default=32, ge=1, le=100_000, description="probe requests drawn from the requests "
+        "seen so far to score a candidate")
+    max_cand: int = pydantic.Field(
+        default=4, ge=1, le=1000, description="candidate allocations scored per request")
+    w_local: float = pydantic.Field(
+        default=0.5, ge=0, description="weight of the probes placeable on one server or one "
+        "rack in a candidate's score")
+    admit_k: float = pydantic.Field(
+        default=1.8, gt=0, description="a request larger than admit_k x the mean volume seen "
+        "is subject to admission control (a huge value, e.g. 1e300, switches it off)")
+    admit_loss: float = pydantic.Field(
+        default=0.1, ge=0, description="such a request is rejected when placing it makes at "
+        "least admit_loss x n_probe placeable probes unplaceable")
+    select: bool = pydantic.Field(
+        default=True, description="choose among the candidates by the probes (false: "
+        "netfit's plan, probes for admission only)")
+    budget_servers: int = pydantic.Field(
+        default=100_000, ge=0, description="above this many servers the look-ahead is off "
+        "(plain netfit)")
+
+
+class MilpOptions(Options):
+    """Options of the per-request MILP allocator."""
+
+    time_limit: float = pydantic.Field(
+        default=10.0, gt=0, le=86_400, description="HiGHS time limit per request (seconds)")
+
+
+def _episode_size(instance: nara.Instance) -> tuple[float, float, float, float, float]:
+    """(requests, server picks, cost of one request, cost of one pick, fixed memory) of a
+    simulated episode (:mod:`dmlopt.models._nara_sim`).
+
+    A request begins with the path-compatibility table of its bandwidth (the path-link
+    incidence times the short links, then an (R, R) table, ``State.compat``, once per
+    request); a pick (``State.feasible`` and a choice among the servers) is numpy work over the
+    servers, sorted; a request takes at most min(servers, c + m) picks, since every pick gives
+    at least one unit. The topology's :attr:`~dmlopt.models.nara.Instance.net` is built first
+    (guarded by :func:`dmlopt.models.nara.net_size`).
+    """
+    net = instance.net
+    S, R = net.n_servers, net.n_racks
+    nnz = float(sum(len(p) for v in net.cand.values() for p in v))
+    n = len(instance.requests)
+    picks = float(sum(min(S, r.c + r.m) for r in instance.requests))
+    request = S + nnz + R * R
+    pick = S * (math.log2(S) + 2) + R
+    memory = 16.0 * nnz + 32.0 * R * R + 64.0 * (S + net.n_links) + 1024.0 * n
+    return n, picks, request, pick, memory
+
+
+def episode_estimate(instance: nara.Instance, options: Options) -> Size:
+    """Size of an allocator that picks servers one at a time (random, tetris, nalb, nulb,
+    netfit): :func:`_episode_size`."""
+    del options
+    n, picks, request, pick, memory = _episode_size(instance)
+    return Size(memory, n * request + picks * pick)
+
+
+def probe_estimate(instance: nara.Instance, options: ProbeOptions) -> Size:
+    """:func:`episode_estimate` plus, per request, ``max_cand`` x ``n_probe`` probe tests over
+    the (R, R) rack table and the servers (:mod:`._nara_probe`, "Cost")."""
+    n, picks, request, pick, memory = _episode_size(instance)
+    net = instance.net
+    S, R = net.n_servers, net.n_racks
+    K = options.n_probe
+    probe = (R * R + S) * K * options.max_cand
+    memory += 8.0 * (3 * K * R * R + S * R + 4 * K * S)
+    return Size(memory, n * (request + probe) + picks * pick)
+
+
+def milp_estimate(instance: nara.Instance, options: MilpOptions) -> Size:
+    """:func:`episode_estimate` plus one per-request MILP per arrival (formulation
+    "request": about 1 KiB and 50 operations of Pyomo per variable and constraint to build;
+    the solve itself is bounded by ``time_limit``)."""
+    del options
+    n, picks, request, pick, memory = _episode_size(instance)
+    n_vars, n_cons = nara.FORMULATIONS["request"].estimate_size(instance)
+    model = float(n_vars + n_cons)
+    return Size(memory + 1024.0 * model, n * (request + 50.0 * model) + picks * pick)
+
+
+HEURISTICS: dict[str, Heuristic] = {
+    "random": Heuristic(allocate_random, NoOptions, episode_estimate,
+                        "Random baseline (section 4.1): random useful servers, seeded"),
+    "tetris": Heuristic(allocate_tetris, TetrisOptions, episode_estimate,
+                        "Tetris baseline (Appendix D.1): cosine similarity, rack penalty"),
+    "nalb": Heuristic(allocate_nalb, NoOptions, episode_estimate,
+                      "NALB baseline (Appendix D.2): bandwidth-weighted BFS, widest routes"),
+    "nulb": Heuristic(allocate_nulb, NoOptions, episode_estimate,
+                      "NULB baseline (Appendix D.2): unweighted BFS, widest routes"),
+    "netfit": Heuristic(allocate_netfit, NoOptions, episode_estimate,
+                        "ours: feasibility-checked, locality-first best fit"),
+    "netfit-probe": Heuristic(allocate_netfit_probe, ProbeOptions, probe_estimate,
+                              "ours: netfit with probe look-ahead and admission control"),
+    "milp": Heuristic(allocate_milp, MilpOptions, milp_estimate,
+                      "per-request MILP (HiGHS at every arrival; small topologies only)"),
 }

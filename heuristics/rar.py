@@ -36,9 +36,12 @@ arrays over all (start, end) pairs of the request's window at once.
 from __future__ import annotations
 
 import itertools
+import math
 from functools import cache
+from typing import Literal
 
 import numpy as np
+import pydantic
 from dmlopt.models.rar import (
     Assignment,
     Instance,
@@ -47,6 +50,8 @@ from dmlopt.models.rar import (
     duration,
     fewest_cus_table,
 )
+
+from dmlopt.contract import Heuristic, Options, Size
 
 SCHEMES = ("MinCU", "MinW", "MinT", "MaxR")
 
@@ -206,4 +211,51 @@ def _subsets(ring: tuple[int, ...], source: int, size: int) -> list[tuple[int, .
     return [(source, *c) for c in itertools.combinations(others, size - 1)]
 
 
-HEURISTICS = {"rdda": rdda}
+# --------------------------------------------------------------------------------------------
+# options and size estimate (dmlopt.contract)
+
+
+class RddaOptions(Options):
+    """Options of RDDA (Algorithm 1)."""
+
+    scheme: Literal["MinCU", "MinW", "MinT", "MaxR"] | None = pydantic.Field(
+        default=None, description="ordering scheme of section 4.C (MinCU, MinW, MinT, MaxR); "
+        "default: the instance's")
+
+
+def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
+    """What :func:`rdda` allocates and computes, from the instance fields alone.
+
+    Per request with window width w (P = w (w + 1) / 2 windows [s, e]): the window maxima of
+    the nodes of its rings (nodes x w x w), then per ring through its source (an upper bound on
+    the candidate rings of eq. 13) the wavelength table (W x P) and per allowed node count N
+    the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
+    P). Memory: the largest request's arrays plus the (links x W x slots) wavelength loads.
+    """
+    del options
+    inst = instance
+    n_nodes, T = len(inst.nodes), inst.slots
+    w_max = max(lk.wavelengths for lk in inst.links)
+    hi = inst.ring_max_nodes
+    through = [len(x) for x in inst.rings_through]
+    work = 0.0
+    peak = 0.0
+    for r in inst.requests:
+        w = r.deadline - r.arrival + 1
+        P = w * (w + 1) / 2
+        rings = through[r.source]
+        local = min(n_nodes, rings * hi)
+        subs = sum(math.comb(hi - 1, nn - 1) * nn for nn in r.node_counts)
+        per_ring = w_max * P * 3 + w_max * w * hi + subs * P * 3
+        work += local * w * w + rings * per_ring + w * len(r.node_counts) * 8
+        peak = max(peak, 8.0 * (local * w * w + 3 * w_max * P + 3 * subs * P))
+    memory = peak + 8.0 * (2 * len(inst.links) * w_max * T + 2 * n_nodes * T) \
+        + 1024.0 * len(inst.requests)
+    return Size(memory, work)
+
+
+HEURISTICS: dict[str, Heuristic] = {
+    "rdda": Heuristic(rdda, RddaOptions, rdda_estimate,
+                      "RDDA (Algorithm 1): ring, nodes, CUs, window and wavelength per request "
+                      "in the scheme's order"),
+}

@@ -62,7 +62,9 @@ PRESETS: dict[str, dict[str, float | int]] = {
                   server_bw=1.0, rack_bw=2.0, spine_bw=2.0),
 }
 
-#: maximum number of path prefixes explored per source rack (guards exotic topologies)
+#: maximum number of path prefixes explored per source rack, over all its hop limits (guards
+#: exotic topologies: a chain of switches needs one pass per hop limit; delta uses 924 with
+#: k = 3, 25,944 with k = 16)
 MAX_PATH_STEPS = 2_000_000
 
 
@@ -230,11 +232,12 @@ def _candidate_paths(net: Net, adj: dict[int, list[tuple[int, int]]],
             rb: [] for rb in targets}
         limit = 0
         max_len = max(len(adj), 1)
+        budget = [MAX_PATH_STEPS]
         while limit < max_len:
             limit = _next_limit(limit)
             for rb in targets:
                 per[rb].clear()
-            exhausted = _enumerate(src, adj, rack_of_node, limit, per, ra)
+            exhausted = _enumerate(src, adj, rack_of_node, limit, per, ra, budget)
             if exhausted or all(len(per[rb]) >= k for rb in targets):
                 break
         for rb in targets:
@@ -259,13 +262,16 @@ def _next_limit(limit: int) -> int:
 
 
 def _enumerate(src: int, adj: dict[int, list[tuple[int, int]]], rack_of_node: dict[int, int],
-               limit: int, per: dict, ra: int) -> bool:
+               limit: int, per: dict, ra: int, budget: list[int] | None = None) -> bool:
     """All simple paths from ``src`` of at most ``limit`` hops ending at a rack switch.
 
     Returns True when the enumeration was exhaustive (no path was cut by the limit).
+    ``budget``: the steps left to this source rack (:data:`MAX_PATH_STEPS` over all its hop
+    limits), decreased in place.
     """
     exhaustive = True
-    steps = 0
+    budget = budget if budget is not None else [MAX_PATH_STEPS]
+    steps = MAX_PATH_STEPS - budget[0]
     stack: list[tuple[int, list[int], list[int]]] = [(src, [src], [])]
     on_path = {src}
     # iterative DFS with explicit on-path bookkeeping
@@ -290,6 +296,7 @@ def _enumerate(src: int, adj: dict[int, list[tuple[int, int]]], rack_of_node: di
 
             raise InstanceError("topology.links", f"{len(adj)} switches",
                                 "has too many candidate paths to enumerate")
+        budget[0] -= 1
         nodes_path.append(b)
         links_path.append(e)
         on_path.add(b)

@@ -41,8 +41,39 @@ def configurations(instance: Any, j: int, free_wl: bool) -> list[tuple]:
     from dmlopt.models import rar
 
     inst = instance
-    r = inst.requests[j]
     ms = rar._mode_starts(inst, j)
+    out = []
+    for k, s in _ring_node_sets(inst, j, free_wl):
+        cap = min(inst.nodes[v].cus for v in s)
+        for nn, kk, d, st in ms:
+            if nn == len(s) and kk <= cap:
+                out.append((k, s, nn, kk, d, st))
+    return out
+
+
+def count_configurations(instance: Any, j: int, free_wl: bool) -> int:
+    """``len(configurations(instance, j, free_wl))`` without listing them: a mode (N, k, d)
+    has t_d - t_a - d + 2 starts, so the count costs the modes, not modes x starts (a window
+    of 10,000 slots has about 5e7 mode-starts)."""
+    from dmlopt.models import rar
+
+    inst = instance
+    r = inst.requests[j]
+    k_max = max(nd.cus for nd in inst.nodes)
+    modes = rar.modes(inst, j, k_max)
+    total = 0
+    for _, s in _ring_node_sets(inst, j, free_wl):
+        cap = min(inst.nodes[v].cus for v in s)
+        total += sum(max(0, r.deadline - d + 2 - r.arrival)
+                     for nn, kk, d in modes if nn == len(s) and kk <= cap)
+    return total
+
+
+def _ring_node_sets(instance: Any, j: int, free_wl: bool) -> list[tuple[int, tuple[int, ...]]]:
+    """(ring index, computing node set) pairs of request j's configurations (see
+    :func:`configurations`)."""
+    inst = instance
+    r = inst.requests[j]
     by_set: dict[tuple[int, ...], int] = {}
     pairs: list[tuple[int, tuple[int, ...]]] = []
     for k in inst.candidate_rings(j):
@@ -61,13 +92,7 @@ def configurations(instance: Any, j: int, free_wl: bool) -> list[tuple]:
                     pairs.append((k, s))
     if free_wl:
         pairs = sorted((k, s) for s, k in by_set.items())
-    out = []
-    for k, s in pairs:
-        cap = min(inst.nodes[v].cus for v in s)
-        for nn, kk, d, st in ms:
-            if nn == len(s) and kk <= cap:
-                out.append((k, s, nn, kk, d, st))
-    return out
+    return pairs
 
 
 def build_config(instance: Any) -> Any:
@@ -158,7 +183,7 @@ def size_config(instance: Any) -> tuple[int, int]:
     n_vars = n_cons = 0
     for j in range(len(inst.requests)):
         r = inst.requests[j]
-        nc = len(configurations(inst, j, free_wl))
+        nc = count_configurations(inst, j, free_wl)
         window = r.deadline - r.arrival + 1
         n_vars += 1 + nc
         n_cons += 1

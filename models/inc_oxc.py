@@ -131,6 +131,7 @@ from typing import Any, Literal
 import numpy as np
 import pydantic
 
+from dmlopt.contract import Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
 from dmlopt.validation import Frozen, rule
 
@@ -141,6 +142,10 @@ SENSE = "max"
 
 #: relative tolerance of the capacity checks
 TOL = 1e-6
+
+#: most racks of an instance (paper: 64). The evaluator and every model hold R x R matrices
+#: (circuits c_st, loads), so R is what bounds them: 4096 racks are 128 MiB per matrix.
+MAX_RACKS = 4096
 
 _Num = pydantic.Field(ge=0, allow_inf_nan=False)
 
@@ -178,7 +183,10 @@ class Instance(Frozen):
 
     problem: Literal["inc_oxc"] = "inc_oxc"
     name: str = ""
-    racks: list[Rack] = pydantic.Field(min_length=1)
+    racks: list[Rack] = pydantic.Field(
+        min_length=1, max_length=MAX_RACKS,
+        description=f"racks 0..R-1 (at most {MAX_RACKS}: the evaluator's circuit and load "
+        "matrices are R x R)")
     n_tor: int = pydantic.Field(ge=1, description="N_ToR: ToR ports to the pool and to the OXC")
     port_bw: float = pydantic.Field(gt=0, allow_inf_nan=False, description="B (MB/s)")
     inc: bool = pydantic.Field(default=True, description="False: no INC (R_c empty)")
@@ -189,22 +197,29 @@ class Instance(Frozen):
         cap = np.array([[r.cpu, r.gpu, r.mem] for r in self.racks])
         names = ("cpu", "gpu", "mem")
         pdp = self.inc and any(r.ps_slots > 0 for r in self.racks)
-        total = np.zeros(3)
+        wd = np.array([[w.cpu, w.gpu, w.mem] for job in self.jobs for w in job.workers],
+                      float).reshape(-1, 3)
+        fits = _fits_some_rack(wd, cap)
+        ps = np.array([[job.ps_cpu, 0.0, job.ps_mem] for job in self.jobs], float)
+        ps_fits = np.ones(len(self.jobs), bool) if pdp else _fits_some_rack(ps, cap)
+        start = 0
         for i, job in enumerate(self.jobs):
-            for j, w in enumerate(job.workers):
-                need = np.array([w.cpu, w.gpu, w.mem])
-                total += need
-                if not (need <= cap * (1 + TOL) + 1e-12).all(axis=1).any():
-                    worst = [n for n, x, c in zip(names, need, cap.max(axis=0), strict=True)
-                             if x > c]
-                    what = ", ".join(worst) if worst else "cpu+gpu+mem together"
-                    raise rule(f"jobs[{i}].workers[{j}]", w.model_dump(),
-                               f"fits in no rack ({what} above every rack's capacity)")
-            ps = np.array([job.ps_cpu, 0.0, job.ps_mem])
-            if not pdp and not (ps <= cap * (1 + TOL) + 1e-12).all(axis=1).any():
+            m = len(job.workers)
+            bad = np.flatnonzero(~fits[start:start + m])
+            if bad.size:
+                j = int(bad[0])
+                worst = [n for n, x, c in zip(names, wd[start + j], cap.max(axis=0), strict=True)
+                         if x > c]
+                what = ", ".join(worst) if worst else "cpu+gpu+mem together"
+                raise rule(f"jobs[{i}].workers[{j}]", job.workers[j].model_dump(),
+                           f"fits in no rack ({what} above every rack's capacity)")
+            start += m
+            if not ps_fits[i]:
                 raise rule(f"jobs[{i}]", {"ps_cpu": job.ps_cpu, "ps_mem": job.ps_mem},
                            "PS fits on no server and there is no PDP switch (INC off or no "
                            "rack with ps_slots > 0)")
+        # sequential sums, as worker by worker (np.add.accumulate does not pair terms)
+        total = np.add.accumulate(wd, axis=0)[-1] if len(wd) else np.zeros(3)
         for r, name in enumerate(names):
             if total[r] > cap[:, r].sum() * (1 + TOL) + 1e-12:
                 raise rule("jobs", f"{name} demand {total[r]:g}",
@@ -250,6 +265,39 @@ class Instance(Frozen):
         return list(groups.values())
 
 
+def _fits_some_rack(need: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """(N,) bool: demand row n is within some rack's capacity (rule (2) for one item, with
+    the tolerance of :data:`TOL`).
+
+    A demand fits some rack iff it fits some rack whose capacity no other rack dominates, so
+    the distinct demands are compared with those racks only, in blocks of about 4M cells: a
+    long worker list costs numpy work, not a Python loop over the racks.
+    """
+    if not len(need):
+        return np.zeros(0, bool)
+    top = _undominated(np.unique(cap * (1 + TOL) + 1e-12, axis=0))
+    rows, inverse = np.unique(need, axis=0, return_inverse=True)
+    ok = np.zeros(len(rows), bool)
+    block = max(1, 2**22 // len(top))
+    for b in range(0, len(rows), block):
+        r = rows[b:b + block]
+        ok[b:b + block] = ((r[:, 0, None] <= top[None, :, 0]) & (r[:, 1, None] <= top[None, :, 1])
+                           & (r[:, 2, None] <= top[None, :, 2])).any(axis=1)
+    return ok[inverse.reshape(-1)]
+
+
+def _undominated(top: np.ndarray) -> np.ndarray:
+    """The distinct rows of ``top`` that no other row is >= in every column."""
+    keep = np.ones(len(top), bool)
+    block = max(1, 2**22 // len(top))
+    for b in range(0, len(top), block):
+        r = top[b:b + block]
+        geq = (top[None, :, 0] >= r[:, 0, None]) & (top[None, :, 1] >= r[:, 1, None]) \
+            & (top[None, :, 2] >= r[:, 2, None])
+        keep[b:b + block] = geq.sum(axis=1) == 1  # only the row itself (rows are distinct)
+    return top[keep]
+
+
 class Solution(Frozen):
     """Worker -> rack, PS -> (rack, "server" | "switch"), OXC port pairs, bandwidth per worker.
 
@@ -270,11 +318,12 @@ class Solution(Frozen):
 # evaluation
 
 
-def circuits_from_ports(instance: Instance, pairs: list[tuple[int, int]]) -> tuple[
-        np.ndarray, list[str]]:
-    """The symmetric circuit-count matrix c_st of a port pairing, and the rules it breaks."""
+def _rack_pairs(instance: Instance, pairs: list[tuple[int, int]]) -> tuple[
+        list[tuple[int, int]], list[str]]:
+    """The rack pairs (s, t), s != t, of the circuits of a port pairing, and the rules it
+    breaks; no (R, R) matrix, so a long OXC schedule costs what it lists."""
     R, P = instance.n_racks, instance.n_tor
-    c = np.zeros((R, R), np.int64)
+    out: list[tuple[int, int]] = []
     used: dict[int, int] = {}
     bad: list[str] = []
     for q, (n, m) in enumerate(pairs):
@@ -291,8 +340,28 @@ def circuits_from_ports(instance: Instance, pairs: list[tuple[int, int]]) -> tup
         elif 0 <= n < R * P and 0 <= m < R * P:
             s, t = n // P, m // P
             if s != t:
-                c[s, t] += 1
-                c[t, s] += 1
+                out.append((s, t))
+    return out, bad
+
+
+def _add_circuits(c: np.ndarray, racks: list[tuple[int, int]], weight: float = 1) -> None:
+    """c[s, t] and c[t, s] += weight x (circuits between s and t) for the rack pairs of
+    ``racks`` (in place; one addition per cell, as ``c += weight * counts`` would do)."""
+    counts: dict[tuple[int, int], int] = {}
+    for s, t in racks:
+        counts[(s, t)] = counts.get((s, t), 0) + 1
+        counts[(t, s)] = counts.get((t, s), 0) + 1
+    for key, n in counts.items():
+        c[key] += weight * n
+
+
+def circuits_from_ports(instance: Instance, pairs: list[tuple[int, int]]) -> tuple[
+        np.ndarray, list[str]]:
+    """The symmetric circuit-count matrix c_st of a port pairing, and the rules it breaks."""
+    R = instance.n_racks
+    c = np.zeros((R, R), np.int64)
+    racks, bad = _rack_pairs(instance, pairs)
+    _add_circuits(c, racks)
     return c, bad
 
 
@@ -317,9 +386,9 @@ def circuits(instance: Instance, sol: Solution) -> tuple[np.ndarray, list[str]]:
         if not (math.isfinite(share) and share >= 0):
             bad.append(f"oxc_schedule[{q}]: share {share} must be finite and >= 0")
             continue
-        ck, bk = circuits_from_ports(instance, list(pairs))
+        racks, bk = _rack_pairs(instance, list(pairs))
         bad += [f"oxc_schedule[{q}]." + b for b in bk]
-        c += share * ck
+        _add_circuits(c, racks, share)
         total += share
     if total > 1 + TOL:
         bad.append(f"oxc_schedule: time shares add up to {total:g} > 1")
@@ -786,21 +855,25 @@ def _size_strong(instance: Instance) -> tuple[int, int]:
     return n_vars, n_cons
 
 
-#: formulation name -> (builder, size estimate)
-FORMULATIONS: dict[str, tuple[Any, Any]] = {
-    "paper": (build_paper, _size_paper),
-    "strong": (build_strong, _size_strong),
+#: the exact models (module docstring)
+FORMULATIONS: dict[str, Formulation] = {
+    "paper": Formulation(build_paper, _size_paper,
+                         "the MILP of section II-B, eqs. (1)-(17), with the documented "
+                         "corrections (OXC ports paired explicitly)"),
+    "strong": Formulation(build_strong, _size_strong,
+                          "ours: aggregated workers, circuit counts per rack pair, "
+                          "disaggregated linearisation (same optimum, far smaller)"),
 }
 
 
 def build(instance: Instance, formulation: str = "paper") -> Any:
     """The Pyomo model of ``instance`` in ``formulation`` (see :data:`FORMULATIONS`)."""
-    return FORMULATIONS[formulation][0](instance)
+    return FORMULATIONS[formulation].build(instance)
 
 
 def estimate_size(instance: Instance, formulation: str = "paper") -> tuple[int, int]:
     """(variables, constraints) of the model, computed without building it."""
-    return FORMULATIONS[formulation][1](instance)
+    return FORMULATIONS[formulation].estimate_size(instance)
 
 
 def _val(v: Any) -> float:
@@ -1046,4 +1119,109 @@ def generate_large(*, seed: int = 0, racks: int = 64, jobs: int | None = None,
                         alpha=alpha)
 
 
-GENERATORS = {"small": generate_small, "large": generate_large, "dcn": generate_dcn}
+def _low_high(value: tuple[float, float], low: float, strict: bool = False
+              ) -> tuple[float, float]:
+    """A [low, high] range parameter: ``low`` <= (or <) its first entry <= its second."""
+    first_ok = value[0] > low if strict else value[0] >= low
+    if not (first_ok and value[0] <= value[1]):
+        raise ValueError(f"must be [low, high] with {low} {'<' if strict else '<='} low <= "
+                         "high")
+    return value
+
+
+class SmallParams(Options):
+    """Parameters of the small-scale generator (section IV-A)."""
+
+    racks: int = pydantic.Field(default=6, ge=1, description="racks R (paper: 2, 4, 6)")
+    jobs: int | None = pydantic.Field(
+        default=None, ge=1, description="jobs in the batch; default: about 65 % of the GPUs "
+        "used (load)")
+    inc: bool = pydantic.Field(default=True, description="in-network computing on (PS may run "
+                               "on a PDP ToR switch); false: MILP_Non_INC's setting")
+    alpha: float = pydantic.Field(default=0.5, ge=0, description="PS update time as a "
+                                  "fraction of the communication time (alpha_i)")
+
+
+class LargeParams(SmallParams):
+    """Parameters of the large-scale generator (section IV-A: 64 racks, 12 ports per ToR)."""
+
+    racks: int = pydantic.Field(default=64, ge=1, description="racks R (paper: 64)")
+    workers: tuple[int, int] = pydantic.Field(
+        default=(4, 16), description="[low, high] workers per job, uniform (paper: [4, 16] "
+        "or [16, 64])")
+
+    @pydantic.field_validator("workers")
+    @classmethod
+    def _workers(cls, value: tuple[int, int]) -> tuple[int, int]:
+        return _low_high(value, 1)
+
+
+class DcnParams(LargeParams):
+    """Parameters of the general generator (section IV-A's simulation setting)."""
+
+    racks: int = pydantic.Field(default=6, ge=1, description="racks R")
+    workers: tuple[int, int] = pydantic.Field(
+        default=(1, 4), description="[low, high] workers per job, uniform")
+    pdp_fraction: float = pydantic.Field(default=0.5, ge=0, le=1,
+                                         description="share of racks with a PDP ToR switch")
+    ps_per_switch: int = pydantic.Field(default=2, ge=0,
+                                        description="PS slots C_k of a PDP switch")
+    ports: int = pydantic.Field(default=4, ge=1, le=1024,
+                                description="N_ToR: ToR ports to the pool and to the OXC")
+    port_gbps: float = pydantic.Field(default=10.0, gt=0, description="port bandwidth B "
+                                      "(Gbit/s)")
+    gpu: tuple[float, float] = pydantic.Field(default=(50, 80), description="[low, high] "
+                                                  "GPU units of a rack, uniform")
+    cpu: tuple[float, float] = pydantic.Field(default=(20, 30), description="[low, high] "
+                                                  "CPU units of a rack, uniform")
+    mem: tuple[float, float] = pydantic.Field(default=(1.5, 2.0), description="[low, high] "
+                                                  "memory (GB) of a rack, uniform")
+    data: tuple[float, float] = pydantic.Field(default=(92, 552), description="[low, high] data "
+                                             "size d_i (MB) of a job, uniform")
+    load: float = pydantic.Field(default=0.65, gt=0, le=1, description="share of the GPUs the "
+                                 "default number of jobs uses")
+
+    @pydantic.field_validator("gpu", "cpu", "mem")
+    @classmethod
+    def _resources(cls, value: tuple[float, float]) -> tuple[float, float]:
+        return _low_high(value, 0)
+
+    @pydantic.field_validator("data")
+    @classmethod
+    def _data(cls, value: tuple[float, float]) -> tuple[float, float]:
+        return _low_high(value, 0, strict=True)
+
+
+def _default_jobs(racks: int, workers: tuple[int, int], gpu: tuple[float, float],
+                  data: tuple[float, float], load: float) -> int:
+    """The number of jobs :func:`generate_dcn` draws when ``jobs`` is not given."""
+    dmax = data[1]
+    e_gpu = max(1.0, 32 * (data[0] + data[1]) / 2 / dmax)
+    e_job = (workers[0] + workers[1]) / 2 * e_gpu
+    return max(1, round(load * racks * (gpu[0] + gpu[1]) / 2 / e_job))
+
+
+def generator_size(params: SmallParams) -> Size:
+    """What :func:`generate_dcn` allocates and computes: per attempt (at most 200) the racks,
+    the jobs and the validation of every worker against every rack (Instance, then the
+    first-fit check), about 1 KiB per rack and job."""
+    p = DcnParams().model_copy(update=dict(params))
+    if isinstance(params, LargeParams) and not isinstance(params, DcnParams):
+        p = p.model_copy(update=dict(gpu=(200, 200), data=DcnParams().data))
+    R = float(p.racks)
+    J = float(p.jobs if p.jobs is not None else
+              _default_jobs(p.racks, p.workers, p.gpu, p.data, p.load))
+    W = J * p.workers[1]
+    memory = 1024.0 * (R + J) + 128.0 * W
+    work = 200.0 * (10 * (R + J) + 6 * W * R)
+    return Size(memory, work)
+
+
+GENERATORS: dict[str, Generator] = {
+    "small": Generator(generate_small, SmallParams, generator_size,
+                       "small scale (section IV-A): 6 racks, 4 ports, [1, 4] workers per job"),
+    "large": Generator(generate_large, LargeParams, generator_size,
+                       "large scale (section IV-A): 64 racks, 12 ports, [4, 16] workers"),
+    "dcn": Generator(generate_dcn, DcnParams, generator_size,
+                     "section IV-A's simulation setting, every parameter open"),
+}

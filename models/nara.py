@@ -84,6 +84,7 @@ import numpy as np
 import pydantic
 from dmlopt.models import _nara_topo as topo
 
+from dmlopt.contract import Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
 from dmlopt.validation import Frozen, rule
 
@@ -211,7 +212,16 @@ class Instance(Frozen):
 
     @cached_property
     def net(self) -> topo.Net:
-        """Arrays of the topology and the candidate paths (see :mod:`._nara_topo`)."""
+        """Arrays of the topology and the candidate paths (see :mod:`._nara_topo`).
+
+        Raises
+        ------
+        ModelTooLargeError
+            When :func:`net_size` is above the size limit in force (``DMLOPT_SIZE_LIMIT``):
+            the candidate paths of every rack pair grow with racks^2 and the path search
+            with the switch graph, whatever the number of requests.
+        """
+        _check_net_size(self)
         return topo.build_net(
             [(nd.kind, nd.cpu, nd.mem) for nd in self.topology.nodes],
             [(lk.u, lk.v, lk.capacity) for lk in self.topology.links], self.k_paths)
@@ -259,6 +269,55 @@ class Solution(Frozen):
 
 
 # --------------------------------------------------------------------------------------------
+# size estimates (dmlopt.contract.Size), from the instance fields alone
+
+
+def topology_counts(topology: Topology) -> tuple[int, int, int, int]:
+    """(servers, racks, switches, switch-to-switch links) of a topology, without building
+    :class:`._nara_topo.Net`."""
+    kinds = [nd.kind for nd in topology.nodes]
+    n_srv = kinds.count("server")
+    n_rack = kinds.count("rack")
+    return n_srv, n_rack, len(kinds) - n_srv, len(topology.links) - n_srv
+
+
+def _check_net_size(instance: Instance) -> None:
+    """Refuse a topology whose :func:`net_size` is above the limits of ``DMLOPT_SIZE_LIMIT``
+    (the default limits without it). The paths are built lazily, wherever the instance is
+    used (evaluator, models, allocators), so the environment is the one knob that reaches
+    them all."""
+    from dmlopt.contract import limits_from
+    from dmlopt.errors import ModelTooLargeError
+
+    size = net_size(instance)
+    lim = limits_from(None)
+    if size.memory > lim.memory or size.work > lim.work:
+        raise ModelTooLargeError(
+            f"too large: the candidate paths of this nara topology need about "
+            f"{size.memory / 2**30:.3g} GiB and {size.work:.3g} operations, above the limit "
+            f"{lim.memory / 2**30:.3g} GiB / {lim.work:.3g}; set DMLOPT_SIZE_LIMIT="
+            "V,C,MEMORY,WORK to build them anyway")
+
+
+def net_size(instance: Instance) -> Size:
+    """What :attr:`Instance.net` allocates and computes (Appendix G's candidate paths).
+
+    Memory: the padded path array (R, R, k, L) and the candidate lists, with the path length
+    L bounded by the switch graph (switches - 1 and switch links); work: the hop-limited path
+    search of every rack (stopped, with an InstanceError, after
+    :data:`._nara_topo.MAX_PATH_STEPS` steps per rack over all its hop limits; at most the
+    switch-graph links squared per hop limit), plus the (R, R) neighbour table.
+    """
+    _, R, n_sw, l_sw = topology_counts(instance.topology)
+    k = instance.k_paths
+    max_len = max(1, min(n_sw - 1, l_sw))
+    memory = R * R * k * (8.0 * max_len + 64.0) + 64.0 * len(instance.topology.nodes)
+    search = min(float(topo.MAX_PATH_STEPS), (n_sw / 2 + 1) * (float(l_sw) ** 2 + 1.0))
+    work = R * search + R * R * (k + 1)
+    return Size(memory, work)
+
+
+# --------------------------------------------------------------------------------------------
 # evaluator
 
 
@@ -288,10 +347,11 @@ def _check_alloc(net: topo.Net, req: Request, al: Allocation, cpu_free: list[int
         out.append(f"{where}.cpu: sums to {sum(al.cpu)}, the request needs {req.c}")
     if sum(al.mem) != req.m:
         out.append(f"{where}.mem: sums to {sum(al.mem)}, the request needs {req.m}")
-    pairs = list(combinations(al.servers, 2))
-    if len(al.routes) != len(pairs):
-        out.append(f"{where}.routes: {len(al.routes)} routes for {len(pairs)} server pairs")
+    n_pairs = n * (n - 1) // 2
+    if len(al.routes) != n_pairs:  # checked before the pairs are listed (n is data, not a count)
+        out.append(f"{where}.routes: {len(al.routes)} routes for {n_pairs} server pairs")
         return out, set()
+    pairs = list(combinations(al.servers, 2))
     links: set[int] = set()
     for (s, t), idx in zip(pairs, al.routes, strict=True):
         n_cand = len(net.candidates(int(net.rack[s]), int(net.rack[t])))
@@ -683,32 +743,42 @@ def _size(instance: Instance, n_req: int, active_terms: int, steps: int) -> tupl
 
 
 def _size_offline(instance: Instance) -> tuple[int, int]:
-    act = instance.active_sets()
-    return _size(instance, len(instance.requests), sum(map(len, act)),
-                 sum(1 for a in act if a))
+    # every step holds at least its own request (t > 0), so all n steps have capacity rows;
+    # the active sets themselves (up to n^2 / 2 entries) are not listed here
+    n = len(instance.requests)
+    return _size(instance, n, n, n)
 
 
 def _size_request(instance: Instance) -> tuple[int, int]:
     return _size(instance, 1, 1, 1)
 
 
-#: formulation name -> (builder, size estimate)
-FORMULATIONS: dict[str, tuple[Any, Any]] = {
-    "offline": (build_offline, _size_offline),
-    "offline-basic": (build_offline_basic, _size_offline),
-    "offline-plain": (build_offline_plain, _size_offline),
-    "request": (build_request, _size_request),
+#: the exact models (module docstring, "Exact models")
+FORMULATIONS: dict[str, Formulation] = {
+    "offline": Formulation(
+        build_offline, _size_offline,
+        "offline MILP of the whole episode with the strong valid cuts (upper bound on every "
+        "online allocator)"),
+    "offline-basic": Formulation(
+        build_offline_basic, _size_offline,
+        "offline MILP with only the server-count cuts and the rack symmetry constraints"),
+    "offline-plain": Formulation(
+        build_offline_plain, _size_offline,
+        "offline MILP without valid cuts or symmetry constraints (the reference model)"),
+    "request": Formulation(
+        build_request, _size_request,
+        "per-request MILP of section 3.1: request 0 on the empty DC, accept it if it fits"),
 }
 
 
 def build(instance: Instance, formulation: str = "offline") -> Any:
     """The Pyomo model of ``instance`` in ``formulation`` (see :data:`FORMULATIONS`)."""
-    return FORMULATIONS[formulation][0](instance)
+    return FORMULATIONS[formulation].build(instance)
 
 
 def estimate_size(instance: Instance, formulation: str = "offline") -> tuple[int, int]:
     """(variables, constraints) of the model, computed without building it."""
-    return FORMULATIONS[formulation][1](instance)
+    return FORMULATIONS[formulation].estimate_size(instance)
 
 
 def decode_allocations(model: Any, net: topo.Net) -> list[Allocation | None]:
@@ -975,5 +1045,45 @@ def generate_alibaba(*, seed: int = 0, topology: str = "alpha", n_requests: int 
                      load=load, k=k)
 
 
-GENERATORS = {"uniform": generate_uniform, "azure": generate_azure,
-              "alibaba": generate_alibaba}
+class TraceParams(Options):
+    """Parameters of the trace-like generators (Appendix H, stand-ins of
+    :data:`DISTRIBUTIONS`)."""
+
+    topology: Literal["alpha", "beta", "gamma", "delta"] = pydantic.Field(
+        default="alpha", description="shipped DCN of Table 8 (alpha, beta: 40 servers; gamma: "
+        "640; delta: 2560)")
+    n_requests: int | None = pydantic.Field(
+        default=None, ge=1, description="episode length (requests, one per step); default: "
+        "the paper's per topology (alpha, beta 128, gamma 896, delta 4096)")
+    load: float | None = pydantic.Field(
+        default=None, gt=0, le=10, description="average load setting the mean holding period "
+        "(Little's law); default: the distribution's (0.95 uniform, 0.90 trace-like)")
+    k: int = pydantic.Field(default=3, ge=1, le=16,
+                            description="candidate paths per rack pair (Appendix G: 3)")
+
+
+class UniformParams(TraceParams):
+    """Parameters of the uniform generator (Appendix H)."""
+
+    max_units: int = pydantic.Field(
+        default=UNIFORM_MAX, ge=1, le=100, description="upper end of the uniform CPU and "
+        "memory units per request (the paper leaves it open; 50, see UNIFORM_MAX)")
+
+
+def generator_size(params: TraceParams) -> Size:
+    """What a generator allocates and computes: the topology, then per request a few numpy
+    draws and a validated :class:`Request` (about 1 KiB of Python objects with its JSON)."""
+    n = params.n_requests if params.n_requests is not None else EPISODE[params.topology]
+    p = topo.PRESETS[params.topology]
+    nodes = int(p["racks"]) * (int(p["servers_per_rack"]) + int(p["fabrics_per_pod"])) + 256
+    return Size(1024.0 * (n + nodes), 100.0 * (n + nodes))
+
+
+GENERATORS: dict[str, Generator] = {
+    "uniform": Generator(generate_uniform, UniformParams, generator_size,
+                         "uniform requests (Appendix H): c, m on 1..max_units, load 95 %"),
+    "azure": Generator(generate_azure, TraceParams, generator_size,
+                       "Azure-like requests (stand-in for the Azure VM trace), load 90 %"),
+    "alibaba": Generator(generate_alibaba, TraceParams, generator_size,
+                         "Alibaba-like requests (stand-in for the Alibaba 2018 trace), load 90 %"),
+}

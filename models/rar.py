@@ -98,6 +98,7 @@ import numpy as np
 import pydantic
 from dmlopt.models import _rar_config
 
+from dmlopt.contract import Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
 from dmlopt.validation import Frozen, rule
 
@@ -108,6 +109,14 @@ SENSE = "min"
 
 SCHEMES = ("MinCU", "MinW", "MinT", "MaxR")
 EPS = 1e-9
+
+#: largest ``ring_cap``: 100,000 rings take about 2 s and 100 MB to enumerate (a complete graph
+#: of 20 nodes reaches it); the candidate rings P of every model are these
+MAX_RING_CAP = 100_000
+#: most DFS steps of the ring enumeration (a sparse network with long paths but few cycles
+#: would otherwise be searched for hours): 2e6 steps take about 2 s; cpn38 with rings of up to
+#: 12 nodes takes 16,007
+MAX_RING_STEPS = 2_000_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -166,8 +175,10 @@ class Instance(Frozen):
     log_base: float = pydantic.Field(default=10.0, gt=1, allow_inf_nan=False)
     ring_min_nodes: int = pydantic.Field(default=3, ge=3)
     ring_max_nodes: int = pydantic.Field(default=6, ge=3, le=12)
-    ring_cap: int = pydantic.Field(default=20_000, ge=1,
-                                   description="most rings enumerated before refusing")
+    ring_cap: int = pydantic.Field(default=20_000, ge=1, le=MAX_RING_CAP,
+                                   description="most rings enumerated before refusing (at "
+                                   f"most {MAX_RING_CAP:,}: rings are held in memory and every "
+                                   "model and RDDA scan them per request)")
     alpha: float | None = pydantic.Field(default=None, ge=0, allow_inf_nan=False,
                                          description="override of section 4.C's alpha")
     requests: list[Request] = pydantic.Field(min_length=1)
@@ -323,12 +334,18 @@ def enumerate_rings(instance: Instance) -> list[Ring]:
         lst.sort()
     lo, hi, cap = instance.ring_min_nodes, instance.ring_max_nodes, instance.ring_cap
     found: list[tuple[int, ...]] = []
+    steps = [0]
     for start in range(n):
         path = [start]
         on_path = {start}
 
         def dfs(v: int, start: int = start, path: list[int] = path,
                 on_path: set[int] = on_path) -> None:
+            steps[0] += len(nbrs[v])
+            if steps[0] > MAX_RING_STEPS:
+                raise rule("ring_max_nodes", hi,
+                           f"makes the ring search explore more than {MAX_RING_STEPS:,} paths "
+                           "of this network; lower ring_max_nodes")
             for w in nbrs[v]:
                 if w == start and len(path) >= lo and path[1] < path[-1]:
                     found.append(tuple(path))
@@ -502,6 +519,26 @@ def _check_assignment(instance: Instance, j: int, a: Assignment) -> list[str]:
     return out
 
 
+def _overloaded(windows: list[tuple[int, int]], limit: int, first: int
+                ) -> list[tuple[int, int]]:
+    """The first ``first`` slots (ascending) covered by more than ``limit`` of the inclusive
+    ``windows`` [start, end], with their counts (a sweep over the window ends)."""
+    events: dict[int, int] = {}
+    for s_, e_ in windows:
+        events[s_] = events.get(s_, 0) + 1
+        events[e_ + 1] = events.get(e_ + 1, 0) - 1
+    out: list[tuple[int, int]] = []
+    times = sorted(events)
+    count = 0
+    for t0, t1 in zip(times, times[1:], strict=False):
+        count += events[t0]
+        if count > limit:
+            out += [(t, count) for t in range(t0, min(t1, t0 + first - len(out)))]
+            if len(out) >= first:
+                break
+    return out
+
+
 def evaluate(instance: Instance, solution: Solution) -> Evaluation:
     """Feasibility (every constraint family of section 4.D), eq. (4) and the paper's metrics.
 
@@ -515,9 +552,10 @@ def evaluate(instance: Instance, solution: Solution) -> Evaluation:
         return Evaluation(math.inf, False, (f"requests: {len(solution.requests)} entries, the "
                                             f"instance has {nr}",))
     violations: list[str] = []
-    T = instance.slots
-    cu_use = [np.zeros((nd.cus, T + 1), dtype=np.int64) for nd in instance.nodes]
-    wl_use: dict[tuple[int, int], np.ndarray] = {}
+    # busy windows per (node, CU id) and per (link, wavelength): what the solution lists, not
+    # (CUs x slots) arrays, so the cost follows the file and not the instance's counts
+    cu_use: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    wl_use: dict[tuple[int, int], list[tuple[int, int]]] = {}
     deployed = 0
     te_ratio = 0.0
     aot = 0.0
@@ -543,21 +581,21 @@ def evaluate(instance: Instance, solution: Solution) -> Evaluation:
         te_ratio += a.end / r.deadline
         aot += (r.deadline - a.end) / r.deadline
         for v, ids in zip(a.nodes, a.cus, strict=True):
-            cu_use[v][ids, a.start:a.end + 1] += 1
+            for c in ids:
+                cu_use.setdefault((v, c), []).append((a.start, a.end))
         for i in links:
-            arr = wl_use.setdefault((i, a.wavelength), np.zeros(T + 1, dtype=np.int64))
-            arr[a.start:a.end + 1] += 1
-    for v, use in enumerate(cu_use):
-        over = np.argwhere(use > 1)
-        for c, t in over[:5]:
-            violations.append(f"node {v} CU {int(c)} serves {int(use[c, t])} requests in "
-                              f"slot {int(t)} (eq. 8)")
-    for (i, b), use in sorted(wl_use.items()):
-        over = np.flatnonzero(use > instance.rho)
-        if over.size:
-            violations.append(f"link {i} wavelength {b} carries {int(use[over[0]])} requests "
-                              f"in slot {int(over[0])}, above rho = {instance.rho} (eq. 9)")
-    act_cus = int(sum(int((use.sum(axis=1) > 0).sum()) for use in cu_use))
+            wl_use.setdefault((i, a.wavelength), []).append((a.start, a.end))
+    shown: dict[int, int] = {}
+    for (v, c), windows in sorted(cu_use.items()):
+        left = 5 - shown.get(v, 0)  # the first 5 (CU, slot) cells per node
+        for t, k in _overloaded(windows, 1, left) if left > 0 else []:
+            violations.append(f"node {v} CU {c} serves {k} requests in slot {t} (eq. 8)")
+            shown[v] = shown.get(v, 0) + 1
+    for (i, b), windows in sorted(wl_use.items()):
+        for t, k in _overloaded(windows, instance.rho, 1):
+            violations.append(f"link {i} wavelength {b} carries {k} requests "
+                              f"in slot {t}, above rho = {instance.rho} (eq. 9)")
+    act_cus = len(cu_use)
     act_wl = len(wl_use)
     blocking = 1.0 - deployed / nr
     zeta = {"MinCU": float(act_cus), "MinW": float(act_wl), "MinT": te_ratio,
@@ -1077,22 +1115,28 @@ def _size_aggregated(instance: Instance) -> tuple[int, int]:
     return n_vars, n_cons
 
 
-#: formulation name -> (builder, size estimate)
-FORMULATIONS: dict[str, tuple[Any, Any]] = {
-    "paper": (build_paper, _size_paper),
-    "aggregated": (build_aggregated, _size_aggregated),
-    "config": (_rar_config.build_config, _rar_config.size_config),
+#: the exact models (module docstring); "config" decodes and warm-starts with its own
+FORMULATIONS: dict[str, Formulation] = {
+    "paper": Formulation(build_paper, _size_paper,
+                         "the ILP of section 4.D (eqs. 4-38) over the enumerated rings"),
+    "aggregated": Formulation(build_aggregated, _size_aggregated,
+                              "ours: modes (node count, CUs, duration) and start slots instead "
+                              "of per-slot CU variables, symmetry breaking"),
+    "config": Formulation(_rar_config.build_config, _rar_config.size_config,
+                          "ours: one binary per (ring, node set, CUs, window) configuration",
+                          decode=_rar_config.decode_config,
+                          warm_start=_rar_config.warm_start_config),
 }
 
 
 def build(instance: Instance, formulation: str = "paper") -> Any:
     """The Pyomo model of ``instance`` in ``formulation`` (see :data:`FORMULATIONS`)."""
-    return FORMULATIONS[formulation][0](instance)
+    return FORMULATIONS[formulation].build(instance)
 
 
 def estimate_size(instance: Instance, formulation: str = "paper") -> tuple[int, int]:
     """(variables, constraints) of the model, computed without building it (upper bounds)."""
-    return FORMULATIONS[formulation][1](instance)
+    return FORMULATIONS[formulation].estimate_size(instance)
 
 
 def _val(var: Any) -> float:
@@ -1363,4 +1407,60 @@ def generate_random(*, seed: int = 0, nodes: int = 4, extra_links: int = 1, requ
                     cu_tflops=200.0, rho=rho, requests=reqs)
 
 
-GENERATORS = {"cpn6": generate_cpn6, "cpn38": generate_cpn38, "random": generate_random}
+_Scheme = Literal["MinCU", "MinW", "MinT", "MaxR"]
+
+
+class Cpn6Params(Options):
+    """Parameters of the 6-node network's generator (section 6, Table 1 small settings)."""
+
+    requests: int = pydantic.Field(default=10, ge=1, description="training requests |R|")
+    scheme: _Scheme = pydantic.Field(default="MinCU", description="objective scheme of "
+                                     "section 4.C (MinCU, MinW, MinT, MaxR)")
+    slots: int = pydantic.Field(default=12, ge=6, le=10_000,
+                                description="time slots |T| (30 minutes each)")
+
+
+class Cpn38Params(Cpn6Params):
+    """Parameters of the 38-node network's generator (section 6, Table 1 large settings)."""
+
+    requests: int = pydantic.Field(default=100, ge=1, description="training requests |R|")
+    slots: int = pydantic.Field(default=48, ge=12, le=10_000,
+                                description="time slots |T| (arrivals and deadlines scale)")
+
+
+class RandomParams(Options):
+    """Parameters of the tiny random generator (tests)."""
+
+    nodes: int = pydantic.Field(default=4, ge=3, description="nodes on the base ring")
+    extra_links: int = pydantic.Field(default=1, ge=0, description="chords added to the ring")
+    requests: int = pydantic.Field(default=2, ge=1, description="training requests")
+    slots: int = pydantic.Field(default=4, ge=1, le=10_000, description="time slots")
+    cus: int = pydantic.Field(default=3, ge=1, le=100_000, description="CUs per node")
+    wavelengths: int = pydantic.Field(default=2, ge=1, le=10_000,
+                                      description="wavelengths per link")
+    rho: int = pydantic.Field(default=1, ge=1, description="requests per wavelength and slot")
+    scheme: _Scheme = pydantic.Field(default="MinCU", description="objective scheme of "
+                                     "section 4.C")
+    flexible: bool = pydantic.Field(default=False, description="allow 2 or 3 computing nodes "
+                                    "per request (else one of them, drawn)")
+
+
+def generator_size(params: Options) -> Size:
+    """What a generator allocates and computes: the requests (about 1 KiB each), the network
+    (the random one lists its n^2 / 2 candidate chords) and the validation, whose ring
+    enumeration is bounded by :data:`MAX_RING_STEPS` and the rings by ``ring_cap``."""
+    n = float(getattr(params, "nodes", 38))
+    req = float(params.requests)
+    memory = 1024.0 * req + 64.0 * n * n + 1024.0 * 20_000
+    work = 1000.0 * req + 10.0 * n * n + MAX_RING_STEPS
+    return Size(memory, work)
+
+
+GENERATORS: dict[str, Generator] = {
+    "cpn6": Generator(generate_cpn6, Cpn6Params, generator_size,
+                      "the 6-node, 10-link network (section 6), N_j in {3, 4}"),
+    "cpn38": Generator(generate_cpn38, Cpn38Params, generator_size,
+                       "the 38-node, 59-link network (section 6), flexible N_j in 3..6"),
+    "random": Generator(generate_random, RandomParams, generator_size,
+                        "tiny random instances for tests: a ring plus chords"),
+}

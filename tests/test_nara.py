@@ -228,7 +228,7 @@ def test_deterministic_for_a_seed():
     b = dmlopt.generate("nara", {"generator": "alibaba", "n_requests": 40}, seed=3)
     assert a == b
     for name in FAST:
-        assert H.HEURISTICS[name](a, seed=1) == H.HEURISTICS[name](b, seed=1)
+        assert H.HEURISTICS[name].function(a, seed=1) == H.HEURISTICS[name].function(b, seed=1)
 
 
 def test_resources_come_back_after_holding_periods():
@@ -236,7 +236,7 @@ def test_resources_come_back_after_holding_periods():
     inst = episode([(80, 8, 0.1, 2), (80, 8, 0.1, 1), (80, 8, 0.1, 3), (80, 8, 0.1, 1),
                     (80, 8, 0.1, 1), (80, 8, 0.1, 1)])
     for name in FAST:
-        sol = H.HEURISTICS[name](inst)
+        sol = H.HEURISTICS[name].function(inst)
         got = [a is not None for a in sol.allocations]
         if name in ("netfit", "nalb"):  # both always find the full-DC allocation
             assert got == [True, False, True, False, False, True]
@@ -386,7 +386,7 @@ def test_allocator_solutions_satisfy_every_offline_constraint(name):
     import pyomo.environ as pyo
 
     inst = dmlopt.generate("nara", {"generator": "alibaba", "n_requests": 16}, seed=3)
-    sol = H.HEURISTICS[name](inst)
+    sol = H.HEURISTICS[name].function(inst)
     model = nara.build(inst, "offline")
     assert nara.evaluate(inst, nara.canonical(model, inst, sol)).feasible
     nara.warm_start(model, inst, sol)

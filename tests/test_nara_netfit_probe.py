@@ -34,7 +34,7 @@ def episode(reqs: list[tuple[int, int, float, float]]) -> nara.Instance:
 def test_replay_feasible(topology, dist, seed):
     inst = dmlopt.generate("nara", {"generator": dist, "topology": topology,
                                     "n_requests": 60}, seed=seed)
-    sol = H.HEURISTICS["netfit-probe"](inst)
+    sol = H.HEURISTICS["netfit-probe"].function(inst)
     ev = nara.evaluate(inst, sol)
     assert ev.feasible, ev.message
     res = dmlopt.heuristic(inst, "netfit-probe")
@@ -43,8 +43,8 @@ def test_replay_feasible(topology, dist, seed):
 
 def test_deterministic_for_a_seed():
     inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 60}, seed=7)
-    a = H.HEURISTICS["netfit-probe"](inst, seed=3)
-    b = H.HEURISTICS["netfit-probe"](inst, seed=3)
+    a = H.HEURISTICS["netfit-probe"].function(inst, seed=3)
+    b = H.HEURISTICS["netfit-probe"].function(inst, seed=3)
     assert a == b
 
 
@@ -99,12 +99,12 @@ def test_hand_checked_episode():
     # and 4 find the DC full, the others fit (same volume class: no admission rejection)
     inst = episode([(80, 8, 0.1, 2), (80, 8, 0.1, 1), (80, 8, 0.1, 3), (80, 8, 0.1, 1),
                     (80, 8, 0.1, 1), (80, 8, 0.1, 1)])
-    sol = H.HEURISTICS["netfit-probe"](inst)
+    sol = H.HEURISTICS["netfit-probe"].function(inst)
     assert [a is not None for a in sol.allocations] == [True, False, True, False, False, True]
     assert nara.evaluate(inst, sol).feasible
     # small requests: one server each, all accepted, on distinct best-fitting servers
     inst = episode([(6, 6, 0.5, 20)] * 8 + [(4, 4, 0.5, 20)] * 8)
-    sol = H.HEURISTICS["netfit-probe"](inst)
+    sol = H.HEURISTICS["netfit-probe"].function(inst)
     assert all(a is not None and len(a.servers) == 1 for a in sol.allocations)
 
 

@@ -52,7 +52,7 @@ def test_strong_cuts_are_present_and_keep_allocator_solutions():
     model = nara.build(inst, "offline")
     assert len(model.bw_clique) > 0 and len(model.agg_cpu) > 0 and len(model.v_eq) > 0
     for name in FAST:
-        sol = H.HEURISTICS[name](inst)
+        sol = H.HEURISTICS[name].function(inst)
         nara.warm_start(model, inst, sol)
         for c in model.component_data_objects(pyo.Constraint, active=True):
             body = pyo.value(c.body)

@@ -373,7 +373,7 @@ def test_bad_input_names_field_value_rule(data, field, words):
 
 
 def test_generator_spec_errors():
-    with pytest.raises(InstanceError, match="spec.scheme"):
+    with pytest.raises(InstanceError, match="scheme"):
         dmlopt.generate("rar", {"generator": "cpn6", "scheme": "Fast"})
     inst = dmlopt.generate("rar", {"generator": "cpn6", "requests": 4, "scheme": "MaxR"}, seed=3)
     again = dmlopt.generate("rar", {"generator": "cpn6", "requests": 4, "scheme": "MaxR"}, seed=3)
