@@ -6,6 +6,8 @@ field and every objective reported is re-computed by that problem's evaluator.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,14 @@ import numpy as np
 import pydantic
 
 from dmlopt import registry, solvers
-from dmlopt.contract import DEFAULT_LIMITS, Options, Size, check_run_size, limits_from
+from dmlopt.contract import (
+    DEFAULT_LIMITS,
+    Options,
+    Size,
+    check_run_size,
+    limits_from,
+    limits_in_force,
+)
 from dmlopt.errors import (
     InstanceError,
     ModelTooLargeError,
@@ -35,6 +44,21 @@ OBJECTIVE_TOL = 1e-5
 
 #: the largest seed accepted (seeds are stored as SQLite integers)
 MAX_SEED = 2**63 - 1
+
+
+def _with_limits(fn: Any) -> Any:
+    """Run an entry point with its ``size_limit`` argument in force for the code it calls
+    (:func:`dmlopt.contract.limits_in_force`): a problem that builds something large lazily
+    checks it against the limits the user passed, not only against the environment."""
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        bound = sig.bind_partial(*args, **kwargs)
+        with limits_in_force(limits_from(bound.arguments.get("size_limit"))):
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def size_limit_from_env() -> tuple[int, int]:
@@ -93,6 +117,7 @@ def check_size(
     return n_vars, n_cons
 
 
+@_with_limits
 def build(instance: Any, formulation: str | None = None, size_limit: Any = None) -> Any:
     """The Pyomo model of ``instance`` in ``formulation`` (default: the paper's), after the
     size guard."""
@@ -102,7 +127,8 @@ def build(instance: Any, formulation: str | None = None, size_limit: Any = None)
     return problem.formulation(formulation).build(instance)
 
 
-def evaluate(instance: Any, solution: Any) -> Evaluation:
+@_with_limits
+def evaluate(instance: Any, solution: Any, size_limit: Any = None) -> Evaluation:
     """Score a solution (object, dict or JSON path) with the problem's evaluator."""
     problem = registry.of(instance)
     if not isinstance(solution, problem.model.Solution):
@@ -132,6 +158,7 @@ def _resolve_start(instance: Any, warm_start: Any, size_limit: Any = None) -> An
     return load_solution(instance, warm_start)
 
 
+@_with_limits
 def solve(
     instance: Any,
     solver: str = "highs",
@@ -307,6 +334,7 @@ def _kwargs(model: Options, given: dict[str, Any]) -> dict[str, Any]:
     return {k: getattr(model, k) for k in names}
 
 
+@_with_limits
 def heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None,
               **options: Any) -> Result:
     """Run the heuristic ``name`` and return the evaluated :class:`Result`.
@@ -329,6 +357,7 @@ def heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None
     return res
 
 
+@_with_limits
 def export(instance: Any, path: str | Path, formulation: str | None = None,
            size_limit: Any = None) -> Path:
     """Write the model as LP or MPS (by the extension) with readable, symbolic names."""
@@ -363,6 +392,7 @@ def write_model(model: Any, path: str | Path) -> dict[str, int]:
             "constraints": len(cons), "quadratic": quadratic}
 
 
+@_with_limits
 def generate(problem: str, spec: dict[str, Any] | None = None, seed: int = 0,
              size_limit: Any = None) -> Any:
     """An instance from a problem's generator: ``spec = {"generator": name, **params}``.

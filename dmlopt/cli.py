@@ -132,7 +132,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.solution is None:
         print(f"valid {inst.problem} instance {inst.name or args.instance}")
         return 0
-    ev = api.evaluate(inst, args.solution)
+    ev = api.evaluate(inst, args.solution, size_limit=_size_limit(args.size_limit))
     if args.json:
         print(json.dumps(ev.as_dict(), indent=2))
     else:
@@ -302,6 +302,8 @@ def parser() -> argparse.ArgumentParser:
     instance_arg(v)
     v.add_argument("--solution", default=None, help="solution JSON to evaluate (exit 3 if "
                    "infeasible)")
+    v.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK",
+                   help="limits in force while the solution is evaluated")
     v.add_argument("--json", action="store_true")
     v.set_defaults(func=cmd_validate)
 

@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
@@ -131,6 +133,10 @@ class Heuristic:
     estimate: Callable[[Any, Any], Size]
     description: str
 
+    def __call__(self, instance: Any, **kwargs: Any) -> Any:
+        """Call the function directly (no boundary checks: use :func:`dmlopt.heuristic`)."""
+        return self.function(instance, **kwargs)
+
 
 @dataclass(frozen=True)
 class Generator:
@@ -210,9 +216,27 @@ def parse_limits(raw: str, field: str = "size limit") -> Limits:
     return Limits(int(out[0]), int(out[1]), float(out[2]), float(out[3]))
 
 
+#: the limits of the API call in progress (set by :func:`limits_in_force`), so that code deep in a
+#: problem (a lazily built path table, say) sees the ``size_limit`` the user passed
+_IN_FORCE: ContextVar[Limits | None] = ContextVar("dmlopt_limits", default=None)
+
+
+@contextmanager
+def limits_in_force(limits: Limits) -> Iterator[Limits]:
+    """Make ``limits`` what :func:`limits_from` (without an argument) returns inside the block."""
+    token = _IN_FORCE.set(limits)
+    try:
+        yield limits
+    finally:
+        _IN_FORCE.reset(token)
+
+
 def limits_from(size_limit: Any = None) -> Limits:
     """The limits in force: ``size_limit`` (a :class:`Limits`, a ``(V, C)`` pair or a string),
-    else ``DMLOPT_SIZE_LIMIT``, else :data:`DEFAULT_LIMITS`."""
+    else those of the API call in progress (:func:`limits_in_force`), else
+    ``DMLOPT_SIZE_LIMIT``, else :data:`DEFAULT_LIMITS`."""
+    if size_limit is None and _IN_FORCE.get() is not None:
+        return _IN_FORCE.get()
     if size_limit is None:
         raw = os.environ.get("DMLOPT_SIZE_LIMIT")
         return parse_limits(raw, "DMLOPT_SIZE_LIMIT") if raw else DEFAULT_LIMITS

@@ -192,19 +192,28 @@ def _legacy_available(solver: str) -> bool:
 
 
 def _quietly(fn: Any) -> Any:
-    """Run ``fn`` with stdout, stderr and Pyomo's logging silenced (Pyomo warns on unknown
-    solver names)."""
+    """Run ``fn`` with stdout, stderr and Pyomo's logging silenced, at the file-descriptor
+    level too (Pyomo warns on unknown solver names; HiGHS prints its banner from C++)."""
     import contextlib
     import logging
 
     logger = logging.getLogger("pyomo")
     level = logger.level
     logger.setLevel(logging.CRITICAL + 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
     try:
         with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), \
                 contextlib.redirect_stderr(null):
+            os.dup2(null.fileno(), 1)
+            os.dup2(null.fileno(), 2)
             return fn()
     finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
         logger.setLevel(level)
 
 
@@ -266,7 +275,7 @@ def check_options(solver: str, options: Any, *, allow_files: bool = True) -> Non
 def _check_highs_option(key: str, value: Any) -> None:
     import highspy
 
-    status, kind = _quietly(lambda: highspy.Highs().getOptionType(key))
+    status, kind = _highs_probe().getOptionType(key)
     if status != highspy.HighsStatus.kOk:
         raise InstanceError(f"solver_options.{key}", value, "is not a HiGHS option (see "
                             "https://ergo-code.github.io/HiGHS/dev/options/definitions/)")
@@ -277,6 +286,16 @@ def _check_highs_option(key: str, value: Any) -> None:
     if not isinstance(value, ok) or (bool not in ok and isinstance(value, bool)):
         raise InstanceError(f"solver_options.{key}", value,
                             f"must be of type {'/'.join(t.__name__ for t in ok)}")
+
+
+@cache
+def _highs_probe() -> Any:
+    """One silent HiGHS object to look option names and types up in."""
+    import highspy
+
+    h = _quietly(highspy.Highs)
+    h.setOptionValue("output_flag", False)
+    return h
 
 
 @cache

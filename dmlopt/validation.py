@@ -50,7 +50,8 @@ def error_from_pydantic(exc: pydantic.ValidationError, prefix: str = "") -> Inst
         return InstanceError(path, message=f"{path}: missing (the field is required)")
     if err.get("type") == "extra_forbidden":
         return InstanceError(path, message=f"{path}: unknown field")
-    return InstanceError(path, err.get("input"), f"({msg.lower()})")
+    # pydantic's sentence with a lower-case first letter; the values it quotes keep their case
+    return InstanceError(path, err.get("input"), f"({msg[:1].lower()}{msg[1:]})")
 
 
 INT64 = (-(2**63), 2**63 - 1)

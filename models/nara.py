@@ -282,10 +282,10 @@ def topology_counts(topology: Topology) -> tuple[int, int, int, int]:
 
 
 def _check_net_size(instance: Instance) -> None:
-    """Refuse a topology whose :func:`net_size` is above the limits of ``DMLOPT_SIZE_LIMIT``
-    (the default limits without it). The paths are built lazily, wherever the instance is
-    used (evaluator, models, allocators), so the environment is the one knob that reaches
-    them all."""
+    """Refuse a topology whose :func:`net_size` is above the limits in force: the
+    ``size_limit`` of the API call in progress (``dmlopt.contract.limits_in_force``), else
+    ``DMLOPT_SIZE_LIMIT``, else the defaults. The paths are built lazily, wherever the instance
+    is used (evaluator, models, allocators)."""
     from dmlopt.contract import limits_from
     from dmlopt.errors import ModelTooLargeError
 
@@ -295,8 +295,8 @@ def _check_net_size(instance: Instance) -> None:
         raise ModelTooLargeError(
             f"too large: the candidate paths of this nara topology need about "
             f"{size.memory / 2**30:.3g} GiB and {size.work:.3g} operations, above the limit "
-            f"{lim.memory / 2**30:.3g} GiB / {lim.work:.3g}; set DMLOPT_SIZE_LIMIT="
-            "V,C,MEMORY,WORK to build them anyway")
+            f"{lim.memory / 2**30:.3g} GiB / {lim.work:.3g}; pass --size-limit V,C,MEMORY,WORK "
+            "(Python: size_limit=, or DMLOPT_SIZE_LIMIT) to build them anyway")
 
 
 def net_size(instance: Instance) -> Size:

@@ -30,12 +30,13 @@ def test_config_equals_aggregated_and_paper(seed, scheme, flexible, rho):
     # rho = 2: they cannot (unless MinW), the ring is chosen after the node set
     inst = rar.generate_random(seed=seed, nodes=5, extra_links=2, requests=3, slots=4, cus=3,
                                wavelengths=2, rho=rho, scheme=scheme, flexible=flexible)
-    cfg = dmlopt.solve(inst, formulation="config", threads=1, time_limit=60)
-    agg = dmlopt.solve(inst, formulation="aggregated", threads=1, time_limit=60)
+    # mip_gap 0: the optima are compared to 1e-6, closer than HiGHS's default 1e-4 gap
+    cfg = dmlopt.solve(inst, formulation="config", threads=1, time_limit=60, mip_gap=0.0)
+    agg = dmlopt.solve(inst, formulation="aggregated", threads=1, time_limit=60, mip_gap=0.0)
     assert cfg.status == agg.status == "optimal"
     assert cfg.objective == pytest.approx(agg.objective, abs=1e-6)
     if seed % 3 == 0:  # the paper model is the slow one: a third of the draws
-        paper = dmlopt.solve(inst, formulation="paper", threads=1, time_limit=60)
+        paper = dmlopt.solve(inst, formulation="paper", threads=1, time_limit=60, mip_gap=0.0)
         assert paper.status == "optimal"
         assert cfg.objective == pytest.approx(paper.objective, abs=1e-6)
 
