@@ -977,3 +977,13 @@ def generate_alibaba(*, seed: int = 0, topology: str = "alpha", n_requests: int 
 
 GENERATORS = {"uniform": generate_uniform, "azure": generate_azure,
               "alibaba": generate_alibaba}
+
+
+def __getattr__(name: str) -> Any:
+    """``NaraEnv`` (the Gymnasium environment of section 3.2, :mod:`._nara_env`), imported on
+    first use (it imports this module)."""
+    if name == "NaraEnv":
+        from dmlopt.models._nara_env import NaraEnv
+
+        return NaraEnv
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,113 @@
+"""The learned Nara allocator (paper 001, section 3.3): a trained policy rolled out greedily.
+
+numpy only: the weights are an .npz (:mod:`dmlopt.models._nara_policy`), the forward pass is
+numpy, so ``pip install dmlopt`` (without the ``learn`` extra) runs the shipped policies
+``data/nara/policies/nara-<dataset>.npz`` (trained on topology alpha by
+:mod:`dmlopt.heuristics.nara_learn`).
+
+Which policy: option ``policy`` (a path) when given; otherwise the shipped policy of the
+instance's dataset, read from the generator's instance name ``<topology>-<dataset>-n<N>-s<seed>``
+(:func:`dmlopt.models.nara._generate`); an instance whose name names no dataset uses the
+uniform policy (documented default; instance JSON is unchanged).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pydantic
+from dmlopt.models import _nara_policy as P
+from dmlopt.models import nara
+from dmlopt.models._nara_env import NaraEnv
+
+DATASETS = ("uniform", "azure", "alibaba")
+DEFAULT_DATASET = "uniform"
+
+
+class Options(pydantic.BaseModel):
+    """Options of the ``nara`` heuristic."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+    seed: int = 0
+    policy: str | None = pydantic.Field(
+        default=None, description="policy .npz; default: the shipped policy of the dataset")
+
+
+def shipped_policy(dataset: str) -> Path:
+    """Path of the shipped policy trained on ``dataset`` (topology alpha)."""
+    from dmlopt.errors import InstanceError
+
+    if dataset not in DATASETS:
+        raise InstanceError("dataset", dataset, f"is not one of {', '.join(DATASETS)}")
+    return Path(__file__).resolve().parent.parent / "data" / "nara" / "policies" / \
+        f"nara-{dataset}.npz"
+
+
+def dataset_of(instance: nara.Instance) -> str:
+    """The dataset named in the instance's name (module docstring); uniform when none."""
+    parts = instance.name.split("-")
+    return parts[1] if len(parts) >= 2 and parts[1] in DATASETS else DEFAULT_DATASET
+
+
+def load_policy(path: str | Path) -> dict[str, np.ndarray]:
+    """Weights of a policy file; :class:`dmlopt.errors.InstanceError` when unusable."""
+    from dmlopt.errors import InstanceError
+
+    p = Path(path)
+    if not p.is_file():
+        raise InstanceError("policy", str(path), "is not a file")
+    try:
+        return P.load(p)
+    except (ValueError, OSError) as exc:
+        raise InstanceError("policy", str(path), f"is not a Nara policy ({exc})") from None
+
+
+def rollout(instance: nara.Instance, params: dict[str, np.ndarray], *, greedy: bool = True,
+            rng: np.random.Generator | None = None, env: NaraEnv | None = None
+            ) -> nara.Solution:
+    """One episode of the policy: greedy argmax (rollouts, section 3.3.2) or sampled."""
+    env = env if env is not None else NaraEnv(instance)
+    g = P.Graph(env.graph)
+    obs, info = env.reset()
+    done = False
+    while not done:
+        lg = P.logits(params, g, obs["nodes"], obs["links"], obs["state"],
+                      info["action_mask"])[0]
+        if greedy:
+            a = int(np.argmax(lg))
+        else:
+            pr = np.exp(P.log_softmax(lg))
+            a = int(rng.choice(len(pr), p=pr))
+        obs, _, done, _, info = env.step(a)
+    return env.solution()
+
+
+def allocate_nara(instance: nara.Instance, *, seed: int = 0,
+                  policy: str | None = None) -> nara.Solution:
+    """Nara (paper 001): the shipped policy of the instance's dataset (or ``policy``), greedy.
+    Deterministic; ``seed`` is unused."""
+    del seed
+    path = policy if policy is not None else shipped_policy(dataset_of(instance))
+    return rollout(instance, load_policy(path))
+
+
+def estimate(instance: nara.Instance, options: Options | None = None) -> tuple[int, int]:
+    """(memory bytes, work ops) of a rollout: per pick a GNN pass over the graph."""
+    del options
+    net = instance.net
+    n_msgs = net.n_nodes + 2 * net.n_links
+    per_pick = 2 * n_msgs * P.HIDDEN * P.STAGES + 2 * net.n_nodes * 18 * P.HIDDEN * P.STAGES \
+        + 2 * net.n_servers * 40 * P.P2_HIDDEN
+    picks = int(sum(max(-(-r.c // 10), -(-r.m // 10)) for r in instance.requests))
+    memory = 8 * (net.n_nodes * (8 + P.HIDDEN * P.STAGES) + net.n_links * 2) + 10**6
+    return memory, int(picks * per_pick)
+
+
+def describe(path: str | Path) -> dict[str, Any]:
+    """The model card (JSON beside the weights) of a policy, {} when there is none."""
+    import json
+
+    card = Path(path).with_suffix(".json")
+    return json.loads(card.read_text()) if card.is_file() else {}
