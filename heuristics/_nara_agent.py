@@ -20,7 +20,7 @@ import numpy as np
 import pydantic
 from dmlopt.models import _nara_policy as P
 from dmlopt.models import nara
-from dmlopt.models._nara_env import NaraEnv
+from dmlopt.models._nara_sim import State
 
 DATASETS = ("uniform", "azure", "alibaba")
 DEFAULT_DATASET = "uniform"
@@ -65,23 +65,34 @@ def load_policy(path: str | Path) -> dict[str, np.ndarray]:
 
 
 def rollout(instance: nara.Instance, params: dict[str, np.ndarray], *, greedy: bool = True,
-            rng: np.random.Generator | None = None, env: NaraEnv | None = None
-            ) -> nara.Solution:
-    """One episode of the policy: greedy argmax (rollouts, section 3.3.2) or sampled."""
-    env = env if env is not None else NaraEnv(instance)
-    g = P.Graph(env.graph)
-    obs, info = env.reset()
-    done = False
-    while not done:
-        lg = P.logits(params, g, obs["nodes"], obs["links"], obs["state"],
-                      info["action_mask"])[0]
-        if greedy:
-            a = int(np.argmax(lg))
-        else:
-            pr = np.exp(P.log_softmax(lg))
-            a = int(rng.choice(len(pr), p=pr))
-        obs, _, done, _, info = env.step(a)
-    return env.solution()
+            rng: np.random.Generator | None = None) -> nara.Solution:
+    """One episode of the policy: greedy argmax (rollouts, section 3.3.2) or sampled.
+
+    The transitions of :class:`dmlopt.models.nara.NaraEnv` with ``mask="feasible"`` run on
+    the simulator directly (no gymnasium import; the tests check both give the same
+    allocations): a request with no allowed server is dropped."""
+    st = State(instance)
+    g = P.Graph(P.graph_of(instance))
+    for j in range(len(instance.requests)):
+        st.begin(j)
+        mask = st.feasible()
+        while mask.any():
+            obs = P.observe(st, mask)
+            lg = P.logits(params, g, obs["nodes"], obs["links"], obs["state"], mask)[0]
+            if greedy:
+                a = int(np.argmax(lg))
+            else:
+                pr = np.exp(P.log_softmax(lg))
+                a = int(rng.choice(len(pr), p=pr / pr.sum()))
+            if not st.add(a):  # rule (i): cannot happen under the feasible mask
+                break
+            if st.covered:  # rule (iii)
+                st.finish()
+                break
+            mask = st.feasible()
+        if st.req is not None:
+            st.drop()
+    return st.solution()
 
 
 def allocate_nara(instance: nara.Instance, *, seed: int = 0,

@@ -32,6 +32,10 @@ name               allocator
 ``netfit-probe``   ours (:mod:`._nara_probe`): netfit's candidates scored by how many probe
                    requests (drawn from the requests seen so far) stay placeable, and admission
                    control of big requests whose placement would strand many probes
+``nara``           Nara itself (paper 001, section 3.3; :mod:`._nara_agent`): the learned GNN
+                   policy, rolled out greedily in the Gymnasium environment; the shipped policy
+                   of the instance's dataset (trained on alpha, ``data/nara/policies``) or the
+                   option ``policy=PATH``; numpy only
 ``milp``           the per-request MILP of :mod:`dmlopt.models.nara` (formulation "request" with the
                    current free capacities): accept whenever any allocation exists, fewest charged
                    links, then fewest servers; HiGHS through Pyomo at every arrival (slow: small
@@ -64,7 +68,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from dmlopt.heuristics import _nara_netfit, _nara_probe
+from dmlopt.heuristics import _nara_agent, _nara_netfit, _nara_probe
 from dmlopt.models import nara
 from dmlopt.models._nara_sim import State, run_episode
 
@@ -242,5 +246,6 @@ HEURISTICS = {
     "nulb": allocate_nulb,
     "netfit": allocate_netfit,
     "netfit-probe": allocate_netfit_probe,
+    "nara": _nara_agent.allocate_nara,
     "milp": allocate_milp,
 }

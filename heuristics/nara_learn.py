@@ -22,7 +22,7 @@ score (model selection on validation seeds; benchmark seeds 0-999 are never seen
 Outputs, all beside ``out`` and written atomically: ``out`` (.npz weights), ``<stem>.json``
 (model card), ``<stem>.curve.csv`` and ``<stem>.curve.png`` (learning curve),
 ``<stem>.ckpt.npz`` (checkpoint after every iteration; removed when training completes; the
-same command resumes from it after an interruption).
+same command resumes from it after an interruption, also with another ``--steps``).
 """
 
 from __future__ import annotations
@@ -305,7 +305,9 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
     if resume and paths["ckpt"].is_file():
         with np.load(paths["ckpt"], allow_pickle=False) as z:
             zz = {k: z[k] for k in z.files}
-        if json.loads(str(zz["config"])) == config:
+        # the step target may change between runs (stop early, or train on)
+        same = {k: v for k, v in json.loads(str(zz["config"])).items() if k != "steps"}
+        if same == {k: v for k, v in config.items() if k != "steps"}:
             params.update({k: zz[f"p_{k}"] for k in params})
             opt_pi.load(zz, "pi_")
             opt_v.load(zz, "v_")
@@ -415,6 +417,9 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--minibatch", type=int, default=256)
     parser.add_argument("--epochs", type=int, default=10, help="SGD epochs per batch")
     parser.add_argument("--entropy", type=float, default=0.0, help="entropy coefficient")
+    parser.add_argument("--val-episodes", type=int, default=len(VALIDATION_SEEDS),
+                        help="validation episodes (128 requests, seeds 900000...; 0: none, "
+                        "the last iterate is kept)")
     parser.add_argument("--no-resume", action="store_true", help="ignore a checkpoint")
     return parser
 
@@ -427,6 +432,7 @@ def run(args: argparse.Namespace) -> int:
         card = train(args.topology, args.dataset, args.steps, args.seed, args.out,
                      episode=args.episode, lr=args.lr, batch=args.batch,
                      minibatch=args.minibatch, epochs=args.epochs, entropy=args.entropy,
+                     validation=tuple(range(900_000, 900_000 + max(args.val_episodes, 0))),
                      resume=not args.no_resume)
     except KeyboardInterrupt:
         print("interrupted; run the same command to resume", file=sys.stderr)

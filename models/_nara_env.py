@@ -46,13 +46,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from dmlopt.models import nara
+from dmlopt.models._nara_policy import CLIP, LINK_FEATURES, NODE_FEATURES, graph_of, observe
 from dmlopt.models._nara_sim import State
 
-#: features per node and per link (module docstring)
-NODE_FEATURES = 8
-LINK_FEATURES = 2
-#: relative features are clipped to [0, CLIP]
-CLIP = 4.0
+__all__ = ["NaraEnv", "graph_of", "observe"]
 #: smallest generator seed of a drawn training episode
 TRAIN_SEED_MIN = 10**6
 
@@ -94,7 +91,7 @@ class NaraEnv(gym.Env):
         self.graph = graph_of(instance)
         N, L = self.n_nodes, self.n_links
         self.observation_space = gym.spaces.Dict({
-            "state": gym.spaces.Box(0.0, np.inf, (3,), dtype=np.float32),
+            "state": gym.spaces.Box(0.0, 1e9, (3,), dtype=np.float32),
             "nodes": gym.spaces.Box(0.0, CLIP, (N, NODE_FEATURES), dtype=np.float32),
             "links": gym.spaces.Box(0.0, CLIP, (L, LINK_FEATURES), dtype=np.float32),
         })
@@ -187,46 +184,3 @@ class NaraEnv(gym.Env):
 
     def _obs(self) -> dict[str, np.ndarray]:
         return observe(self.state, self._mask[:self.n_servers])
-
-
-def graph_of(instance: nara.Instance) -> dict[str, np.ndarray]:
-    """The DCN graph for the GNN: node ids of the servers (in server order) and both directions
-    of every link as (src, dst, link index) arrays."""
-    net = instance.net
-    src = np.concatenate([net.link_u, net.link_v])
-    dst = np.concatenate([net.link_v, net.link_u])
-    lid = np.concatenate([np.arange(net.n_links)] * 2)
-    return {"n_nodes": np.int64(net.n_nodes), "server_node": net.server_node.copy(),
-            "src": src, "dst": dst, "link": lid}
-
-
-def observe(st: State, mask: np.ndarray) -> dict[str, np.ndarray]:
-    """Observation of a :class:`State` with a pending request (module docstring)."""
-    net = st.net
-    req = st.req
-    N, S = net.n_nodes, net.n_servers
-    nodes = np.zeros((N, NODE_FEATURES), dtype=np.float32)
-    links = np.zeros((net.n_links, LINK_FEATURES), dtype=np.float32)
-    c_util = 1 - st.cpu_free.sum() / max(net.cpu.sum(), 1)
-    m_util = 1 - st.mem_free.sum() / max(net.mem.sum(), 1)
-    if req is None:
-        return {"state": np.array([c_util, m_util, 0.0], dtype=np.float32), "nodes": nodes,
-                "links": links}
-    b = max(req.b, 1e-3)
-    bw = st.bw[:-1]
-    sv = net.server_node
-    f = np.zeros((S, NODE_FEATURES))
-    f[:, 0] = st.cpu_free / max(st.rem_c, 1) if st.rem_c > 0 else 0.0
-    f[:, 1] = st.mem_free / max(st.rem_m, 1) if st.rem_m > 0 else 0.0
-    f[:, 2] = bw[net.access] / b
-    if st.selected:
-        f[st.selected, 3] = 1.0
-    f[:, 4] = st.cpu_free / np.maximum(net.cpu, 1)
-    f[:, 5] = st.mem_free / np.maximum(net.mem, 1)
-    f[:, 6] = 1.0
-    f[:, 7] = mask
-    nodes[sv] = np.clip(f, 0.0, CLIP)
-    links[:, 0] = np.clip(bw / b, 0.0, CLIP)
-    links[:, 1] = bw >= b - nara.BW_TOL
-    return {"state": np.array([c_util, m_util, req.t], dtype=np.float32), "nodes": nodes,
-            "links": links}

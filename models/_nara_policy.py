@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from dmlopt.models import nara
+from dmlopt.models._nara_sim import State
 
 HIDDEN = 16  # GNN stage width (Appendix E.1)
 STAGES = 3  # message-passing stages (Appendix E.1)
@@ -43,6 +45,11 @@ P2_HIDDEN = 16
 VALUE_HIDDEN = 32
 VALUE_SCALE = 10.0
 VERSION = 1
+#: features per node and per link (:mod:`._nara_env`'s docstring: Appendix E.1, our 8)
+NODE_FEATURES = 8
+LINK_FEATURES = 2
+#: relative features are clipped to [0, CLIP]
+CLIP = 4.0
 DENSE_MAX = 400  # graphs up to this many nodes use dense aggregation matrices
 
 
@@ -78,7 +85,8 @@ def _spmm(M: sp.csr_matrix | np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.asarray(Y).reshape(M.shape[0], B, F).transpose(1, 0, 2)
 
 
-def init_params(node_features: int = 8, link_features: int = 2, seed: int = 0
+def init_params(node_features: int = NODE_FEATURES, link_features: int = LINK_FEATURES,
+                seed: int = 0
                 ) -> dict[str, np.ndarray]:
     """Glorot-uniform weights, zero biases."""
     rng = np.random.default_rng(seed)
@@ -241,6 +249,50 @@ def backward_value(params: dict[str, np.ndarray], cache: dict[str, Any], dv: np.
     d1 = (d2 @ params["V2"].T) * (h1 > 0)
     g["V1"], g["v1"] = cache["vin"].T @ d1, d1.sum(axis=0)
     return g
+
+
+# ---------------------------------------------------------------------- features
+def graph_of(instance: nara.Instance) -> dict[str, np.ndarray]:
+    """The DCN graph for the GNN: node ids of the servers (in server order) and both directions
+    of every link as (src, dst, link index) arrays."""
+    net = instance.net
+    src = np.concatenate([net.link_u, net.link_v])
+    dst = np.concatenate([net.link_v, net.link_u])
+    lid = np.concatenate([np.arange(net.n_links)] * 2)
+    return {"n_nodes": np.int64(net.n_nodes), "server_node": net.server_node.copy(),
+            "src": src, "dst": dst, "link": lid}
+
+
+def observe(st: State, mask: np.ndarray) -> dict[str, np.ndarray]:
+    """Observation of a :class:`State` with a pending request (module docstring)."""
+    net = st.net
+    req = st.req
+    N, S = net.n_nodes, net.n_servers
+    nodes = np.zeros((N, NODE_FEATURES), dtype=np.float32)
+    links = np.zeros((net.n_links, LINK_FEATURES), dtype=np.float32)
+    c_util = 1 - st.cpu_free.sum() / max(net.cpu.sum(), 1)
+    m_util = 1 - st.mem_free.sum() / max(net.mem.sum(), 1)
+    if req is None:
+        return {"state": np.array([c_util, m_util, 0.0], dtype=np.float32), "nodes": nodes,
+                "links": links}
+    b = max(req.b, 1e-3)
+    bw = st.bw[:-1]
+    sv = net.server_node
+    f = np.zeros((S, NODE_FEATURES))
+    f[:, 0] = st.cpu_free / max(st.rem_c, 1) if st.rem_c > 0 else 0.0
+    f[:, 1] = st.mem_free / max(st.rem_m, 1) if st.rem_m > 0 else 0.0
+    f[:, 2] = bw[net.access] / b
+    if st.selected:
+        f[st.selected, 3] = 1.0
+    f[:, 4] = st.cpu_free / np.maximum(net.cpu, 1)
+    f[:, 5] = st.mem_free / np.maximum(net.mem, 1)
+    f[:, 6] = 1.0
+    f[:, 7] = mask
+    nodes[sv] = np.clip(f, 0.0, CLIP)
+    links[:, 0] = np.clip(bw / b, 0.0, CLIP)
+    links[:, 1] = bw >= b - nara.BW_TOL
+    return {"state": np.array([c_util, m_util, req.t], dtype=np.float32), "nodes": nodes,
+            "links": links}
 
 
 # ---------------------------------------------------------------------- files
