@@ -5,10 +5,11 @@ numpy, so ``pip install dmlopt`` (without the ``learn`` extra) runs the shipped 
 ``data/nara/policies/nara-<dataset>.npz`` (trained on topology alpha by
 :mod:`dmlopt.heuristics.nara_learn`).
 
-Which policy: option ``policy`` (a path) when given; otherwise the shipped policy of the
-instance's dataset, read from the generator's instance name ``<topology>-<dataset>-n<N>-s<seed>``
-(:func:`dmlopt.models.nara._generate`); an instance whose name names no dataset uses the
-uniform policy (documented default; instance JSON is unchanged).
+Which policy: option ``policy`` (a path, or a dataset name for that shipped policy) when given;
+otherwise the shipped policy of the instance's dataset, read from the generator's instance name
+``<topology>-<dataset>-n<N>-s<seed>`` (:func:`dmlopt.models.nara._generate`); an instance
+whose name names no dataset uses the uniform policy (documented default; the instance JSON is
+unchanged).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ class Options(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid")
     seed: int = 0
     policy: str | None = pydantic.Field(
-        default=None, description="policy .npz; default: the shipped policy of the dataset")
+        default=None, description="policy .npz path, or a dataset name (uniform, azure, "
+        "alibaba) for that shipped policy; default: the shipped policy of the instance's dataset")
 
 
 def shipped_policy(dataset: str) -> Path:
@@ -78,7 +80,7 @@ def rollout(instance: nara.Instance, params: dict[str, np.ndarray], *, greedy: b
         mask = st.feasible()
         while mask.any():
             obs = P.observe(st, mask)
-            lg = P.logits(params, g, obs["nodes"], obs["links"], obs["state"], mask)[0]
+            lg = P.logits_one(params, g, obs["nodes"], obs["links"], obs["state"], mask)
             if greedy:
                 a = int(np.argmax(lg))
             else:
@@ -97,10 +99,13 @@ def rollout(instance: nara.Instance, params: dict[str, np.ndarray], *, greedy: b
 
 def allocate_nara(instance: nara.Instance, *, seed: int = 0,
                   policy: str | None = None) -> nara.Solution:
-    """Nara (paper 001): the shipped policy of the instance's dataset (or ``policy``), greedy.
+    """Nara (paper 001): the shipped policy of the instance's dataset, or ``policy`` (a path,
+    or a dataset name for that shipped policy: the cross-dataset runs of Table 7), greedy.
     Deterministic; ``seed`` is unused."""
     del seed
-    path = policy if policy is not None else shipped_policy(dataset_of(instance))
+    if policy is None:
+        policy = dataset_of(instance)
+    path = shipped_policy(policy) if policy in DATASETS else policy
     return rollout(instance, load_policy(path))
 
 

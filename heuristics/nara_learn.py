@@ -94,8 +94,8 @@ def collect(env: NaraEnv, params: dict[str, np.ndarray], g: P.Graph, rng: np.ran
         done = False
         while not done:
             mask = info["action_mask"]
-            lp = P.log_softmax(P.logits(params, g, obs["nodes"], obs["links"], obs["state"],
-                                        mask)[0])
+            lp = P.log_softmax(P.logits_one(params, g, obs["nodes"], obs["links"],
+                                            obs["state"], mask))
             pr = np.exp(lp)
             a = int(rng.choice(len(pr), p=pr / pr.sum()))
             buf["nodes"].append(obs["nodes"])
@@ -426,8 +426,14 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dmlopt train nara``; exit code 0, 130 on Ctrl-C (checkpoint kept: the same
-    command resumes). Bad input raises :class:`dmlopt.errors.InstanceError` (exit 2 in the
-    CLI)."""
+    command resumes; SIGTERM is treated as Ctrl-C). Bad input raises
+    :class:`dmlopt.errors.InstanceError` (exit 2 in the CLI)."""
+    import signal
+
+    def _term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, _term)
     try:
         card = train(args.topology, args.dataset, args.steps, args.seed, args.out,
                      episode=args.episode, lr=args.lr, batch=args.batch,
@@ -437,6 +443,8 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted; run the same command to resume", file=sys.stderr)
         return 130
+    finally:
+        signal.signal(signal.SIGTERM, old)
     print(f"{args.out}: {card['steps']} steps in {card['wall_seconds']} s, validation "
           f"acceptance {card['validation_acceptance']}")
     return 0
