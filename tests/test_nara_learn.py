@@ -269,3 +269,38 @@ def test_heuristic_policy_option_and_dataset_default(tmp_path):
     mem, ops = agent.estimate(inst, agent.Options())
     assert mem > 0 and ops > 0
     assert Path(agent.shipped_policy("uniform")).name == "nara-uniform.npz"
+
+
+def _tables_module():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "tables" / "nara.py"
+    spec = importlib.util.spec_from_file_location("nara_tables_learn", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_table_renderer(tmp_path, capsys):
+    T = _tables_module()
+    rows = []
+    for seed in range(3):
+        for method, acc, opts in (("tetris", 0.70, "{}"), ("netfit-probe", 0.78, "{}"),
+                                  ("nara", 0.72 + 0.01 * seed, "{}"),
+                                  ("nara", 0.6, '{"policy": "azure"}')):
+            rows.append({"problem": "nara", "instance": f"uniform(topology=alpha)#{seed}",
+                         "method": method, "options": opts, "status": "feasible",
+                         "feasible": 1, "seconds": 0.5,
+                         "metrics": {"acceptance_ratio": acc, "requests": 128}})
+    df = T.frame(rows + rows[:1])  # a duplicated run counts once
+    assert len(df) == 12
+    t1 = T.table1(df)
+    assert "| alpha uniform (128 req.) |" in t1 and "0.730 ± 0.025" in t1
+    assert "1.043 | -0.050 |" in t1  # Nara / Tetris, Nara - best other
+    assert "Nara 0.730 < netfit-probe (ours) 0.780" in T.losses(df)
+    assert "| Nara-Azure-like | 0.600 ± 0.000 |" in T.cross(df)
+    with pytest.raises(SystemExit) as exc:
+        T.main(["--help"])
+    assert exc.value.code == 0
+    assert T.main([str(tmp_path / "missing.sqlite"), "-o", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()

@@ -55,8 +55,11 @@ def frame(rows: list[dict]) -> pd.DataFrame:
                     ("feasible", "optimal"),
                     "acceptance": m.get("acceptance_ratio", math.nan),
                     "seconds": r["seconds"]})
-    return pd.DataFrame(out, columns=["dataset", "topology", "n_requests", "seed", "label",
-                                      "ok", "acceptance", "seconds"])
+    df = pd.DataFrame(out, columns=["dataset", "topology", "n_requests", "seed", "label", "ok",
+                                    "acceptance", "seconds"])
+    # the same run in several stores counts once (the last one read)
+    return df.drop_duplicates(["dataset", "topology", "n_requests", "seed", "label"],
+                              keep="last").reset_index(drop=True)
 
 
 def _ci(x: pd.Series) -> tuple[float, float, int]:
@@ -174,16 +177,18 @@ def main(argv: list[str] | None = None) -> int:
         prog="benchmarks/tables/nara.py",
         description="Markdown tables of the Nara suites (paper-nara-learn) from a results "
                     "store; writes nara-tables.md only under the directory given.")
-    parser.add_argument("store", help="results store (.sqlite) of dmlopt bench")
+    parser.add_argument("store", nargs="+", help="results store(s) (.sqlite) of dmlopt bench; "
+                        "several are concatenated")
     parser.add_argument("-o", "--out", help="directory for nara-tables.md (default: print "
                         "only)")
     args = parser.parse_args(argv)
     from dmlopt.benchmarks import store
+
     from dmlopt.errors import DmloptError
     from dmlopt.io import atomic_write_text
 
     try:
-        text = render(frame(store.read(args.store)))
+        text = render(frame([r for path in args.store for r in store.read(path)]))
     except DmloptError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
