@@ -22,7 +22,7 @@ from dmlopt.models.nara import NaraEnv
 import dmlopt
 from dmlopt.errors import InstanceError
 
-FAST = ["random", "tetris", "nalb", "nulb", "netfit"]
+FAST = ["random", "tetris", "nalb", "nulb", "netfit", "nara"]
 
 
 def tiny_topology(bw: float = 1.0) -> dict:
