@@ -64,7 +64,7 @@ def frame(rows: list[dict]) -> pd.DataFrame:
 
 def _ci(x: pd.Series) -> tuple[float, float, int]:
     """(mean, 95 % half-width, n) of the values."""
-    from scipy import stats
+    from scipy.special import stdtrit  # Student-t quantile (lighter import than scipy.stats)
 
     x = x.dropna()
     n = len(x)
@@ -72,7 +72,7 @@ def _ci(x: pd.Series) -> tuple[float, float, int]:
         return math.nan, math.nan, 0
     if n == 1:
         return float(x.iloc[0]), math.nan, 1
-    half = float(stats.t.ppf(0.975, n - 1) * x.std(ddof=1) / math.sqrt(n))
+    half = float(stdtrit(n - 1, 0.975) * x.std(ddof=1) / math.sqrt(n))
     return float(x.mean()), half, n
 
 
