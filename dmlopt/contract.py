@@ -148,6 +148,10 @@ class Generator:
     estimate: Callable[[Any], Size]
     description: str
 
+    def __call__(self, **kwargs: Any) -> Any:
+        """Call the function directly (no boundary checks: use :func:`dmlopt.generate`)."""
+        return self.function(**kwargs)
+
 
 @dataclass(frozen=True)
 class Command:
@@ -173,8 +177,8 @@ class Limits(NamedTuple):
 
     variables: int = 1_000_000
     constraints: int = 2_000_000
-    memory: float = 4 * 2**30
-    work: float = 5e10
+    memory: float = 2 * 2**30
+    work: float = 1e12
 
 
 DEFAULT_LIMITS = Limits()

@@ -32,6 +32,10 @@ name               allocator
 ``netfit-probe``   ours (:mod:`._nara_probe`): netfit's candidates scored by how many probe
                    requests (drawn from the requests seen so far) stay placeable, and admission
                    control of big requests whose placement would strand many probes
+``nara``           Nara itself (paper 001, section 3.3; :mod:`._nara_agent`): the learned GNN
+                   policy, rolled out greedily in the Gymnasium environment; the shipped policy
+                   of the instance's dataset (trained on alpha, ``data/nara/policies``) or the
+                   option ``policy=PATH``; numpy only
 ``milp``           the per-request MILP of :mod:`dmlopt.models.nara` (formulation "request" with the
                    current free capacities): accept whenever any allocation exists, fewest charged
                    links, then fewest servers; HiGHS through Pyomo at every arrival (slow: small
@@ -66,7 +70,7 @@ from typing import Any
 
 import numpy as np
 import pydantic
-from dmlopt.heuristics import _nara_netfit, _nara_probe
+from dmlopt.heuristics import _nara_agent, _nara_netfit, _nara_probe
 from dmlopt.models import nara
 from dmlopt.models._nara_sim import State, run_episode
 
@@ -352,6 +356,8 @@ HEURISTICS: dict[str, Heuristic] = {
                         "ours: feasibility-checked, locality-first best fit"),
     "netfit-probe": Heuristic(allocate_netfit_probe, ProbeOptions, probe_estimate,
                               "ours: netfit with probe look-ahead and admission control"),
+    "nara": Heuristic(_nara_agent.allocate_nara, _nara_agent.Options, _nara_agent.estimate,
+                      "Nara (paper 001): the learned GNN policy (PPO), greedy; numpy rollout"),
     "milp": Heuristic(allocate_milp, MilpOptions, milp_estimate,
                       "per-request MILP (HiGHS at every arrival; small topologies only)"),
 }

@@ -11,10 +11,9 @@ released, then request j is offered to the allocator, which picks servers one at
       :mod:`dmlopt.models.nara`);
 (iv)  releases happen at the start of the next step.
 
-:class:`State` is the fast core (numpy arrays, used by the heuristics); :class:`NaraEnv` wraps it
-in a Gymnasium-compatible interface (``reset``/``step``/``action_mask``, the paper's rewards
-x = 10, y = -10, z = 0) without depending on gymnasium, so a learned policy can plug in. Both are
-deterministic: the only randomness is the allocator's.
+:class:`State` is the fast core (numpy arrays, used by the heuristics and by the Gymnasium
+environment :class:`dmlopt.models.nara.NaraEnv`, module ``_nara_env``). Deterministic: the only
+randomness is the allocator's.
 
 Routes: ``"first"`` takes the first candidate (k-shortest order) with >= b free on every link
 (Appendix G); ``"widest"`` the candidate with the largest bottleneck free bandwidth (the
@@ -265,91 +264,3 @@ def run_episode(instance: nara.Instance, choose: Any, *, route: str = "first",
         else:
             state.finish()
     return state.solution()
-
-
-class NaraEnv:
-    """Gymnasium-compatible environment (reset, step, action mask); no gymnasium dependency.
-
-    Actions are server indices 0..S-1 plus ``S`` = reject the pending request. The observation
-    is a dict of numpy arrays: the paper's state <c_util, m_util, t_r> (``"state"``), the
-    pending request's remaining <c, m> and its <b, t> (``"request"``), the free CPU, memory and
-    link bandwidth, and the servers already selected. Rewards (section 3.2): +10 when a request
-    is allocated, -10 when a pick breaks constraint 3 (the request is dropped), 0 otherwise
-    (also for a reject). The episode terminates after the last request.
-    """
-
-    metadata: dict[str, Any] = {"render_modes": []}
-
-    def __init__(self, instance: nara.Instance, route: str = "first",
-                 rewards: tuple[float, float, float] = (10.0, -10.0, 0.0)) -> None:
-        self.instance = instance
-        self.route = route
-        self.rewards = rewards
-        self.n_actions = instance.net.n_servers + 1
-        self.state: State | None = None
-        self.j = 0
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None
-              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        del seed, options  # deterministic: the episode is the instance
-        self.state = State(self.instance, route=self.route)
-        self.j = 0
-        self.state.begin(0)
-        return self._obs(), {"step": 0}
-
-    def action_mask(self) -> np.ndarray:
-        """(S+1,) bool: servers with some of the remaining resources (section 3.3.2), and
-        reject (always allowed)."""
-        return np.append(self.state.useful(), True)
-
-    def feasible_mask(self) -> np.ndarray:
-        """Like :meth:`action_mask` but also excluding picks that break constraint 3."""
-        return np.append(self.state.feasible(), True)
-
-    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool,
-                                         dict[str, Any]]:
-        st = self.state
-        if st is None or st.req is None:
-            raise RuntimeError("call reset() first; the episode is over")
-        x, y, z = self.rewards
-        a = int(action)
-        if a == self.n_actions - 1:
-            st.drop()
-            reward, outcome = z, "rejected"
-        elif not 0 <= a < self.n_actions - 1 or not st.useful()[a]:
-            raise ValueError(f"action: {a} is masked out")
-        elif not st.add(a):
-            st.drop()
-            reward, outcome = y, "dropped"
-        elif st.covered:
-            st.finish()
-            reward, outcome = x, "allocated"
-        else:
-            return self._obs(), z, False, False, {"step": self.j, "outcome": "partial"}
-        self.j += 1
-        done = self.j >= len(self.instance.requests)
-        if not done:
-            st.begin(self.j)
-        return self._obs(), reward, done, False, {"step": self.j, "outcome": outcome}
-
-    def _obs(self) -> dict[str, np.ndarray]:
-        st = self.state
-        net = st.net
-        req = st.req
-        sel = np.zeros(net.n_servers, dtype=bool)
-        if st.selected:
-            sel[st.selected] = True
-        c_util = 1 - st.cpu_free.sum() / max(net.cpu.sum(), 1)
-        m_util = 1 - st.mem_free.sum() / max(net.mem.sum(), 1)
-        t = req.t if req is not None else 0.0
-        return {
-            "state": np.array([c_util, m_util, t], dtype=float),
-            "request": np.array([st.rem_c, st.rem_m, req.b if req else 0.0, t], dtype=float),
-            "cpu_free": st.cpu_free.copy(),
-            "mem_free": st.mem_free.copy(),
-            "bw_free": st.bw[:-1].copy(),
-            "selected": sel,
-        }
-
-    def solution(self) -> nara.Solution:
-        return self.state.solution()

@@ -84,7 +84,7 @@ import numpy as np
 import pydantic
 from dmlopt.models import _nara_topo as topo
 
-from dmlopt.contract import Formulation, Generator, Options, Size
+from dmlopt.contract import Command, Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
 from dmlopt.validation import Frozen, rule
 
@@ -1087,3 +1087,32 @@ GENERATORS: dict[str, Generator] = {
     "alibaba": Generator(generate_alibaba, TraceParams, generator_size,
                          "Alibaba-like requests (stand-in for the Alibaba 2018 trace), load 90 %"),
 }
+
+
+def __getattr__(name: str) -> Any:
+    """``NaraEnv`` (the Gymnasium environment of section 3.2, :mod:`._nara_env`), imported on
+    first use (it imports this module)."""
+    if name == "NaraEnv":
+        from dmlopt.models._nara_env import NaraEnv
+
+        return NaraEnv
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _configure_train(parser: Any) -> None:
+    from dmlopt.heuristics import nara_learn
+
+    parser.add_argument("problem", choices=["nara"], help="the problem whose policy is trained")
+    nara_learn.configure(parser)
+
+
+def _run_train(args: Any) -> int:
+    from dmlopt.heuristics import nara_learn
+
+    return nara_learn.run(args)
+
+
+#: ``dmlopt train nara ...``: PPO training of the learned allocator (section 3.3, appendix E)
+COMMANDS = {"train": Command("train", "train Nara's GNN policy with PPO (paper 001, section "
+                             "3.3): dmlopt train nara --topology alpha --dataset uniform "
+                             "--steps N --seed S -o policy.npz", _configure_train, _run_train)}

@@ -16,12 +16,13 @@ import pytest
 from dmlopt.heuristics import nara as H
 from dmlopt.models import _nara_topo as topo
 from dmlopt.models import nara
-from dmlopt.models._nara_sim import NaraEnv, State
+from dmlopt.models._nara_sim import State
+from dmlopt.models.nara import NaraEnv
 
 import dmlopt
 from dmlopt.errors import InstanceError
 
-FAST = ["random", "tetris", "nalb", "nulb", "netfit"]
+FAST = ["random", "tetris", "nalb", "nulb", "netfit", "nara"]
 
 
 def tiny_topology(bw: float = 1.0) -> dict:
@@ -264,14 +265,14 @@ def test_rack_compatibility_matches_path_by_path_check(name):
 def test_env_interface_replays_heuristic_and_rewards():
     inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 30}, seed=5)
     ref = H.allocate_netfit(inst)
-    env = NaraEnv(inst)
+    env = NaraEnv(inst, reject=True)
     obs, info = env.reset(seed=0)
-    assert set(obs) >= {"state", "request", "cpu_free", "mem_free", "bw_free", "selected"}
+    assert set(obs) == {"state", "nodes", "links"}
     total, done = 0.0, False
     for al in ref.allocations:
         actions = al.servers if al is not None else [env.n_actions - 1]
         for a in actions:
-            assert env.action_mask()[a] and env.feasible_mask()[a]
+            assert env.action_masks()[a] and info["action_mask"][a]
             obs, r, done, trunc, info = env.step(a)
             total += r
     assert done and not trunc
@@ -281,14 +282,13 @@ def test_env_interface_replays_heuristic_and_rewards():
 
 def test_env_random_agent_with_masks_is_feasible():
     inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 40}, seed=2)
-    env = NaraEnv(inst)
+    env = NaraEnv(inst, mask="useful")  # the paper's mask: a pick may break constraint 3
     env.reset()
     rng = np.random.default_rng(0)
     done = False
     fails = 0
     while not done:
-        mask = env.action_mask()
-        a = int(rng.choice(np.flatnonzero(mask[:-1]))) if mask[:-1].any() else len(mask) - 1
+        a = int(rng.choice(np.flatnonzero(env.action_masks())))
         _, r, done, _, _ = env.step(a)
         fails += r < 0
     ev = nara.evaluate(inst, env.solution())

@@ -1,0 +1,130 @@
+"""The learned Nara allocator (paper 001, section 3.3): a trained policy rolled out greedily.
+
+numpy only: the weights are an .npz (:mod:`dmlopt.models._nara_policy`), the forward pass is
+numpy, so ``pip install dmlopt`` (without the ``learn`` extra) runs the shipped policies
+``data/nara/policies/nara-<dataset>.npz`` (trained on topology alpha by
+:mod:`dmlopt.heuristics.nara_learn`).
+
+Which policy: option ``policy`` (a path, or a dataset name for that shipped policy) when given;
+otherwise the shipped policy of the instance's dataset, read from the generator's instance name
+``<topology>-<dataset>-n<N>-s<seed>`` (:func:`dmlopt.models.nara._generate`); an instance
+whose name names no dataset uses the uniform policy (documented default; the instance JSON is
+unchanged).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pydantic
+from dmlopt.models import _nara_policy as P
+from dmlopt.models import nara
+from dmlopt.models._nara_sim import State
+
+from dmlopt.contract import Options as ContractOptions
+from dmlopt.contract import Size
+
+DATASETS = ("uniform", "azure", "alibaba")
+DEFAULT_DATASET = "uniform"
+
+
+class Options(ContractOptions):
+    """Options of the ``nara`` heuristic."""
+
+    policy: str | None = pydantic.Field(
+        default=None, description="policy .npz path, or a dataset name (uniform, azure, "
+        "alibaba) for that shipped policy; default: the shipped policy of the instance's dataset")
+
+
+def shipped_policy(dataset: str) -> Path:
+    """Path of the shipped policy trained on ``dataset`` (topology alpha)."""
+    from dmlopt.errors import InstanceError
+
+    if dataset not in DATASETS:
+        raise InstanceError("dataset", dataset, f"is not one of {', '.join(DATASETS)}")
+    return Path(__file__).resolve().parent.parent / "data" / "nara" / "policies" / \
+        f"nara-{dataset}.npz"
+
+
+def dataset_of(instance: nara.Instance) -> str:
+    """The dataset named in the instance's name (module docstring); uniform when none."""
+    parts = instance.name.split("-")
+    return parts[1] if len(parts) >= 2 and parts[1] in DATASETS else DEFAULT_DATASET
+
+
+def load_policy(path: str | Path) -> dict[str, np.ndarray]:
+    """Weights of a policy file; :class:`dmlopt.errors.InstanceError` when unusable."""
+    from dmlopt.errors import InstanceError
+
+    p = Path(path)
+    if not p.is_file():
+        raise InstanceError("policy", str(path), "is not a file")
+    try:
+        return P.load(p)
+    except (ValueError, OSError) as exc:
+        raise InstanceError("policy", str(path), f"is not a Nara policy ({exc})") from None
+
+
+def rollout(instance: nara.Instance, params: dict[str, np.ndarray], *, greedy: bool = True,
+            rng: np.random.Generator | None = None) -> nara.Solution:
+    """One episode of the policy: greedy argmax (rollouts, section 3.3.2) or sampled.
+
+    The transitions of :class:`dmlopt.models.nara.NaraEnv` with ``mask="feasible"`` run on
+    the simulator directly (no gymnasium import; the tests check both give the same
+    allocations): a request with no allowed server is dropped."""
+    st = State(instance)
+    g = P.Graph(P.graph_of(instance))
+    for j in range(len(instance.requests)):
+        st.begin(j)
+        mask = st.feasible()
+        while mask.any():
+            obs = P.observe(st, mask)
+            lg = P.logits_one(params, g, obs["nodes"], obs["links"], obs["state"], mask)
+            if greedy:
+                a = int(np.argmax(lg))
+            else:
+                pr = np.exp(P.log_softmax(lg))
+                a = int(rng.choice(len(pr), p=pr / pr.sum()))
+            if not st.add(a):  # rule (i): cannot happen under the feasible mask
+                break
+            if st.covered:  # rule (iii)
+                st.finish()
+                break
+            mask = st.feasible()
+        if st.req is not None:
+            st.drop()
+    return st.solution()
+
+
+def allocate_nara(instance: nara.Instance, *, seed: int = 0,
+                  policy: str | None = None) -> nara.Solution:
+    """Nara (paper 001): the shipped policy of the instance's dataset, or ``policy`` (a path,
+    or a dataset name for that shipped policy: the cross-dataset runs of Table 7), greedy.
+    Deterministic; ``seed`` is unused."""
+    del seed
+    if policy is None:
+        policy = dataset_of(instance)
+    path = shipped_policy(policy) if policy in DATASETS else policy
+    return rollout(instance, load_policy(path))
+
+
+def estimate(instance: nara.Instance, options: Options | None = None) -> Size:
+    """(memory bytes, work ops) of a rollout: per pick a GNN pass over the graph."""
+    del options
+    net = instance.net
+    n_msgs = net.n_nodes + 2 * net.n_links
+    per_pick = 2 * n_msgs * P.HIDDEN * P.STAGES + 2 * net.n_nodes * 18 * P.HIDDEN * P.STAGES \
+        + 2 * net.n_servers * 40 * P.P2_HIDDEN
+    picks = int(sum(max(-(-r.c // 10), -(-r.m // 10)) for r in instance.requests))
+    memory = 8 * (net.n_nodes * (8 + P.HIDDEN * P.STAGES) + net.n_links * 2) + 10**6
+    return Size(float(memory), float(picks * per_pick))
+
+
+def describe(path: str | Path) -> dict[str, Any]:
+    """The model card (JSON beside the weights) of a policy, {} when there is none."""
+    import json
+
+    card = Path(path).with_suffix(".json")
+    return json.loads(card.read_text()) if card.is_file() else {}
