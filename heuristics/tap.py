@@ -25,6 +25,14 @@
     Iterated robust tabu search on the same neighbourhood: Taillard's robust tabu search
     (compiled with numba when installed) restarted ``rounds`` times from the perturbed best
     solution; see :func:`tabu`.
+``rts`` (ours; options ``time_limit``, ``iterations``, ``target``, ``clock``)
+    The QAPLIB-scale portfolio: iterated robust tabu search (Taillard 1991) with Taillard's
+    incremental delta matrix, a breakout-local-search adaptive perturbation (Benlic and Hao 2013)
+    and random restarts, until a time budget (default ``max(1, 10 (N/100)^2)`` s, N = n min(K, m)
+    slots), an iteration budget or a target objective; see :mod:`dmlopt.heuristics._tap_rts`.
+``faq-2opt`` (peer baseline; option ``restarts``, default 10)
+    scipy's ``quadratic_assignment``: FAQ from a random start, then 2-opt, best of ``restarts``;
+    see :mod:`dmlopt.heuristics._tap_faq`.
 
 All return a :class:`~dmlopt.models.tap.Solution`; none imports Pyomo.
 """
@@ -36,6 +44,8 @@ from typing import Any
 
 import numpy as np
 from dmlopt.heuristics import _tap_search as ts
+from dmlopt.heuristics._tap_faq import faq_2opt
+from dmlopt.heuristics._tap_rts import rts
 from dmlopt.models.tap import Instance, Solution
 
 from dmlopt.errors import InstanceError
@@ -175,4 +185,6 @@ HEURISTICS = {
     "abm-ls": partial(local_search, start="abm"),
     "random-ls": partial(local_search, start="random"),
     "tabu": tabu,
+    "rts": rts,
+    "faq-2opt": faq_2opt,
 }
