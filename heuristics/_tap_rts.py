@@ -65,14 +65,19 @@ class Options(pydantic.BaseModel):
     target: float | None = pydantic.Field(
         default=None, description="stop as soon as the objective is <= target")
     stall: float = pydantic.Field(
-        default=20.0, gt=0, description="a tabu phase ends after stall * N iterations without "
+        default=5.0, gt=0, description="a tabu phase ends after stall * N iterations without "
         "improving its best")
     jump_min: float = pydantic.Field(
         default=0.1, gt=0, le=1, description="smallest perturbation, in random swaps per slot")
     jump_max: float = pydantic.Field(
         default=0.5, gt=0, le=1, description="largest perturbation, in random swaps per slot")
     restart: int = pydantic.Field(
-        default=50, ge=1, description="phases without a new best before a random restart")
+        default=50, ge=1, description="phases without improving the chain's reference "
+        "solution before the chain ends and a new one starts")
+    population: int = pydantic.Field(
+        default=10, ge=1, description="elite pool of chain results; once full, a new chain "
+        "starts from a crossover of two members, before that (or with 1) from a random "
+        "solution")
     clock: Literal["wall", "cpu"] = pydantic.Field(
         default="wall", description="what time_limit measures: wall-clock seconds, or this "
         "process's CPU seconds (one core's worth of work on a shared machine)")
@@ -141,6 +146,33 @@ def _perturb(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, swaps: 
                 break
 
 
+def _offer(pool: list[tuple[float, np.ndarray]], perm: np.ndarray, cost: float,
+           capacity: int) -> None:
+    """Add a chain's result to the elite pool: if not a duplicate (same cost) and either the
+    pool has room or it beats the worst member, which it then replaces."""
+    if any(abs(c - cost) <= 1e-9 * max(1.0, abs(cost)) for c, _ in pool):
+        return
+    if len(pool) < capacity:
+        pool.append((cost, perm.copy()))
+    else:
+        worst = max(range(len(pool)), key=lambda k: pool[k][0])
+        if cost < pool[worst][0]:
+            pool[worst] = (cost, perm.copy())
+
+
+def _crossover(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Uniform-like crossover for permutations: keep the assignments both parents share, place
+    the other facilities in the remaining slots at random (Merz and Freisleben 2000, UX/DPX
+    spirit: the child keeps the parents' common structure)."""
+    child = np.where(a == b, a, -1)
+    free_fac = np.flatnonzero(child < 0)
+    used = np.zeros(a.size, dtype=bool)
+    used[child[child >= 0]] = True
+    free_slots = np.flatnonzero(~used)
+    child[free_fac] = rng.permutation(free_slots)
+    return child.astype(np.int64)
+
+
 def _chunk(size: int) -> int:
     """Iterations per kernel call: a few tens of milliseconds, so the clock is checked often."""
     return int(min(1 << 16, max(64, 20_000_000 // (size * size))))
@@ -182,7 +214,8 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
     jmax = max(jmin, int(round(opts.jump_max * size)))
     jump = jmin
     ref, ref_cost = p.copy(), best_cost
-    since_best = 0
+    since_ref = 0
+    pool: list[tuple[float, np.ndarray]] = []  # elite chain results (memetic layer)
     chunk = _chunk(size)
     while True:
         c = kern.reset(f, b, p, bp, delta)
@@ -202,22 +235,26 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
         pc = float(sf[1])
         if pc < best_cost - 1e-9 * max(1.0, abs(best_cost)):
             best, best_cost = phase_best.copy(), pc
-            since_best = 0
-        else:
-            since_best += 1
         if pc < ref_cost - 1e-9 * max(1.0, abs(ref_cost)):
             ref, ref_cost = phase_best.copy(), pc
             jump = jmin
+            since_ref = 0
         else:
             jump = min(jmax, jump + 1)
+            since_ref += 1
         if code in (kern.TARGET, kern.STUCK) or best_cost <= target or best_cost <= 0:
             break
         if out.iterations >= budget or now() >= deadline:
             break
-        if since_best >= opts.restart:
-            ref = rng.permutation(size).astype(np.int64)
+        if since_ref >= opts.restart:  # the chain is spent: keep its result, start another
+            _offer(pool, ref, ref_cost, opts.population)
+            if len(pool) < max(2, opts.population):
+                ref = rng.permutation(size).astype(np.int64)
+            else:
+                i, j = rng.choice(len(pool), 2, replace=False)
+                ref = _crossover(pool[i][1], pool[j][1], rng)
             ref_cost = math.inf
-            since_best = 0
+            since_ref = 0
             jump = jmin
             out.restarts += 1
             p = ref.copy()
@@ -231,8 +268,8 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
 
 
 def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-        iterations: int | None = None, target: float | None = None, stall: float = 20.0,
-        jump_min: float = 0.1, jump_max: float = 0.5, restart: int = 50,
+        iterations: int | None = None, target: float | None = None, stall: float = 5.0,
+        jump_min: float = 0.1, jump_max: float = 0.5, restart: int = 50, population: int = 10,
         clock: str = "wall") -> Solution:
     """Iterated robust tabu search with BLS-style perturbation and restarts (ours).
 
@@ -240,7 +277,8 @@ def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
     :class:`Options` for the options. Starts from a uniformly random feasible assignment.
     """
     opts = options(time_limit=time_limit, iterations=iterations, target=target, stall=stall,
-                   jump_min=jump_min, jump_max=jump_max, restart=restart, clock=clock)
+                   jump_min=jump_min, jump_max=jump_max, restart=restart, population=population,
+                   clock=clock)
     if opts.jump_max < opts.jump_min:
         raise InstanceError("jump_max", jump_max, f"must be >= jump_min = {jump_min}")
     if opts.time_limit == 0 and opts.iterations is None and opts.target is None:

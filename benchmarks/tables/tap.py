@@ -2,7 +2,7 @@
 
 Reads a store of the ``tap-qaplib`` suite (``dmlopt bench tap-qaplib``), keeps the runs on QAPLIB
 instances (generator ``qaplib``), and compares the methods per family and per size class by the
-gap to the best known value, ``100 (objective - ref) / ref`` with ``ref`` =
+gap to the best known value, ``100 (objective - ref) / max(ref, 1)`` with ``ref`` =
 :func:`dmlopt.qaplib.best_known` (the published value, or the cost of the published permutation
 when that is lower: kra32). Runs with a ``target`` option are time-to-target runs (Aiex, Resende,
 Ribeiro 2007: the empirical distribution of the time a randomised heuristic needs to reach a
@@ -76,7 +76,7 @@ def frame(rows: list[dict]) -> pd.DataFrame:
             "name": name, "family": family(name), "n": size(name), "method": key,
             "seed": row.get("seed"), "target": target, "status": row.get("status"),
             "objective": obj if ok else np.nan, "seconds": row.get("seconds"), "ref": ref,
-            "gap_pct": 100.0 * (obj - ref) / ref if ok else np.nan,
+            "gap_pct": 100.0 * (obj - ref) / max(abs(ref), 1.0) if ok else np.nan,
         })
     return pd.DataFrame(out)
 
@@ -140,7 +140,7 @@ def goals(main: pd.DataFrame, method: str = "rts") -> str:
 def ttt(df: pd.DataFrame) -> pd.DataFrame:
     """Target runs: target level in % above the reference, and the time it was reached (inf if
     the run ended without reaching it)."""
-    t = df[df["target"].notna()].copy()
+    t = df[df["target"].notna() & (df["ref"] > 0)].copy()
     if t.empty:
         return pd.DataFrame(columns=["method", "level", "seconds"])
     t["level"] = (100.0 * (t["target"].astype(float) / t["ref"] - 1.0)).round(3)
