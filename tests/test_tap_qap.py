@@ -215,3 +215,46 @@ def test_zero_based_sln_and_best_known(tmp_path):
     assert qaplib.read_sln(qaplib._resolve("kra32", ".sln"))[0] == 88900
     assert qaplib.best_known("kra32") == 88700
     assert qaplib.best_known("nug12") == 578
+
+
+# --------------------------------------------------------------------------- table renderer
+
+
+def _row(name, method, objective, seconds=1.0, seed=0, **opts):
+    import json
+
+    return {"problem": "tap", "instance": f"qaplib(name={name})#0", "method": method,
+            "options": json.dumps(opts), "seed": seed, "status": "feasible",
+            "objective": objective, "seconds": seconds}
+
+
+def test_table_gaps_families_and_time_to_target(tmp_path):
+    from dmlopt.benchmarks.store import Store
+    from dmlopt.benchmarks.tables import tap as table
+
+    rows = [_row("nug12", "rts", 578.0, clock="cpu"), _row("nug12", "cle", 578.0 * 1.5),
+            _row("tai40a", "rts", 3139370 * 1.005, seconds=2.0),
+            _row("kra32", "rts", 88700.0),  # best known 88700, below the listed 88900
+            _row("nug12", "rts", 578.0, seconds=0.5, seed=1, target=578.0 * 1.01),
+            _row("tai40a", "rts", 3139370 * 1.02, seconds=3.0, seed=1,
+                 target=3139370 * 1.001)]
+    df = table.frame(rows)
+    assert table.family("tai40a") == "tai*a" and table.family("esc16c") == "esc"
+    main = df[df["target"].isna()]
+    gaps = dict(zip(main["name"] + " " + main["method"], main["gap_pct"], strict=True))
+    assert gaps["nug12 rts"] == 0.0 and gaps["nug12 cle"] == pytest.approx(50.0)
+    assert gaps["tai40a rts"] == pytest.approx(0.5) and gaps["kra32 rts"] == 0.0
+    text = table.table(df)
+    assert "| nug | 1 | 12-12 | 0.000 / 0.00 / 1.00 | 50.000 / 50.00 / 1.00 |" in text
+    assert "max gap 0.50 % (goal <= 1 %: met" in text
+    t = table.ttt(df).set_index("name")
+    assert t.loc["nug12", "level"] == 1.0 and t.loc["nug12", "reached_at"] == 0.5
+    assert t.loc["tai40a", "level"] == 0.1 and math.isinf(t.loc["tai40a", "reached_at"])
+    store_path = tmp_path / "s.sqlite"
+    with Store(store_path) as st:
+        for i, r in enumerate(rows):
+            st.put({**r, "instance_hash": f"h{i}", "kind": "heuristic", "feasible": True})
+    out = tmp_path / "out"
+    assert table.main([str(store_path), "-o", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["tap-qaplib-runs.csv",
+                                                     "tap-qaplib-ttt.png", "tap-qaplib.md"]
