@@ -8,13 +8,20 @@ dummy moves it to a VM with free capacity. The search, following the literature:
 * Tabu phases: Taillard's robust tabu search (randomised tenure in [0.9 N, 1.1 N] redrawn every
   2N iterations, aspiration by objective and by age), with Taillard's O(N^2)-per-iteration
   delta-matrix update (numba kernel :mod:`dmlopt.heuristics._tap_rts_kernel`). A phase ends
-  after ``stall`` iterations without improving its own best.
+  after ``stall * N`` iterations without improving its own best.
 * Iterated tabu search (Misevicius 2005) with a breakout-local-search perturbation (Benlic and
-  Hao 2013): the next phase starts from the reference solution (the best phase result since the
-  last restart) after L random swaps; L starts at ``jump_min * N`` and grows by one after each
-  phase that does not improve the reference, up to ``jump_max * N`` (adaptive jump magnitude).
-* Restarts: after ``restart`` phases without a new overall best, the reference becomes a uniformly
-  random solution (diversification; measured to matter on sparse instances such as chr).
+  Hao 2013): a chain of phases; the next phase starts from the chain's reference solution (its
+  best phase result) after L random swaps; L starts at ``jump_min * N`` and grows by one after
+  each phase that does not improve the reference, up to ``jump_max * N`` (adaptive jump
+  magnitude), and falls back to ``jump_min * N`` when the reference improves.
+* Chains and a small memetic layer: after ``restart`` phases without improving its reference, a
+  chain ends, its result enters an elite pool of ``population`` distinct solutions (replacing the
+  worst when better), and a new chain starts from a uniformly random solution while the pool is
+  not full, then from a crossover of two pool members (the assignments both share are kept, the
+  rest placed at random: the spirit of Merz and Freisleben's memetic QAP algorithm, which works
+  well on structured instances such as tai*b). On QAPLIB the restarts matter for the small
+  instances, the adaptive perturbation for the large ones (measured on the 76 shipped instances,
+  one set of defaults for all).
 
 Stopping: a time budget ``time_limit`` (default ``max(1, 10 (N/100)^2)`` seconds: about 10 s at
 N = 100), an iteration budget ``iterations`` (total tabu iterations; when neither is given, a cap of
@@ -33,6 +40,8 @@ References
   Optimization and Applications 30 (2005) 95-111 (iterated tabu search).
 * U. Benlic, J.-K. Hao: Breakout local search for the quadratic assignment problem. Applied
   Mathematics and Computation 219 (2013) 4800-4815.
+* P. Merz, B. Freisleben: Fitness landscape analysis and memetic algorithms for the quadratic
+  assignment problem. IEEE Transactions on Evolutionary Computation 4 (2000) 337-352.
 """
 
 from __future__ import annotations
