@@ -19,9 +19,9 @@ dummy moves it to a VM with free capacity. The search, following the literature:
   worst when better), and a new chain starts from a uniformly random solution while the pool is
   not full, then from a crossover of two pool members (the assignments both share are kept, the
   rest placed at random: the spirit of Merz and Freisleben's memetic QAP algorithm, which works
-  well on structured instances such as tai*b). On QAPLIB the restarts matter for the small
-  instances, the adaptive perturbation for the large ones (measured on the 76 shipped instances,
-  one set of defaults for all).
+  well on structured instances such as tai*b). The defaults were chosen on the 76 shipped QAPLIB
+  instances, one set for all (no per-instance or per-family parameters); ``stall`` = 5 beat 20
+  and 100 on tai*b there.
 
 Stopping: a time budget ``time_limit`` (default ``max(1, 10 (N/100)^2)`` seconds: about 10 s at
 N = 100), an iteration budget ``iterations`` (total tabu iterations; when neither is given, a cap of
