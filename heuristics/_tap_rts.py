@@ -21,7 +21,7 @@ dummy moves it to a VM with free capacity. The search, following the literature:
   rest placed at random: the spirit of Merz and Freisleben's memetic QAP algorithm, which works
   well on structured instances such as tai*b). The defaults were chosen on the 76 shipped QAPLIB
   instances, one set for all (no per-instance or per-family parameters); ``stall`` = 5 beat 20
-  and 100 on tai*b there.
+  and 100 on tai*b there (one seed each, tai30b/60b/80b; 100 on tai30b only).
 
 Stopping: a time budget ``time_limit`` (default ``max(1, 10 (N/100)^2)`` seconds: about 10 s at
 N = 100), an iteration budget ``iterations`` (total tabu iterations; when neither is given, a cap of
