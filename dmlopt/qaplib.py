@@ -3,14 +3,15 @@
 A ``.dat`` file holds ``n`` and two ``n x n`` matrices A and B, whitespace separated; the
 Koopmans-Beckmann QAP is ``min_p sum_{i,j} A[i][j] * B[p(i)][p(j)]`` over permutations p. A
 ``.sln`` file holds ``n``, the optimal (or best known) objective and an optimal permutation
-(1-based). A QAP is a TAP (paper 000, equation 8) with K = 1 and as many VMs as modules: M = A
-(module traffic), D = B (VM distances) and module i goes to VM p(i).
+(1-based; a permutation of 0..n-1, as QAPLIB publishes tai40a's, is read as 0-based). A QAP is
+a TAP (paper 000, equation 8) with K = 1 and as many VMs as modules: M = A (module traffic),
+D = B (VM distances) and module i goes to VM p(i).
 
 TAP requires D symmetric with a zero diagonal. When B is not but A is, the roles are swapped
 (``sum A[i][j] B[p(i)][p(j)] = sum B[k][l] A[q(k)][q(l)]`` with q the inverse of p); the
 instance then records ``swapped`` so :func:`solution` inverts the published permutation. A file
-where neither matrix qualifies is rejected. (All 43 shipped instances have a symmetric B with a
-zero diagonal; lipa20a/b have an asymmetric A, which TAP allows.)
+where neither matrix qualifies is rejected. (All 76 shipped instances have a symmetric B with a
+zero diagonal; lipa*a/b have an asymmetric A, which TAP allows.)
 
 Files are data: parsed as numbers only (no eval), the size is checked before anything large is
 allocated (:data:`MAX_N`, :data:`MAX_FILE_BYTES`).
@@ -104,7 +105,12 @@ def read_sln(path: str | Path) -> tuple[float, list[int]]:
                             f"expected n = {n}")
     objective = float(_numbers(tokens[1:2], path, "objective")[0])
     perm = _numbers(tokens[2:], path, "permutation")
-    if not (perm == np.round(perm)).all() or sorted(perm.astype(int)) != list(range(1, n + 1)):
+    if not (perm == np.round(perm)).all():
+        raise InstanceError("file", str(path), f"permutation is not a permutation of 1..{n}")
+    values = sorted(perm.astype(int))
+    if values == list(range(n)):  # QAPLIB's tai40a.sln is 0-based
+        return objective, [int(x) for x in perm]
+    if values != list(range(1, n + 1)):
         raise InstanceError("file", str(path), f"permutation is not a permutation of 1..{n}")
     return objective, [int(x) - 1 for x in perm]
 
@@ -162,6 +168,21 @@ def solution(name_or_path: str | Path) -> tuple[float, list[int]]:
             inverse[j] = i
         perm = inverse
     return objective, perm
+
+
+def best_known(name_or_path: str | Path) -> float:
+    """The reference value of an instance: the smallest of the ``.sln`` objective and the cost of
+    its permutation read as facility -> location and as location -> facility.
+
+    Some published files disagree with themselves (see ``data/qaplib/README.md``: kra32 lists
+    88900, its permutation costs the optimum 88700); the smallest value is a cost that a
+    permutation reaches or the published claim, whichever is lower.
+    """
+    objective, perm = read_sln(_resolve(name_or_path, ".sln"))
+    qap = read_dat(_resolve(name_or_path, ".dat"))
+    p = np.asarray(perm)
+    costs = [float((qap.A * qap.B[np.ix_(q, q)]).sum()) for q in (p, np.argsort(p))]
+    return min(objective, *costs)
 
 
 def names() -> list[str]:

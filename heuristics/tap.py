@@ -25,6 +25,14 @@
     Iterated robust tabu search on the same neighbourhood: Taillard's robust tabu search
     (compiled with numba when installed) restarted ``rounds`` times from the perturbed best
     solution; see :func:`tabu`.
+``rts`` (ours; options ``time_limit``, ``iterations``, ``target``, ``clock``)
+    The QAPLIB-scale portfolio: iterated robust tabu search (Taillard 1991) with Taillard's
+    incremental delta matrix, a breakout-local-search adaptive perturbation (Benlic and Hao 2013)
+    and random restarts, until a time budget (default ``max(1, 10 (N/100)^2)`` s, N = n min(K, m)
+    slots), an iteration budget or a target objective; see :mod:`dmlopt.heuristics._tap_rts`.
+``faq-2opt`` (peer baseline; option ``restarts``, default 10)
+    scipy's ``quadratic_assignment``: FAQ from a random start, then 2-opt, best of ``restarts``;
+    see :mod:`dmlopt.heuristics._tap_faq`.
 
 All return a :class:`~dmlopt.models.tap.Solution`; none imports Pyomo. :data:`HEURISTICS`
 declares each as a :class:`~dmlopt.contract.Heuristic` with its options model and an estimate
@@ -40,7 +48,10 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 import pydantic
+from dmlopt.heuristics import _tap_faq, _tap_rts
 from dmlopt.heuristics import _tap_search as ts
+from dmlopt.heuristics._tap_faq import faq_2opt
+from dmlopt.heuristics._tap_rts import rts
 from dmlopt.models.tap import Instance, Solution
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
@@ -363,4 +374,10 @@ HEURISTICS: dict[str, Heuristic] = {
                            _started("random"), "a random assignment, then the local search"),
     "tabu": Heuristic(tabu, TabuOptions, estimate_tabu,
                       "iterated robust tabu search (Taillard, Misevicius) from a start"),
+    "rts": Heuristic(rts, _tap_rts.Options, _tap_rts.estimate,
+                     "ours: iterated robust tabu search with breakout perturbation, restarts and "
+                     "an elite pool, until a time budget, an iteration budget or a target"),
+    "faq-2opt": Heuristic(faq_2opt, _tap_faq.Options, _tap_faq.estimate,
+                          "peer baseline: scipy's FAQ from a random start, then 2-opt, best of "
+                          "restarts"),
 }

@@ -70,8 +70,8 @@ Generators (:data:`GENERATORS`)
 ``"dc"``: an underlay from :mod:`dmlopt.topology` (fat-tree, DCell, leaf-spine), VMs chosen or a
 random subset of servers, an overlay (ps, allreduce, ring, random): section V-C's setting is
 ``{"topology": "fat-tree" | "dcell", "overlay": "ps" | "allreduce", "modules": 8, "K": 1}``.
-``"qaplib"``: a shipped QAPLIB instance by name (K = 1). ``"random"``: random M and a random
-symmetric integer D, for tests.
+``"qaplib"``: a shipped QAPLIB instance by ``name``, or any ``.dat`` file by ``path`` (K = 1).
+``"random"``: random M and a random symmetric integer D, for tests.
 """
 
 from __future__ import annotations
@@ -771,10 +771,15 @@ def generate_random(*, seed: int = 0, m: int = 6, n: int = 6, K: int = 1, densit
                             "D": d.tolist(), "K": K})
 
 
-def generate_qaplib(*, seed: int = 0, name: str = "nug12") -> Instance:
-    """A shipped QAPLIB instance as a TAP with K = 1 (``seed`` is unused)."""
+def generate_qaplib(*, seed: int = 0, name: str = "nug12", path: str | None = None) -> Instance:
+    """A QAPLIB instance as a TAP with K = 1 (``seed`` is unused): a shipped one by ``name``, or
+    any ``.dat`` file by ``path`` (then ``name`` is ignored)."""
     from dmlopt import qaplib
 
+    if path is not None:
+        if not str(path).endswith(".dat"):
+            raise _spec_error("path", path, "must be a QAPLIB .dat file")
+        return qaplib.load(path)
     return qaplib.load(name)
 
 
@@ -823,8 +828,10 @@ class RandomParams(Options):
 class QaplibParams(Options):
     """Parameters of the ``qaplib`` generator."""
 
-    name: str = pydantic.Field(default="nug12", description="a shipped QAPLIB name (dmlopt "
-                               "list shows them) or a .dat path")
+    name: str = pydantic.Field(default="nug12", description="a shipped QAPLIB name (data/"
+                               "qaplib: 76 instances, n = 12..100)")
+    path: str | None = pydantic.Field(default=None, description="any QAPLIB .dat file (then "
+                                      "name is ignored), read through the bounded reader")
 
 
 #: bytes and interpreted operations per matrix entry of an instance (a Python float in a list,
@@ -877,7 +884,8 @@ def estimate_qaplib(params: QaplibParams) -> Size:
     from dmlopt import qaplib
 
     try:
-        size = min(float(qaplib._resolve(params.name, ".dat").stat().st_size),
+        source = params.path if params.path is not None else params.name
+        size = min(float(qaplib._resolve(source, ".dat").stat().st_size),
                    float(qaplib.MAX_FILE_BYTES))
     except (OSError, ValueError, DmloptError):
         size = 0.0  # the reader refuses it with its own message

@@ -246,8 +246,8 @@ def test_brute_force_equals_both_ilps(spec):
 def test_formulations_equal_on_random_instances(seed, scheme, flexible):
     inst = rar.generate_random(seed=seed, nodes=5, extra_links=2, requests=3, slots=4, cus=3,
                                wavelengths=2, rho=1, scheme=scheme, flexible=flexible)
-    paper = dmlopt.solve(inst, formulation="paper", threads=1, time_limit=60)
-    agg = dmlopt.solve(inst, formulation="aggregated", threads=1, time_limit=60)
+    paper = dmlopt.solve(inst, formulation="paper", threads=1, time_limit=60, mip_gap=0.0)
+    agg = dmlopt.solve(inst, formulation="aggregated", threads=1, time_limit=60, mip_gap=0.0)
     assert paper.status == agg.status == "optimal"
     assert paper.objective == pytest.approx(agg.objective, abs=1e-6)
 

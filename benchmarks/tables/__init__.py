@@ -1,0 +1,1 @@
+"""Table renderers of benchmark suites (one module per problem)."""
