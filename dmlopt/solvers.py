@@ -103,7 +103,13 @@ def _scip_class():
         """
 
         def _mipstart(self):
-            super()._mipstart()
+            # Pyomo's own partial start fails on a discrete variable left unset (TypeError):
+            # a partial warm start (e.g. RAR's paper model: eta and S only) skips those
+            partial = self._solver_model.createPartialSol()
+            for pyomo_var, scip_var in self._pyomo_var_to_solver_var_map.items():
+                if pyomo_var.is_integer() and pyomo_var.value is not None:
+                    partial[scip_var] = pyomo_var.value
+            self._solver_model.addSol(partial)
             pairs = list(self._pyomo_var_to_solver_var_map.items())
             if all(v.value is not None for v, _ in pairs):
                 sol = self._solver_model.createSol()

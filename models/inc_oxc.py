@@ -1047,3 +1047,8 @@ def generate_large(*, seed: int = 0, racks: int = 64, jobs: int | None = None,
 
 
 GENERATORS = {"small": generate_small, "large": generate_large, "dcn": generate_dcn}
+
+
+#: a tiny ``dmlopt.generate`` spec, 2 racks, 2 jobs: solves in about a second with every
+#: formulation; tests/test_contract.py checks the problem contract on it
+EXAMPLE: dict[str, Any] = {"generator": "small", "racks": 2, "jobs": 2}

@@ -318,3 +318,9 @@ def generate_dc(*, seed: int = 0, topology: str = "fat-tree", routing: str = "di
 
 
 GENERATORS = {"dc": generate_dc}
+
+
+#: a tiny ``dmlopt.generate`` spec, a k=4 fat-tree measured along 4 paths (no formulation:
+#: heuristics only); tests/test_contract.py checks the problem contract on it
+EXAMPLE: dict[str, Any] = {"generator": "dc", "topology": "fat-tree", "routing": "dijkstra",
+                           "paths": 4}

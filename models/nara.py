@@ -977,3 +977,9 @@ def generate_alibaba(*, seed: int = 0, topology: str = "alpha", n_requests: int 
 
 GENERATORS = {"uniform": generate_uniform, "azure": generate_azure,
               "alibaba": generate_alibaba}
+
+
+#: a tiny ``dmlopt.generate`` spec, 4 requests on the alpha topology: solves in about a
+#: second with every
+#: formulation; tests/test_contract.py checks the problem contract on it
+EXAMPLE: dict[str, Any] = {"generator": "uniform", "n_requests": 4}

@@ -766,3 +766,8 @@ def generate_qaplib(*, seed: int = 0, name: str = "nug12") -> Instance:
 
 
 GENERATORS = {"dc": generate_dc, "qaplib": generate_qaplib, "random": generate_random}
+
+
+#: a tiny ``dmlopt.generate`` spec, 4 modules on 4 VMs: solves in about a second with every
+#: formulation; tests/test_contract.py checks the problem contract on it
+EXAMPLE: dict[str, Any] = {"generator": "random", "m": 4, "n": 4}
