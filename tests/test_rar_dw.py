@@ -8,8 +8,7 @@ from pathlib import Path
 import pyomo.environ as pyo
 import pytest
 from dmlopt.models import rar
-
-from tests.test_rar import _brute_force
+from helpers_rar import _brute_force
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "scripts" / "rar_mincu_dw.py"
 
