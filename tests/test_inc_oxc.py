@@ -345,17 +345,35 @@ def test_generators_deterministic_and_sized():
     assert math.isclose(sum(len(j.workers) for j in big.jobs) / len(big.jobs), 10, rel_tol=0.3)
 
 
-def test_local_search_reaches_small_optima():
-    """wcg-ls never does worse than its start (wcg's placement, optimal circuits and bandwidth)
-    and matches the MILP on 2-rack instances."""
-    for seed in range(3):
-        inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2}, seed=seed)
-        ls = dmlopt.heuristic(inst, "wcg-ls", seed=0, time_limit=0.3)
-        base = dmlopt.heuristic(inst, "wcg", circuits="optimal", bandwidth="optimal")
-        assert ls.objective >= base.objective - 1e-12
-        ex = dmlopt.solve(inst, formulation="strong", threads=1)
-        assert ls.objective <= ex.objective * (1 + 1e-9)
-        assert ls.objective == pytest.approx(ex.objective, rel=1e-6)
+class _Clock:
+    """A clock that advances 1 ms per reading: wcg-ls's time limit becomes a number of steps,
+    the same on every machine."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def perf_counter(self) -> float:
+        self.t += 1e-3
+        return self.t
+
+
+#: 3-rack small instances (seeds 0-11 searched) where wcg's placement, even with optimal
+#: circuits and bandwidth (wcg-ls's start), is strictly below the MILP optimum
+WCG_BELOW_OPTIMUM = (1, 2, 3, 7)
+
+
+@pytest.mark.parametrize("seed", WCG_BELOW_OPTIMUM)
+def test_local_search_closes_the_gap_of_its_start(seed, monkeypatch):
+    """wcg-ls must improve on its start where the start is not optimal: at least half of the
+    gap to the MILP optimum (on these seeds it reaches it), never beyond the optimum."""
+    monkeypatch.setattr(H, "time", _Clock())  # 2000 steps for time_limit=2
+    inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 3}, seed=seed)
+    base = dmlopt.heuristic(inst, "wcg", circuits="optimal", bandwidth="optimal").objective
+    opt = dmlopt.solve(inst, formulation="strong", threads=1).objective
+    assert base < opt * (1 - 1e-6)  # what makes this test able to fail
+    ls = dmlopt.heuristic(inst, "wcg-ls", seed=0, time_limit=2.0)
+    assert ls.status == "feasible"
+    assert base + 0.5 * (opt - base) <= ls.objective <= opt * (1 + 1e-9)
 
 
 def test_shipped_instances():
