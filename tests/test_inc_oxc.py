@@ -119,7 +119,15 @@ def test_fig3_two_permutations():
     Dp2, sigma = stuff(Dp)
     assert sigma == 1486 and np.allclose(Dp2, Dp)
     terms = bvn_decompose(Dp)
-    assert len(terms) == 6
+    # a Birkhoff-von Neumann decomposition: the weighted permutations (no port to its own rack)
+    # add up to Dp exactly, with at most n^2 - 2n + 2 = 10 terms (Marcus-Ree); the first two are
+    # Fig. 3's
+    recon = np.zeros_like(Dp)
+    for t, perm in terms:
+        assert t > 0 and sorted(perm) == [0, 1, 2, 3]
+        assert all(perm[i] != i for i in range(4))
+        recon[np.arange(4), perm] += t
+    assert np.allclose(recon, Dp) and len(terms) <= 10
     assert [t for t, _ in terms[:2]] == [664, 478]
     assert sum(t for t, _ in terms) == pytest.approx(1486)
     c = circuits_from_terms(terms, sigma, ports=4, n=4)
