@@ -35,6 +35,7 @@ class SolverRun:
 
 def _highs_class():
     import highspy
+    import numpy as np
     from pyomo.contrib.solver.solvers.highs import Highs
 
     class WarmHighs(Highs):
@@ -44,15 +45,22 @@ def _highs_class():
 
         def _solve(self):
             if self.warm:
-                values = [0.0] * self._solver_model.getNumCol()
+                index, values = [], []
                 for v_id, idx in self._pyomo_var_to_solver_var_map.items():
                     val = self._vars[v_id][0].value
                     if val is not None:
-                        values[idx] = float(val)
-                sol = highspy.HighsSolution()
-                sol.col_value = values
-                sol.value_valid = True
-                self._solver_model.setSolution(sol)
+                        index.append(idx)
+                        values.append(float(val))
+                if len(index) == self._solver_model.getNumCol():
+                    sol = highspy.HighsSolution()
+                    sol.col_value = [v for _, v in sorted(zip(index, values, strict=True))]
+                    sol.value_valid = True
+                    self._solver_model.setSolution(sol)
+                elif index:
+                    # a partial start (unset variables were read as 0, an infeasible point):
+                    # HiGHS completes the given values itself
+                    self._solver_model.setSolution(len(index), np.asarray(index, np.int32),
+                                                   np.asarray(values, np.float64))
             return super()._solve()
 
     return WarmHighs
@@ -95,6 +103,7 @@ def _prepare_highs(threads: int | None) -> None:
 
 
 def _scip_class():
+    from pyomo.common.numeric_types import value as pyo_value
     from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
 
     class WarmScip(ScipDirect):
@@ -106,12 +115,26 @@ def _scip_class():
         """
 
         def _mipstart(self):
-            super()._mipstart()
+            # Pyomo's own partial start fails on a discrete variable left unset (TypeError):
+            # a partial warm start (e.g. RAR's paper model: eta and S only) skips those
+            partial = self._solver_model.createPartialSol()
+            for pyomo_var, scip_var in self._pyomo_var_to_solver_var_map.items():
+                if pyomo_var.is_integer() and pyomo_var.value is not None:
+                    partial[scip_var] = pyomo_var.value
+            self._solver_model.addSol(partial)
             pairs = list(self._pyomo_var_to_solver_var_map.items())
             if all(v.value is not None for v, _ in pairs):
                 sol = self._solver_model.createSol()
                 for pyomo_var, scip_var in pairs:
                     self._solver_model.setSolVal(sol, scip_var, float(pyomo_var.value))
+                # Pyomo's own SCIP columns: the objective's epigraph variable (obj_var >= or <=
+                # the objective) and the mutable parameters; left at 0 the point was infeasible
+                # (min) or valued 0 (max), so SCIP never kept a complete start
+                if self._obj_var is not None and self._objective is not None:
+                    value = float(pyo_value(self._objective.expr))
+                    self._solver_model.setSolVal(sol, self._obj_var, value)
+                for param, scip_var in self._pyomo_param_to_solver_param_map.items():
+                    self._solver_model.setSolVal(sol, scip_var, float(param.value))
                 self._solver_model.addSol(sol)
 
     return WarmScip

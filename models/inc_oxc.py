@@ -1225,3 +1225,8 @@ GENERATORS: dict[str, Generator] = {
     "dcn": Generator(generate_dcn, DcnParams, generator_size,
                      "section IV-A's simulation setting, every parameter open"),
 }
+
+
+#: a tiny ``dmlopt.generate`` spec, 2 racks, 2 jobs: solves in about a second with
+#: every formulation; tests/test_contract.py checks the problem contract on it
+EXAMPLE: dict[str, Any] = {"generator": "small", "racks": 2, "jobs": 2}

@@ -402,3 +402,9 @@ GENERATORS: dict[str, Generator] = {
     "dc": Generator(generate_dc, DcParams, estimate_dc,
                     "a measurement on a fat-tree, DCell or leaf-spine (Figs. 5-10)"),
 }
+
+
+#: a tiny ``dmlopt.generate`` spec, a k=4 fat-tree measured along 4 paths (no formulation:
+#: heuristics only); tests/test_contract.py checks the problem contract on it
+EXAMPLE: dict[str, Any] = {"generator": "dc", "topology": "fat-tree", "routing": "dijkstra",
+                           "paths": 4}

@@ -247,3 +247,9 @@ GENERATORS: dict[str, Generator] = {
     "dc": Generator(generate_dc, DcParams, estimate_dc,
                     "Fig. 11's setting: an overlay allocated on an inferred fat-tree or DCell"),
 }
+
+
+#: a tiny ``dmlopt.generate`` spec, 4 modules on 5 DCell VMs: solves in about a second with
+#: every formulation; tests/test_contract.py checks the problem contract on it
+EXAMPLE: dict[str, Any] = {"generator": "dc", "topology": "dcell", "routing": "random-walk",
+                           "vms": 5, "modules": 4, "overlay": "allreduce"}

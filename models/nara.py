@@ -1116,3 +1116,8 @@ def _run_train(args: Any) -> int:
 COMMANDS = {"train": Command("train", "train Nara's GNN policy with PPO (paper 001, section "
                              "3.3): dmlopt train nara --topology alpha --dataset uniform "
                              "--steps N --seed S -o policy.npz", _configure_train, _run_train)}
+
+
+#: a tiny ``dmlopt.generate`` spec, 4 requests on the alpha topology: solves in about a
+#: second with every formulation; tests/test_contract.py checks the problem contract on it
+EXAMPLE: dict[str, Any] = {"generator": "uniform", "n_requests": 4}

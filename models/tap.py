@@ -900,3 +900,8 @@ GENERATORS: dict[str, Generator] = {
     "random": Generator(generate_random, RandomParams, estimate_random,
                         "random integer traffic and a random symmetric integer D (tests)"),
 }
+
+
+#: a tiny ``dmlopt.generate`` spec, 4 modules on 4 VMs: solves in about a second with
+#: every formulation; tests/test_contract.py checks the problem contract on it
+EXAMPLE: dict[str, Any] = {"generator": "random", "m": 4, "n": 4}

@@ -153,3 +153,22 @@ def test_profile_ratios(store):
 def test_report_cli(store, tmp_path, capsys):
     assert main(["report", str(store), "-o", str(tmp_path / "r2")]) == 0
     assert "report.md" in capsys.readouterr().out
+
+
+def test_gap_against_a_zero_reference_and_a_negative_one():
+    """The module docstring: gap = 100 (obj - ref) / |ref| (min), 100 (ref - obj) / |ref| (max),
+    undefined when ref is 0 and the objective is not (0 when both are)."""
+    assert report._gap(0.0, 0.0, "min") == 0.0
+    assert report._gap(0.0, 0.0, "max") == 0.0
+    assert math.isnan(report._gap(2.0, 0.0, "min"))
+    assert math.isnan(report._gap(-2.0, 0.0, "max"))
+    assert math.isnan(report._gap(0.5, 0.0, "max"))
+    assert report._gap(-8.0, -10.0, "min") == pytest.approx(100 * 2 / 10)
+    assert report._gap(-12.0, -10.0, "max") == pytest.approx(100 * 2 / 10)
+    assert math.isnan(report._gap(float("inf"), 10.0, "min"))
+    # no objective or no reference: no gap (not an exception)
+    assert math.isnan(report._gap(None, 10.0, "min"))
+    assert math.isnan(report._gap(5.0, None, "min"))
+    # the tolerance 1e-6 is a strict bound: |ref| = 1e-6 is a reference, |obj - 0| = 1e-6 a gap
+    assert report._gap(2e-6, 1e-6, "min") == pytest.approx(100.0)
+    assert math.isnan(report._gap(1e-6, 0.0, "min"))

@@ -47,12 +47,15 @@ def die(instance, *, seed=0):
     os._exit(7)
 
 
-def nap(instance, *, seed=0, pids=""):
+def nap(instance, *, seed=0, pids="", gate="", free=2):
     if pids:  # written whole or not at all: the run may be killed at any moment
         tmp = Path(pids, f"{seed}.tmp")
         tmp.write_text(str(os.getpid()))
         os.replace(tmp, Path(pids, f"{seed}.pid"))
-    time.sleep(0.4)
+    # seeds from ``free`` on wait until the test opens the gate (or kills them): the runner is
+    # stopped while exactly the first ``free`` runs are done, however fast the machine is
+    while gate and seed >= free and not Path(gate).exists():
+        time.sleep(0.01)
     return random_partition(instance, seed=seed)
 '''
 
@@ -153,37 +156,47 @@ def _alive(pid: int) -> bool:
     return "\nState:\tZ" not in state
 
 
+def _wait_for(condition, what: str, proc=None, timeout: float = 120.0) -> None:
+    """Poll ``condition`` until it holds (an event: a file, a row, a process exit); fail after
+    ``timeout`` s (a hang, not a speed assumption) or if ``proc`` ends first."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"runner ended before {what}: {proc.stderr.read()}")
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def _stored(out: Path) -> int:
+    return store_mod.Store(out).count() if out.exists() else 0
+
+
 def test_sigkill_of_the_runner_loses_and_duplicates_nothing(tmp_path, allow_import):
-    pids = tmp_path / "pids"
+    pids, gate = tmp_path / "pids", tmp_path / "gate"
     pids.mkdir()
     n = 6
     seeds = ", ".join(str(s) for s in range(n))
     suite = write_suite(tmp_path, f'{{ heuristic = "bench_fakes:nap", seeds = [{seeds}], '
-                        f'options = {{ pids = "{pids}" }} }},')
+                        f'options = {{ pids = "{pids}", gate = "{gate}" }} }},')
     out = tmp_path / "r.sqlite"
     cmd = [sys.executable, "-m", "dmlopt", "bench", str(suite), "-o", str(out), "--workers", "1"]
     env = {**os.environ, "DMLOPT_BENCH_ALLOW_IMPORT": "1", "CI": "true"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    stored = 0
-    while time.monotonic() < deadline and proc.poll() is None:
-        if out.exists():
-            stored = store_mod.Store(out).count()
-            if stored >= 2:
-                break
-        time.sleep(0.05)
-    assert proc.poll() is None, f"runner ended early: {proc.stderr.read().decode()}"
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    # seeds 0 and 1 stored, seed 2 started and held at the gate
+    _wait_for(lambda: _stored(out) >= 2 and (pids / "2.pid").exists(), "seed 2", proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     proc.stderr.close()
     before = store_mod.read(out)
-    assert 2 <= len(before) < n
+    assert sorted(r["seed"] for r in before) == [0, 1]
     # no run survives its runner (runs die with their helper, helpers with the runner)
     started = [int(p.read_text()) for p in pids.glob("*.pid")]
-    time.sleep(0.5)
-    assert not [pid for pid in started if _alive(pid)]
+    assert started
+    _wait_for(lambda: not [pid for pid in started if _alive(pid)], "the runs to die")
 
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    gate.touch()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert f"{len(before)} already in" in done.stderr
     after = store_mod.read(out)
@@ -196,23 +209,24 @@ def test_sigkill_of_the_runner_loses_and_duplicates_nothing(tmp_path, allow_impo
 
 
 def test_ctrl_c_stops_cleanly_and_keeps_finished_rows(tmp_path, allow_import):
+    pids, gate = tmp_path / "pids", tmp_path / "gate"
+    pids.mkdir()
     seeds = ", ".join(str(s) for s in range(8))
-    suite = write_suite(tmp_path, f'{{ heuristic = "bench_fakes:nap", seeds = [{seeds}] }},')
+    suite = write_suite(tmp_path, f'{{ heuristic = "bench_fakes:nap", seeds = [{seeds}], '
+                        f'options = {{ pids = "{pids}", gate = "{gate}" }} }},')
     out = tmp_path / "r.sqlite"
     cmd = [sys.executable, "-m", "dmlopt", "bench", str(suite), "-o", str(out), "--workers", "2"]
     env = {**os.environ, "DMLOPT_BENCH_ALLOW_IMPORT": "1", "CI": "true"}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if out.exists() and store_mod.Store(out).count() >= 2:
-            break
-        time.sleep(0.05)
+    # seeds 0 and 1 stored; the next runs are held at the gate
+    _wait_for(lambda: _stored(out) >= 2 and len(list(pids.glob("*.pid"))) >= 3,
+              "two stored rows and a held run", proc)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted" in err and "run the same command to resume" in err
     rows = store_mod.read(out)
-    assert 2 <= len(rows) < 8
+    assert sorted(r["seed"] for r in rows) == [0, 1]
     assert all(r["status"] == "feasible" for r in rows)

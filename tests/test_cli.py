@@ -116,3 +116,47 @@ def test_subprocess_no_traceback(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert proc.stdout == ""
+
+
+def test_solve_warm_start_from_a_file(capsys, inst_file, tmp_path):
+    start = tmp_path / "start.json"
+    # a feasible start (pairs {0,1},{2,3},{4,5} in both steps): the solve still ends optimal
+    start.write_text(json.dumps({"assignment": [[0, 0, 1, 1, 2, 2]] * 2}))
+    code, out, _ = run(capsys, "solve", inst_file, "--warm-start", start, "--json")
+    assert code == 0 and json.loads(out)["objective"] == 2
+    # the file is read as a solution, not taken for a heuristic name: an infeasible one is
+    # refused with the rule it breaks
+    start.write_text(json.dumps({"assignment": [[0] * 6, [0] * 6]}))
+    code, _, err = run(capsys, "solve", inst_file, "--warm-start", start)
+    assert code == 2 and "warm_start:" in err and "cluster 0 holds 6" in err
+
+
+def test_internal_errors_exit_1_without_traceback(capsys, toy, tmp_path, monkeypatch):
+    path = tmp_path / "toy.json"
+    path.write_text(dmlopt.io.to_json(dmlopt.generate("toy", {"n": 6}, seed=1)))
+    code, _, err = run(capsys, "solve", path, "--formulation", "underprice")
+    assert code == 1 and err.startswith("dmlopt: internal error:") and "under-prices" in err
+    monkeypatch.delenv("DMLOPT_DEBUG", raising=False)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(dmlopt.api, "solve", broken)
+    code, _, err = run(capsys, "solve", path)
+    assert code == 1 and err.strip() == "dmlopt: internal error: RuntimeError: a bug"
+
+
+def test_schema_of_a_solution_and_validate_json(capsys, inst_file, tmp_path):
+    code, out, _ = run(capsys, "schema", "tabgp", "--solution")
+    schema = json.loads(out)
+    assert code == 0 and schema["title"] == "Solution" and "assignment" in schema["properties"]
+    code, out, _ = run(capsys, "schema", "tabgp")
+    assert "assignment" not in json.loads(out)["properties"]
+    sol = tmp_path / "sol.json"
+    sol.write_text(json.dumps({"assignment": [[0, 0, 1, 1, 2, 2]] * 2}))
+    code, out, _ = run(capsys, "validate", inst_file, "--solution", sol, "--json")
+    data = json.loads(out)
+    # {0,1},{2,3},{4,5} kept in both steps: step 0 cuts {1,2} and {3,4}, step 1 cuts nothing
+    # ({0,1} and {4,5} are inside): cost 2, no migration
+    assert code == 0 and data["feasible"] and data["violations"] == []
+    assert data["objective"] == dmlopt.evaluate(dmlopt.load(inst_file), sol).objective == 2

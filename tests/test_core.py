@@ -11,7 +11,7 @@ import highspy
 import pytest
 
 import dmlopt
-from dmlopt import io, registry
+from dmlopt import io, registry, solvers
 from dmlopt.errors import (
     InstanceError,
     ModelTooLargeError,
@@ -58,20 +58,50 @@ def test_infeasible_instance_status(toy):
     assert res.solution is None and res.objective is None
 
 
-def test_time_limit_status_and_warm_start_used():
-    # HiGHS and SCIP stopped at once keep the warm start as their incumbent
+def test_node_budget_stops_the_solver_at_the_warm_start_or_better():
+    # a node budget stops HiGHS and SCIP deterministically (a time limit depends on the
+    # machine); with no node, no presolve and no heuristic, HiGHS's only incumbent is the start
     inst = dmlopt.generate("tabgp", {"n": 12, "p": 0.6, "tau": 3}, seed=0)
     start = dmlopt.heuristic(inst, "random", seed=3)
-    for solver in ("highs", "scip"):
-        res = dmlopt.solve(inst, solver, time_limit=0.01, warm_start=start.solution, threads=1)
-        assert res.status == "time_limit"
-        assert res.objective is not None and res.objective <= start.objective + 1e-9
-        assert res.bound is None or res.bound <= res.objective  # SCIP may not have one yet
+    budgets = {"highs": {"mip_max_nodes": 0, "presolve": "off", "mip_heuristic_effort": 0},
+               "scip": {"limits/nodes": 1}}
+    for solver, options in budgets.items():
+        res = dmlopt.solve(inst, solver, warm_start=start.solution, threads=1,
+                           solver_options=options)
+        assert res.status == "feasible" and res.feasible, solver
+        assert "the warm start" not in res.message  # the solver's incumbent, not the fallback
+        assert res.objective <= start.objective + 1e-9
+        assert res.bound is None or res.bound <= res.objective
         assert res.gap is None or 0 < res.gap <= 1
-    # stopped before SCIP reads (completes) the start: the start itself comes back, evaluated
-    res = dmlopt.solve(inst, "scip", time_limit=1e-4, warm_start=start.solution, threads=1)
+    res = dmlopt.solve(inst, "highs", warm_start=start.solution, threads=1,
+                       solver_options=budgets["highs"])
+    assert res.objective == start.objective
+
+
+def test_a_solver_stopped_without_incumbent_returns_the_evaluated_start(monkeypatch):
+    # the API's fallback: a run that stopped (time limit) before it had a solution gives back
+    # the start, evaluated, with the solver's bound; the solver is replaced by one that stops
+    inst = dmlopt.generate("tabgp", {"n": 8, "p": 0.5, "tau": 2}, seed=0)
+    start = dmlopt.heuristic(inst, "random", seed=3)
+    stopped = solvers.SolverRun("time_limit", False, None, 4.0, message="maxTimeLimit")
+    monkeypatch.setattr(solvers, "run", lambda *a, **k: stopped)
+    res = dmlopt.solve(inst, warm_start=start.solution)
     assert res.status == "time_limit" and res.feasible
-    assert res.objective is not None and res.objective <= start.objective + 1e-9
+    assert res.objective == start.objective and res.solution == start.solution
+    assert res.message == "maxTimeLimit; no incumbent from the solver: the warm start"
+    assert res.gap == pytest.approx((start.objective - 4.0) / start.objective)
+    # without a start there is nothing to return
+    res = dmlopt.solve(inst)
+    assert res.status == "time_limit" and res.solution is None and res.objective is None
+
+
+def test_a_solver_outside_highs_and_scip_goes_through_pyomos_factory():
+    # "appsi_highs" is not one of dmlopt's names: the legacy SolverFactory path solves it
+    inst = dmlopt.generate("tabgp", {"n": 6, "p": 0.5, "tau": 2, "l": 2}, seed=0)
+    ref = dmlopt.solve(inst, "highs", threads=1)
+    res = dmlopt.solve(inst, "appsi_highs", threads=1, time_limit=600)
+    assert res.method == "appsi_highs:paper" and res.status == "optimal"
+    assert res.objective == ref.objective and res.bound == pytest.approx(ref.objective)
 
 
 def test_warm_start_by_heuristic_name(toy):

@@ -119,7 +119,15 @@ def test_fig3_two_permutations():
     Dp2, sigma = stuff(Dp)
     assert sigma == 1486 and np.allclose(Dp2, Dp)
     terms = bvn_decompose(Dp)
-    assert len(terms) == 6
+    # a Birkhoff-von Neumann decomposition: the weighted permutations (no port to its own rack)
+    # add up to Dp exactly, with at most n^2 - 2n + 2 = 10 terms (Marcus-Ree); the first two are
+    # Fig. 3's
+    recon = np.zeros_like(Dp)
+    for t, perm in terms:
+        assert t > 0 and sorted(perm) == [0, 1, 2, 3]
+        assert all(perm[i] != i for i in range(4))
+        recon[np.arange(4), perm] += t
+    assert np.allclose(recon, Dp) and len(terms) <= 10
     assert [t for t, _ in terms[:2]] == [664, 478]
     assert sum(t for t, _ in terms) == pytest.approx(1486)
     c = circuits_from_terms(terms, sigma, ports=4, n=4)
@@ -150,40 +158,99 @@ def tiny_instance(seed: int, racks: int = 2, n_tor: int = 2, inc: bool = True) -
     return M.Instance(racks=rk, n_tor=n_tor, port_bw=100.0, inc=inc, jobs=jobs)
 
 
+def own_best_f(inst: M.Instance, wrack: list[int], ps: list[tuple[int, bool]],
+               c: dict[tuple[int, int], int]) -> float:
+    """Largest f = 1 / longest JCT of a placement with circuits ``c``, written from the module
+    docstring without the package's helpers: worker (i, j) needs b_ij = a_ij f with
+    a_ij = 2 d_i (1 + alpha_i) if its PS is on a server, 2 d_i on a switch; each link bounds f
+    by capacity / sum of the a_ij through it (pool links N_ToR * B per direction, circuits
+    B per circuit and direction)."""
+    cap = inst.n_tor * inst.port_bw
+    wside: dict[int, float] = {}
+    pside: dict[int, float] = {}
+    flows: dict[tuple[int, int], float] = {}
+    n = 0
+    for i, job in enumerate(inst.jobs):
+        t, on_server = ps[i]
+        a = 2 * job.data * (1 + job.alpha if on_server else 1)
+        for _ in job.workers:
+            s = wrack[n]
+            n += 1
+            wside[s] = wside.get(s, 0.0) + a
+            if on_server:
+                pside[t] = pside.get(t, 0.0) + a
+            if s != t:
+                flows[(s, t)] = flows.get((s, t), 0.0) + a
+    bounds = [cap / v for v in wside.values()] + [cap / v for v in pside.values()]
+    for (s, t), load in flows.items():
+        both = max(load, flows.get((t, s), 0.0))  # push s -> t and pull t -> s share circuits
+        bounds.append(inst.port_bw * c.get((min(s, t), max(s, t)), 0) / both)
+    return min(bounds)
+
+
 def brute_force(inst: M.Instance) -> float:
-    """max f over every placement, PS location and circuit vector (closed-form bandwidth)."""
+    """max f over every placement, PS location and circuit vector, scored by own_best_f and
+    with its own resource checks (pool CPU/GPU/memory, PS slots on PDP switches)."""
     R, P = inst.n_racks, inst.n_tor
-    A = inst.arrays
-    W = A["job_of"].size
-    J = len(inst.jobs)
-    locs = [(k, 1.0) for k in range(R)] + [(k, 0.0) for k in inst.pdp_racks()]
+    workers = [w for job in inst.jobs for w in job.workers]
+    locs = [(k, True) for k in range(R)]
+    if inst.inc:
+        locs += [(k, False) for k, r in enumerate(inst.racks) if r.ps_slots > 0]
     pairs = [(s, t) for s in range(R) for t in range(s + 1, R)]
     circuit_sets = []
     for cs in itertools.product(range(P + 1), repeat=len(pairs)):
-        c = np.zeros((R, R))
-        for (s, t), x in zip(pairs, cs, strict=True):
-            c[s, t] = c[t, s] = x
-        if (c.sum(axis=1) <= P).all():
+        c = dict(zip(pairs, cs, strict=True))
+        if all(sum(x for pr, x in c.items() if k in pr) <= P for k in range(R)):
             circuit_sets.append(c)
     best = -1.0
-    for wr in itertools.product(range(R), repeat=W):
-        wrack = np.array(wr)
-        use = np.zeros((R, 3))
-        np.add.at(use, wrack, A["wdem"])
-        if (use > A["cap"] + 1e-9).any():
-            continue
-        for pl in itertools.product(locs, repeat=J):
-            ps_rack = np.array([k for k, _ in pl])
-            server = np.array([s for _, s in pl])
-            u2 = use.copy()
-            np.add.at(u2, ps_rack[server == 1], A["psdem"][server == 1])
-            if (u2 > A["cap"] + 1e-9).any():
+    for wrack in itertools.product(range(R), repeat=len(workers)):
+        for ps in itertools.product(locs, repeat=len(inst.jobs)):
+            use = [[0.0, 0.0, 0.0] for _ in range(R)]
+            for w, k in zip(workers, wrack, strict=True):
+                use[k] = [use[k][0] + w.cpu, use[k][1] + w.gpu, use[k][2] + w.mem]
+            for job, (k, on_server) in zip(inst.jobs, ps, strict=True):
+                if on_server:
+                    use[k] = [use[k][0] + job.ps_cpu, use[k][1], use[k][2] + job.ps_mem]
+            if any(u[0] > r.cpu + 1e-9 or u[1] > r.gpu + 1e-9 or u[2] > r.mem + 1e-9
+                   for u, r in zip(use, inst.racks, strict=True)):
                 continue
-            if (np.bincount(ps_rack[server == 0], minlength=R) > A["slots"]).any():
+            on_switch = [k for k, on_server in ps if not on_server]
+            if any(on_switch.count(k) > inst.racks[k].ps_slots for k in set(on_switch)):
                 continue
             for c in circuit_sets:
-                best = max(best, M.best_f(inst, wrack, ps_rack, server, c))
+                best = max(best, own_best_f(inst, list(wrack), list(ps), c))
     return best
+
+
+def test_two_jobs_by_hand():
+    """A worked example with two jobs whose JCTs differ, and two workers of one job with
+    different bandwidths: the objective is 1 / the longest JCT (not the mean, not one job's).
+
+    Two racks, 4 ToR ports of B = 100 (pool links 400), 4 circuits. Job 0: d = 500, alpha = 0,
+    two workers in rack 0 at 100 and 50, PS on a server of rack 0: JCT 2 * 500 / 100 = 10 s and
+    2 * 500 / 50 = 20 s, JCT_0 = 20 s. Job 1: d = 200, alpha = 0.5, one worker in rack 1 at 100,
+    PS on a server of rack 0: 2 * 200 / 100 * 1.5 = 6 s. Longest 20 s: f = 0.05; mean JCT 13 s.
+    Best f of this placement: a = 1000, 1000, 600; PS-side load of rack 0 is 2600 f <= 400, so
+    f = 400 / 2600 (the tightest link; worker side of rack 0: 2000 f, circuit 1 -> 0: 600 f).
+    """
+    jobs = [{"data": 500.0, "alpha": 0.0, "ps_cpu": 1.0, "ps_mem": 1.0,
+             "workers": [{"cpu": 1.0, "gpu": 1.0, "mem": 1.0}] * 2},
+            {"data": 200.0, "alpha": 0.5, "ps_cpu": 1.0, "ps_mem": 1.0,
+             "workers": [{"cpu": 1.0, "gpu": 1.0, "mem": 1.0}]}]
+    inst = M.Instance(racks=[BIG, BIG], n_tor=4, port_bw=100.0, inc=True, jobs=jobs)
+    c = np.array([[0, 4], [4, 0]])
+    sol = M.Solution(workers=[[0, 0], [1]], ps=[(0, "server"), (0, "server")],
+                     oxc=M.ports_from_circuits(inst, c), bandwidth=[[100.0, 50.0], [100.0]])
+    ev = M.evaluate(inst, sol)
+    assert ev.feasible, ev.violations
+    assert ev.objective == pytest.approx(1 / 20)
+    assert ev.metrics["longest_jct"] == pytest.approx(20.0)
+    assert ev.metrics["mean_jct"] == pytest.approx((20.0 + 6.0) / 2)
+    assert M.times(inst, sol)["jct"] == pytest.approx([20.0, 6.0])
+    assert ev.metrics["best_f"] == pytest.approx(400 / 2600)
+    assert ev.metrics["best_longest_jct"] == pytest.approx(2600 / 400)
+    assert own_best_f(inst, [0, 0, 1], [(0, True), (0, True)], {(0, 1): 4}) == \
+        pytest.approx(400 / 2600)
 
 
 @pytest.mark.parametrize(("seed", "racks", "inc"), [(0, 2, True), (1, 2, True), (2, 2, False),
@@ -345,17 +412,35 @@ def test_generators_deterministic_and_sized():
     assert math.isclose(sum(len(j.workers) for j in big.jobs) / len(big.jobs), 10, rel_tol=0.3)
 
 
-def test_local_search_reaches_small_optima():
-    """wcg-ls never does worse than its start (wcg's placement, optimal circuits and bandwidth)
-    and matches the MILP on 2-rack instances."""
-    for seed in range(3):
-        inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2}, seed=seed)
-        ls = dmlopt.heuristic(inst, "wcg-ls", seed=0, time_limit=0.3)
-        base = dmlopt.heuristic(inst, "wcg", circuits="optimal", bandwidth="optimal")
-        assert ls.objective >= base.objective - 1e-12
-        ex = dmlopt.solve(inst, formulation="strong", threads=1)
-        assert ls.objective <= ex.objective * (1 + 1e-9)
-        assert ls.objective == pytest.approx(ex.objective, rel=1e-6)
+class _Clock:
+    """A clock that advances 1 ms per reading: wcg-ls's time limit becomes a number of steps,
+    the same on every machine."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def perf_counter(self) -> float:
+        self.t += 1e-3
+        return self.t
+
+
+#: 3-rack small instances (seeds 0-11 searched) where wcg's placement, even with optimal
+#: circuits and bandwidth (wcg-ls's start), is strictly below the MILP optimum
+WCG_BELOW_OPTIMUM = (1, 2, 3, 7)
+
+
+@pytest.mark.parametrize("seed", WCG_BELOW_OPTIMUM)
+def test_local_search_closes_the_gap_of_its_start(seed, monkeypatch):
+    """wcg-ls must improve on its start where the start is not optimal: at least half of the
+    gap to the MILP optimum (on these seeds it reaches it), never beyond the optimum."""
+    monkeypatch.setattr(H, "time", _Clock())  # 2000 steps for time_limit=2
+    inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 3}, seed=seed)
+    base = dmlopt.heuristic(inst, "wcg", circuits="optimal", bandwidth="optimal").objective
+    opt = dmlopt.solve(inst, formulation="strong", threads=1).objective
+    assert base < opt * (1 - 1e-6)  # what makes this test able to fail
+    ls = dmlopt.heuristic(inst, "wcg-ls", seed=0, time_limit=2.0)
+    assert ls.status == "feasible"
+    assert base + 0.5 * (opt - base) <= ls.objective <= opt * (1 + 1e-9)
 
 
 def test_shipped_instances():

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 from dmlopt.models import infer as model
-from dmlopt.models import infer_tap, tap
+from dmlopt.models import infer_tap
 
 import dmlopt
 from dmlopt.cli import main
@@ -92,7 +92,9 @@ def test_every_heuristic_passes_the_evaluator(spec):
     for name in ("ft", "ft-transfer", "rnj", "ce"):
         res = dmlopt.heuristic(inst, name, seed=1)
         assert res.status == "feasible", (name, res.message)
-        assert res.objective == pytest.approx(res.metrics["hops_error"])
+        # objective = mean |r - 1| over the pairs' hop ratios r, hops_ratio = mean r: by the
+        # triangle inequality mean |r - 1| >= |mean r - 1| (two metrics computed apart)
+        assert res.objective >= abs(res.metrics["hops_ratio"] - 1) - 1e-12
         assert res.metrics["nged"] >= 0 and 0 <= res.metrics["h2"] <= 1
 
 
@@ -178,9 +180,8 @@ def test_infer_tap_truth_optimum_matches_brute_force_and_bounds_the_heuristics()
         for on in ("inferred", "truth"):
             res = dmlopt.heuristic(inst, name, on=on)
             assert res.status == "feasible" and res.objective >= brute - 1e-9
-            truth_cost = tap.evaluate(inst.truth, tap.Solution(
-                assignment=res.solution.assignment)).objective
-            assert res.objective == truth_cost
+            a = list(res.solution.assignment)  # module -> VM, K = 1: the brute force's cost
+            assert res.objective == pytest.approx(float((w * d[np.ix_(a, a)]).sum()))
     assert dmlopt.heuristic(inst, "exact", on="truth").objective == pytest.approx(brute)
 
 

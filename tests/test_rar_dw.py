@@ -8,8 +8,7 @@ from pathlib import Path
 import pyomo.environ as pyo
 import pytest
 from dmlopt.models import rar
-
-from tests.test_rar import _brute_force
+from helpers_rar import _brute_force
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "scripts" / "rar_mincu_dw.py"
 
@@ -44,13 +43,14 @@ def _dw_bound(inst: rar.Instance) -> float:
             return master.h.getInfo().objective_function_value * inst.alpha_of()
 
 
-@pytest.mark.parametrize(("seed", "tighter"), [(2, True), (5, False), (6, True), (8, True)])
-def test_dw_bound_between_lp_and_optimum(seed, tighter):
+@pytest.mark.parametrize("seed", [2, 5, 6, 8])
+def test_dw_bound_between_lp_and_optimum(seed):
     inst = rar.generate_random(seed=seed, nodes=4, extra_links=1, requests=2, slots=3, cus=3,
                                wavelengths=2, rho=2, scheme="MinCU")
     assert rar._wavelengths_never_bind(inst)
     optimum = _brute_force(inst)["MinCU"]
     lp, dw = _lp_bound(inst), _dw_bound(inst)
     assert lp - 1e-7 <= dw <= optimum + 1e-7
-    # per-node schedule columns close these LP gaps (pricing is working)
-    assert (dw > lp + 1e-3) == tighter
+    # per-node schedule columns close part of the LP gap where there is one (pricing is
+    # working); where the LP bound is already the optimum (seed 5) nothing is left to close
+    assert (dw > lp + 1e-3) == (lp < optimum - 1e-3)

@@ -326,6 +326,34 @@ def test_metis_is_repaired_to_capacity():
     assert repair(g, labels, inst.l, inst.k).tolist() == labels.tolist()
 
 
+def _own_cut(inst: Instance, labels) -> float:
+    """Cut weight from the instance's own edge lists (not the package's graphs)."""
+    total = 0.0
+    for t, edges in enumerate(inst.edges):
+        weights = inst.weights[t] if inst.weights else [1.0] * len(edges)
+        total += sum(w for (u, v), w in zip(edges, weights, strict=True)
+                     if labels[u] != labels[v])
+    return total
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_repair_makes_the_cheapest_single_move(seed):
+    """One cluster one vertex over capacity k = 3, three clusters with room: repair must make
+    the single move (a vertex out of it into a cluster with room) of least cut, found here by
+    enumerating every such move. Moving to the first cluster with room instead of the best one
+    changes the result on most of these seeds."""
+    inst = er(n=10, p=0.5, tau=1, l=4, seed=seed)
+    assert inst.k == 3
+    rng = np.random.default_rng(seed)
+    labels = rng.permutation([0] * 4 + [1] * 2 + [2] * 2 + [3] * 2)
+    fixed = repair(compress(step_matrices(inst)), labels, inst.l, inst.k)
+    assert np.bincount(fixed, minlength=inst.l).max() <= inst.k
+    assert (fixed != labels).sum() == 1
+    moves = [(v, c) for v in np.flatnonzero(labels == 0) for c in (1, 2, 3)]
+    best = min(_own_cut(inst, np.where(np.arange(inst.n) == v, c, labels)) for v, c in moves)
+    assert _own_cut(inst, fixed) == best
+
+
 def test_local_search_start_options():
     inst = er(n=12, p=0.5, tau=3)
     for start in ("metis", "dense-online", run(inst, "random", seed=1),
