@@ -273,11 +273,8 @@ def test_list_and_schema_show_options_with_type_default_and_meaning(capsys):
 
 @functools.cache
 def small_instance(problem: str):
-    model = registry.get(problem).model
-    spec = getattr(model, "EXAMPLE", None)
-    if spec is None:  # until every problem declares one
-        spec = FALLBACK[problem]
-    return dmlopt.generate(problem, spec, seed=0)
+    """The problem's own tiny example (``EXAMPLE``, a generator spec every model declares)."""
+    return dmlopt.generate(problem, registry.get(problem).model.EXAMPLE, seed=0)
 
 
 @functools.cache
@@ -287,15 +284,6 @@ def base_solution(problem: str) -> dict:
     return api.run_heuristic(small_instance(problem), first, seed=0).model_dump(mode="json")
 
 
-FALLBACK = {
-    "tabgp": {"generator": "er", "n": 5, "p": 0.5, "tau": 2, "l": 2},
-    "tap": {"generator": "random", "m": 4, "n": 4, "K": 1},
-    "infer": {"generator": "dc"},
-    "infer_tap": {"generator": "dc"},
-    "nara": {"generator": "uniform", "n_requests": 6},
-    "inc_oxc": {"generator": "small", "racks": 2},
-    "rar": {"generator": "random"},
-}
 
 HOSTILE = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=True),
