@@ -94,10 +94,15 @@ def reset_highs_scheduler() -> None:
         reset(True)
 
 
-def _prepare_highs(threads: int | None) -> None:
-    """Reset the scheduler when this run's thread count differs from the previous run's."""
+def prepare_highs(threads: int | None) -> None:
+    """Reset the scheduler when this run's thread count differs from the previous run's.
+
+    Call it before any direct ``highspy`` run (``Highs.run``) with that run's ``threads``
+    option, so that dmlopt's solves and the caller's share one consistent scheduler."""
     global _highs_threads
-    if _highs_threads is not _UNSET and _highs_threads != threads:
+    if _highs_threads is _UNSET or _highs_threads != threads:
+        # first run of dmlopt in this process: another user of highspy may have started the
+        # scheduler already (resetting a scheduler that was never started is harmless)
         reset_highs_scheduler()
     _highs_threads = threads
 
@@ -387,7 +392,7 @@ def run(
 
 def _run_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options) -> SolverRun:
     if name == "highs":
-        _prepare_highs(threads)
+        prepare_highs(threads)
     run, log = _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options)
     if name == "highs" and run.status == "error" and _SCHEDULER_CLASH in log:
         # another user of highspy in this process started the scheduler with another count

@@ -32,7 +32,7 @@ def _dw_bound(inst: rar.Instance) -> float:
     dw = _script()
     master = dw.Master(inst)
     while True:
-        master.h.run()
+        master.run()
         dual = master.h.getSolution().row_dual
         added = 0
         for n in range(len(inst.nodes)):

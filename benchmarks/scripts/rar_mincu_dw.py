@@ -27,6 +27,8 @@ import numpy as np
 from dmlopt.models import rar
 from dmlopt.models.rar import _mode_starts
 
+from dmlopt import solvers
+
 INF = highspy.kHighsInf
 
 
@@ -37,6 +39,7 @@ class Master:
         self.inst = inst
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
+        self.h.setOptionValue("threads", 1)
         self.col: dict[tuple, int] = {}
         self.row: dict[tuple, int] = {}
         self.patterns: dict[int, set[frozenset]] = {n: set() for n in range(len(inst.nodes))}
@@ -84,6 +87,11 @@ class Master:
                     if ("w", j, n, q) in self.col:
                         self._row(("cover", j, n, q), 0, INF, [(("w", j, n, q), -1)])
             self.add_column(n, [])
+
+    def run(self) -> None:
+        """Solve the restricted master LP (one thread: HiGHS's scheduler is process-wide)."""
+        solvers.prepare_highs(1)
+        self.h.run()
 
     def _var(self, name: tuple, cost: float = 0.0) -> None:
         self.col[name] = self.h.getNumCol()
@@ -149,6 +157,7 @@ def price(master: Master, n: int, dual: np.ndarray) -> tuple[list[tuple[int, int
             val = [float(ms[cand[i][0]][cand[i][1]][1]) for i in idx] + [-1.0]
             p.addRow(-INF, 0, len(idx) + 1, np.array(idx + [peak], dtype=np.int32),
                      np.array(val))
+    solvers.prepare_highs(1)  # HiGHS's process-wide scheduler: one thread count at a time
     p.run()
     x = p.getSolution().col_value
     return [cand[i] for i in range(len(cand)) if x[i] > 0.5], p.getInfo().objective_function_value
@@ -165,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.time()
     value = lagrange = float("nan")
     for rnd in range(1, args.max_rounds + 1):
-        master.h.run()
+        master.run()
         value = master.h.getInfo().objective_function_value
         dual = np.asarray(master.h.getSolution().row_dual)
         lagrange, added = value, 0
