@@ -220,9 +220,9 @@ def _legacy_available(solver: str) -> bool:
 
 
 def _quietly(fn: Any) -> Any:
-    """Run ``fn`` with stdout, stderr and Pyomo's logging silenced, at the file-descriptor
-    level too (Pyomo warns on unknown solver names; HiGHS prints its banner from C++)."""
-    import contextlib
+    """Run ``fn`` with file descriptors 1 and 2 on /dev/null and Pyomo's logging off (Pyomo
+    warns on unknown solver names; HiGHS prints its banner from C++). Python's own streams are
+    left in place (objects made inside may keep them) and flushed into /dev/null."""
     import logging
 
     logger = logging.getLogger("pyomo")
@@ -231,16 +231,17 @@ def _quietly(fn: Any) -> Any:
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
     try:
-        with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), \
-                contextlib.redirect_stderr(null):
-            os.dup2(null.fileno(), 1)
-            os.dup2(null.fileno(), 2)
-            return fn()
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        return fn()
     finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
         os.dup2(saved[0], 1)
         os.dup2(saved[1], 2)
-        for fd in saved:
+        for fd in (*saved, null):
             os.close(fd)
         logger.setLevel(level)
 

@@ -485,7 +485,8 @@ def _check_assignment(instance: Instance, j: int, a: Assignment) -> list[str]:
     if r.source not in ring:
         out.append(f"{p}.ring: {ring} does not pass the source {r.source} (eq. 17)")
     if len(set(a.nodes)) != len(a.nodes) or any(v not in ring for v in a.nodes):
-        out.append(f"{p}.nodes: {a.nodes} must be distinct nodes of the ring (eqs. 21-24)")
+        # the per-node rules below index the network by these nodes: stop here
+        return out + [f"{p}.nodes: {a.nodes} must be distinct nodes of the ring (eqs. 21-24)"]
     if r.source not in a.nodes:
         out.append(f"{p}.nodes: {a.nodes} lack the source {r.source} (eq. 17)")
     if len(a.nodes) not in r.node_counts:

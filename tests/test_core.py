@@ -95,10 +95,14 @@ def test_a_solver_stopped_without_incumbent_returns_the_evaluated_start(monkeypa
     assert res.status == "time_limit" and res.solution is None and res.objective is None
 
 
-def test_a_solver_outside_highs_and_scip_goes_through_pyomos_factory():
-    # "appsi_highs" is not one of dmlopt's names: the legacy SolverFactory path solves it
+def test_a_solver_outside_highs_and_scip_goes_through_pyomos_factory(monkeypatch):
+    # "appsi_highs" is not one of dmlopt's names: opted in (DMLOPT_SOLVERS), the legacy
+    # SolverFactory path solves it; without the opt-in it is refused
     inst = dmlopt.generate("tabgp", {"n": 6, "p": 0.5, "tau": 2, "l": 2}, seed=0)
     ref = dmlopt.solve(inst, "highs", threads=1)
+    with pytest.raises(SolverError, match="DMLOPT_SOLVERS"):
+        dmlopt.solve(inst, "appsi_highs")
+    monkeypatch.setenv("DMLOPT_SOLVERS", "appsi_highs")
     res = dmlopt.solve(inst, "appsi_highs", threads=1, time_limit=600)
     assert res.method == "appsi_highs:paper" and res.status == "optimal"
     assert res.objective == ref.objective and res.bound == pytest.approx(ref.objective)
