@@ -48,7 +48,6 @@ caller raises the cap (``dmlopt bench --max-runs N``).
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import importlib
 import json
@@ -56,7 +55,6 @@ import math
 import os
 import re
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -524,30 +522,11 @@ def _solver_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
         if not isinstance(so, dict):
             raise ctx.err(f"{w}.solver_options", so, "must be a table")
         try:
-            with _c_output_silenced():  # HiGHS prints its banner on fd 1 when it is created
-                solvers.check_options(solver, so, allow_files=False)
+            solvers.check_options(solver, so, allow_files=False)  # silent (fd level)
         except DmloptError as exc:
             raise ctx.core(w, exc) from None
         options["solver_options"] = so
     return ("exact", f"{solver}:{form}", options, [0], lim["time_limit"], lim["grace"], "")
-
-
-@contextlib.contextmanager
-def _c_output_silenced() -> Iterator[None]:
-    """File descriptors 1 and 2 on /dev/null for the block (what C libraries print there)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (*saved, null):
-            os.close(fd)
 
 
 def _heuristic_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
