@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from dmlopt.heuristics._tap_rts_kernel import cost as _cost  # one compiled objective
 
 
 @numba.njit(cache=True)
@@ -34,16 +35,6 @@ def _full_delta(f, bp, r, s):
         if k != r and k != s:
             acc += (f[r, k] - f[s, k]) * (bp[s, k] - bp[r, k])
     return 2.0 * acc
-
-
-@numba.njit(cache=True)
-def _cost(f, b, p):
-    n = p.shape[0]
-    acc = 0.0
-    for i in range(n):
-        for j in range(n):
-            acc += f[i, j] * b[p[i], p[j]]
-    return acc
 
 
 @numba.njit(cache=True)
