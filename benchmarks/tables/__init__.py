@@ -1,1 +1,86 @@
-"""Table renderers of benchmark suites (one module per problem)."""
+"""Paper tables and figures re-created from harness stores (``dmlopt reproduce``).
+
+Each module ``benchmarks/tables/<problem>.py`` declares ``TABLES``, a list of :class:`Table`: the
+shipped suites whose runs a table needs (full and ``--quick``) and a ``render`` function from
+those runs to Markdown (the paper's published values beside ours where the paper gives them).
+``dmlopt reproduce PAPER`` runs the suites through the harness into resumable stores and calls
+the renderers; nothing reads SQLite by hand (rows come from :func:`rows`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+#: the papers, by the problem name ``dmlopt reproduce`` takes, with the modules holding their
+#: tables (paper 000's Flow Tracking figures are the ``infer`` problem's)
+PAPERS: dict[str, tuple[str, ...]] = {
+    "tap": ("tap", "infer"),
+    "nara": ("nara",),
+    "inc_oxc": ("inc_oxc",),
+    "rar": ("rar",),
+    "tabgp": ("tabgp",),
+}
+#: paper number in ../shared/papers and short title, for headings
+TITLES: dict[str, str] = {
+    "tap": "paper 000: TAP (task allocation) and Flow Tracking",
+    "nara": "paper 001: Nara (network-aware resource allocation)",
+    "inc_oxc": "paper 002: INC/OXC (in-network computing, optical DCN)",
+    "rar": "paper 003: RAR (ring-all-reduce scheduling)",
+    "tabgp": "paper 004: TABGP (temporal balanced graph partitioning)",
+}
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table or figure of a paper.
+
+    Parameters
+    ----------
+    paper:
+        Key of :data:`PAPERS` (``tap``, ``nara``, ``inc_oxc``, ``rar``, ``tabgp``).
+    name:
+        Short id used on the command line (``dmlopt reproduce tabgp fig4.2``): lower case,
+        letters, digits, ``.``, ``-``.
+    title:
+        What the paper calls it and what it shows, e.g. ``"Figure 4.2: relative error of the
+        heuristics to the optimum (n = 12)"``.
+    suites:
+        Shipped suite names (``benchmarks/suites/<name>.toml``) of the full run.
+    quick:
+        Shipped suite names of ``--quick``: a reduced version (fewer seeds, smaller sizes,
+        shorter limits) such that every table of a paper together runs in at most 10 minutes
+        on 2 cores.
+    render:
+        ``render(runs, outdir) -> markdown``. ``runs`` holds the rows of the table's suites
+        (:func:`rows`); a quick run renders with the same function. PNG figures are written
+        under ``outdir`` only and linked from the Markdown by file name.
+    minutes, quick_minutes:
+        Wall minutes measured for the full and the quick run with ``--workers 2`` on the
+        2-core benchmark machine (shown by ``dmlopt reproduce --list``).
+    """
+
+    paper: str
+    name: str
+    title: str
+    suites: tuple[str, ...]
+    quick: tuple[str, ...]
+    render: Callable[[pd.DataFrame, Path], str]
+    minutes: float
+    quick_minutes: float
+
+
+def rows(records: list[dict]) -> pd.DataFrame:
+    """Store records (``dmlopt.benchmarks.store.read``) as a DataFrame with the store's columns
+    (``suite``, ``problem``, ``instance``, ``kind``, ``method``, ``options`` (JSON text),
+    ``seed``, ``status``, ``objective``, ``bound``, ``gap``, ``seconds``, ``feasible``,
+    ``metrics`` (dict), ...). The same run stored twice counts once (the last one)."""
+    from dmlopt.benchmarks.store import NAMES
+
+    df = pd.DataFrame(records, columns=["id", *NAMES])
+    if df.empty:
+        return df
+    return df.drop_duplicates(["instance_hash", "method", "options", "seed"], keep="last")
