@@ -1,4 +1,5 @@
-"""``dmlopt bench`` and ``dmlopt report``: the harness's commands, registered into dmlopt's CLI.
+"""``dmlopt bench``, ``dmlopt report`` (and ``dmlopt reproduce``, :mod:`.reproduce`): the
+harness's commands, registered into dmlopt's CLI.
 
 ``dmlopt bench SUITE [-o results/X.sqlite] [--workers N] [--dask ADDRESS] [--rerun] [--list]
 [--max-runs N]`` validates the whole suite first (exit 2 with one line on any error, nothing on
@@ -80,13 +81,33 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     out = io.check_output(args.output or f"results/{suite.name}.sqlite", "-o")
     workers = args.workers or runner.default_workers()
+    try:
+        run_suite(suite, out, workers, dask=args.dask, rerun=args.rerun,
+                  rerun_failed=args.rerun_failed)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def run_suite(suite: suite_mod.Suite, out: Any, workers: int, dask: str | None = None,
+              rerun: bool = False, rerun_failed: bool = False,
+              summary: Any = None) -> Counter[str]:
+    """Run the runs of ``suite`` not yet in the store ``out`` and store each row as it finishes.
+
+    Progress goes to stderr. On Ctrl-C the running children are killed, every finished row is
+    kept, a line says how to resume, and :class:`KeyboardInterrupt` is raised again. The closing
+    line goes to ``summary`` (default stdout). Returns the count of statuses of the runs made.
+    """
+    from dmlopt.benchmarks import runner
+    from dmlopt.benchmarks import store as store_mod
+
     store = store_mod.Store(out, "-o")
     try:
-        skip = set() if args.rerun else store.keys()
-        if args.rerun_failed:
+        skip = set() if rerun else store.keys()
+        if rerun_failed:
             skip -= store.failed_keys()
         todo = [t for t in suite.tasks if t.key not in skip]
-        where = f"dask {args.dask}" if args.dask else f"{workers} worker(s)"
+        where = f"dask {dask}" if dask else f"{workers} worker(s)"
         print(f"suite {suite.name}: {len(suite.tasks)} runs, {len(suite.tasks) - len(todo)} "
               f"already in {out}, {len(todo)} to run on {where}", file=sys.stderr)
         statuses: Counter[str] = Counter()
@@ -99,23 +120,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         t0 = time.perf_counter()
         try:
-            if args.dask:
-                runner.run_dask(todo, args.dask, workers, on_row)
+            if dask:
+                runner.run_dask(todo, dask, workers, on_row)
             else:
                 runner.run_local(todo, workers, on_row)
         except KeyboardInterrupt:
             progress.close()
             print(f"dmlopt: interrupted; {sum(statuses.values())} finished run(s) are stored in "
                   f"{out}; run the same command to resume", file=sys.stderr)
-            return 130
+            raise
         progress.close()
         wall = time.perf_counter() - t0
         counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "nothing run"
         print(f"done in {wall:.1f} s: {counts}; results in {out} "
-              f"(report: dmlopt report {out} -o DIR)")
+              f"(report: dmlopt report {out} -o DIR)", file=summary or sys.stdout)
     finally:
         store.close()
-    return 0
+    return statuses
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -154,3 +175,7 @@ def register(sub: Any) -> None:
     r.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="output directory (created; only report files are written there)")
     r.set_defaults(func=cmd_report)
+
+    from . import reproduce
+
+    reproduce.register(sub)

@@ -258,6 +258,29 @@ def load(name_or_path: str | Path, max_runs: int | None = MAX_RUNS) -> Suite:
     merged) before any instance is generated or read; more than ``max_runs`` (None: no cap) are
     refused.
     """
+    ctx, name, description, plans = _parse(name_or_path)
+    path = ctx.path
+    runs = sum(p.runs for p in plans)
+    if max_runs is not None and runs > max_runs:
+        raise SuiteError(
+            f"{path}: the suite has {runs:,} runs (instances x methods x seeds), above the cap "
+            f"of {max_runs:,}; split it, or raise the cap with --max-runs {runs}"
+        )
+    tasks: dict[tuple, Task] = {}
+    for plan in plans:
+        for task in _expand(ctx, name, plan):
+            tasks.setdefault(task.key, task)
+    return Suite(name=name, description=description, path=path, tasks=list(tasks.values()))
+
+
+def count(name_or_path: str | Path) -> int:
+    """Runs of a suite (instances x methods x seeds, before duplicates are merged), from its
+    specs only: validated like :func:`load`, but no instance is generated or read."""
+    return sum(p.runs for p in _parse(name_or_path)[3])
+
+
+def _parse(name_or_path: str | Path) -> tuple[_Ctx, str, str, list[_Plan]]:
+    """A suite file checked and planned (name, description, groups), nothing expanded."""
     path = resolve(str(name_or_path))
     ctx = _Ctx(path)
     try:
@@ -276,17 +299,7 @@ def load(name_or_path: str | Path, max_runs: int | None = MAX_RUNS) -> Suite:
     if not isinstance(groups, list) or not groups:
         raise ctx.err("groups", groups, "must be a non-empty array of tables ([[groups]])")
     plans = [_plan(ctx, f"groups[{gi}]", group, defaults) for gi, group in enumerate(groups)]
-    runs = sum(p.runs for p in plans)
-    if max_runs is not None and runs > max_runs:
-        raise SuiteError(
-            f"{path}: the suite has {runs:,} runs (instances x methods x seeds), above the cap "
-            f"of {max_runs:,}; split it, or raise the cap with --max-runs {runs}"
-        )
-    tasks: dict[tuple, Task] = {}
-    for plan in plans:
-        for task in _expand(ctx, name, plan):
-            tasks.setdefault(task.key, task)
-    return Suite(name=name, description=description, path=path, tasks=list(tasks.values()))
+    return ctx, name, description, plans
 
 
 def check_name(ctx: _Ctx, name: Any, given: bool = True) -> str:

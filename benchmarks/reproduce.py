@@ -1,0 +1,254 @@
+"""``dmlopt reproduce``: a paper's tables and figures re-created by one command.
+
+``dmlopt reproduce PAPER [TABLE ...] [--quick] [--workers N] [-o DIR] [--docs PAGE]`` runs the
+shipped suites the tables need (:mod:`dmlopt.benchmarks.tables`) through the harness into
+resumable stores ``DIR/<paper>[-quick]/stores/<suite>.sqlite`` (an interrupted run resumes where
+it stopped: finished runs are never repeated), then renders each table to
+``DIR/<paper>[-quick]/<table>.md`` (PNG figures beside it) and an index ``README.md`` there.
+Nothing is written outside DIR, except the page given with ``--docs``, whose generated blocks
+
+    <!-- reproduce: <paper>/<table> -->
+    ...
+    <!-- /reproduce -->
+
+are replaced by the tables just rendered (the rest of the page is kept byte for byte).
+``dmlopt reproduce --list [PAPER]`` lists every table with its runs and measured minutes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from dmlopt import __version__, io
+from dmlopt.errors import DmloptError
+
+from . import suite as suite_mod
+from .tables import PAPERS, TITLES, Table, rows
+
+#: default output directory (relative to the working directory, like ``dmlopt bench``)
+DEFAULT_DIR = "results/reproduce"
+_MARK = re.compile(r"<!-- reproduce: ([a-z0-9_]+)/([a-z0-9._-]+) -->\n(.*?)<!-- /reproduce -->",
+                   re.S)
+
+
+def tables(paper: str | None = None) -> list[Table]:
+    """Every declared table, in paper order, or those of ``paper``."""
+    if paper is not None and paper not in PAPERS:
+        raise DmloptError(f"reproduce: paper {paper!r} is not one of {', '.join(PAPERS)}")
+    out: list[Table] = []
+    for p, modules in PAPERS.items():
+        if paper is not None and p != paper:
+            continue
+        for name in modules:
+            try:
+                mod = importlib.import_module(f"dmlopt.benchmarks.tables.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"dmlopt.benchmarks.tables.{name}":
+                    raise
+                continue
+            out.extend(t for t in getattr(mod, "TABLES", []) if t.paper == p)
+    return out
+
+
+def select(paper: str, names: list[str] | None) -> list[Table]:
+    """The tables of ``paper`` named (all of them when ``names`` is empty)."""
+    if paper not in PAPERS:
+        raise DmloptError(f"reproduce: paper {paper!r} is not one of {', '.join(PAPERS)}")
+    known = tables(paper)
+    if not known:
+        raise DmloptError(f"reproduce: paper {paper!r} declares no tables")
+    if not names:
+        return known
+    by_name = {t.name: t for t in known}
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        raise DmloptError(f"reproduce: {paper} has no table {missing[0]!r} (tables: "
+                          f"{', '.join(by_name)})")
+    return [by_name[n] for n in dict.fromkeys(names)]
+
+
+def suites_of(chosen: list[Table], quick: bool) -> list[str]:
+    """The suites the tables need, each once, in order."""
+    return list(dict.fromkeys(s for t in chosen for s in (t.quick if quick else t.suites)))
+
+
+def listing(paper: str | None = None) -> str:
+    """``--list``: one line per table: paper/name, runs and minutes (full and quick), title."""
+    lines = []
+    counts: dict[str, int] = {}
+
+    def runs(names: tuple[str, ...]) -> int:
+        for n in names:
+            if n not in counts:
+                counts[n] = suite_mod.count(n)
+        return sum(counts[n] for n in names)
+
+    for p in PAPERS if paper is None else [paper]:
+        found = tables(p)
+        if paper is not None and not found:
+            raise DmloptError(f"reproduce: paper {paper!r} declares no tables")
+        if not found:
+            continue
+        lines.append(f"{p}: {TITLES[p]}")
+        for t in found:
+            lines.append(f"  {t.name:<18} {runs(t.suites):>6} runs ~{_minutes(t.minutes)}, "
+                         f"quick {runs(t.quick):>4} runs ~{_minutes(t.quick_minutes)}  "
+                         f"{t.title}")
+    return "\n".join(lines)
+
+
+def _minutes(m: float) -> str:
+    return f"{m:.0f} min" if m < 90 else f"{m / 60:.1f} h"
+
+
+def run(paper: str, names: list[str] | None = None, quick: bool = False,
+        workers: int | None = None, outdir: str | Path = DEFAULT_DIR,
+        docs: str | Path | None = None) -> list[Path]:
+    """Run the suites of the chosen tables and render them; the paths written.
+
+    Raises :class:`~dmlopt.errors.DmloptError` on an unknown paper or table, an output that is
+    not a directory or a ``docs`` page that is not a regular file, before anything runs.
+    :class:`KeyboardInterrupt` propagates after the finished runs are stored.
+    """
+    from . import runner, store
+    from .cli import run_suite
+
+    chosen = select(paper, names)
+    page = _check_docs(docs) if docs is not None else None
+    if workers is not None and (isinstance(workers, bool) or not 1 <= workers <= 256):
+        raise DmloptError(f"--workers: {workers} must be an integer in [1, 256]")
+    base = Path(outdir)
+    if base.exists() and not base.is_dir():
+        raise DmloptError(f"-o: {base} is not a directory")
+    here = base / (f"{paper}-quick" if quick else paper)
+    names_ = suites_of(chosen, quick)
+    suites = [suite_mod.load(n) for n in names_]  # every suite checked before anything runs
+    (here / "stores").mkdir(parents=True, exist_ok=True)
+    stores = {s.name: here / "stores" / f"{s.name}.sqlite" for s in suites}
+    workers = workers or runner.default_workers()
+    t0 = time.perf_counter()
+    for s in suites:
+        run_suite(s, stores[s.name], workers, summary=sys.stderr)
+    minutes = (time.perf_counter() - t0) / 60
+    written: list[Path] = []
+    blocks: dict[str, str] = {}
+    for t in chosen:
+        records = [r for n in (t.quick if quick else t.suites) for r in store.read(stores[n])]
+        body = t.render(rows(records), here)
+        text = _page(t, body, quick, len(records), workers, minutes)
+        path = here / f"{t.name}.md"
+        io.atomic_write_text(path, text)
+        written.append(path)
+        blocks[f"{t.paper}/{t.name}"] = text
+    index = here / "README.md"
+    io.atomic_write_text(index, _index(paper, chosen, quick))
+    written.append(index)
+    if page is not None:
+        written.extend(embed(page, blocks))
+    return written
+
+
+def _check_docs(docs: str | Path) -> Path:
+    page = Path(docs)
+    if not page.is_file():
+        raise DmloptError(f"--docs: {page} is not an existing Markdown page")
+    return page
+
+
+def _command(t: Table, quick: bool) -> str:
+    return f"dmlopt reproduce {t.paper} {t.name}" + (" --quick" if quick else "")
+
+
+def _page(t: Table, body: str, quick: bool, runs: int, workers: int, minutes: float) -> str:
+    kind = "quick run (reduced: see the suites)" if quick else "full run"
+    date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
+    suites = ", ".join(t.quick if quick else t.suites)
+    return (f"### {t.title}\n\n"
+            f"*Written by `{_command(t, quick)}` ({kind}) on {date}, dmlopt {__version__}: "
+            f"{runs} runs of {suites}; {workers} worker(s); the call took {minutes:.1f} min.*"
+            f"\n\n{body.strip()}\n")
+
+
+def _index(paper: str, chosen: list[Table], quick: bool) -> str:
+    lines = [f"# {TITLES[paper]}" + (" (quick run)" if quick else ""), ""]
+    lines += [f"- [{t.title}]({t.name}.md)" for t in chosen]
+    return "\n".join(lines) + "\n"
+
+
+def embed(page: Path, blocks: dict[str, str]) -> list[Path]:
+    """Replace the generated blocks of ``page`` whose key (``paper/table``) is in ``blocks``;
+    the rest of the page is kept. Returns ``[page]`` if it changed."""
+    text = page.read_text()
+    seen: set[str] = set()
+
+    def swap(m: re.Match) -> str:
+        key = f"{m.group(1)}/{m.group(2)}"
+        if key not in blocks:
+            return m.group(0)
+        seen.add(key)
+        return f"<!-- reproduce: {key} -->\n{blocks[key].strip()}\n<!-- /reproduce -->"
+
+    new = _MARK.sub(swap, text)
+    for key in blocks:
+        if key not in seen:
+            print(f"dmlopt: {page} has no block <!-- reproduce: {key} -->; not embedded",
+                  file=sys.stderr)
+    if new == text:
+        return []
+    io.atomic_write_text(page, new)
+    return [page]
+
+
+def cmd_reproduce(args: Any) -> int:
+    if args.list:
+        if args.tables:
+            raise DmloptError("reproduce --list takes at most a PAPER, no tables")
+        print(listing(args.paper))
+        return 0
+    if not args.paper:
+        raise DmloptError(f"reproduce: PAPER is required (one of {', '.join(PAPERS)}; "
+                          "or --list)")
+    out = args.output or DEFAULT_DIR
+    try:
+        written = run(args.paper, args.tables, quick=args.quick, workers=args.workers,
+                      outdir=out, docs=args.docs)
+    except KeyboardInterrupt:
+        where = Path(out) / (f"{args.paper}-quick" if args.quick else args.paper)
+        print(f"dmlopt: interrupted; finished runs are kept under {where}/stores; run the same "
+              "command to resume", file=sys.stderr)
+        return 130
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``reproduce`` to dmlopt's subcommands."""
+    r = sub.add_parser(
+        "reproduce", help="re-create a paper's tables and figures (runs its suites)",
+        description="Run the suites of a paper's tables through the harness (resumable stores "
+        "under DIR) and write each table as Markdown (PNG for figures), the paper's values "
+        "beside ours. Papers: " + ", ".join(f"{p} ({TITLES[p]})" for p in PAPERS) + ".")
+    r.add_argument("paper", nargs="?", choices=list(PAPERS), metavar="PAPER",
+                   help=f"one of {', '.join(PAPERS)}")
+    r.add_argument("tables", nargs="*", metavar="TABLE",
+                   help="tables to make (default: all of the paper's; see --list)")
+    r.add_argument("--quick", action="store_true",
+                   help="reduced version of every table (at most 10 minutes per paper on 2 "
+                   "cores)")
+    r.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="parallel runs (default: the number of cores)")
+    r.add_argument("-o", "--output", default=None, metavar="DIR",
+                   help=f"output directory (default: {DEFAULT_DIR}); stores and tables go to "
+                   "DIR/PAPER or DIR/PAPER-quick")
+    r.add_argument("--docs", default=None, metavar="PAGE",
+                   help="also replace the page's <!-- reproduce: PAPER/TABLE --> blocks")
+    r.add_argument("--list", action="store_true",
+                   help="list the tables (of PAPER, or all) with runs and minutes, and exit")
+    r.set_defaults(func=cmd_reproduce)
