@@ -205,6 +205,9 @@ def per_instance(df: pd.DataFrame) -> pd.DataFrame:
             "status": ", ".join(f"{n} {s}" if n > 1 else s for s, n in statuses.items()),
             "ref": g["ref"].iloc[0], "ref_kind": g["ref_kind"].iloc[0],
             "objective": g["objective"].where(g["solved"]).mean(),
+            "objective_min": g["objective"].where(g["solved"]).min(),
+            "objective_max": g["objective"].where(g["solved"]).max(),
+            "solved": int(g["solved"].sum()),
             "bound": g["bound"].mean(),
             "gap_pct": g["gap_pct"].mean(), "seconds": g["seconds"].mean(),
             "speedup": _geomean(g["speedup"]),
@@ -329,7 +332,7 @@ def profile(df: pd.DataFrame, problem: str) -> tuple[list[str], np.ndarray]:
 def plot_profile(df: pd.DataFrame, problem: str, path: Path) -> bool:
     """Dolan-More performance profile of the exact methods."""
     labels, ratios = profile(df, problem)
-    if not labels:
+    if len(labels) < 2:  # a profile compares exact methods; one method is a flat line
         return False
     plt = _plt()
     finite = ratios[np.isfinite(ratios)]
@@ -350,7 +353,8 @@ def plot_profile(df: pd.DataFrame, problem: str, path: Path) -> bool:
              if t <= tau_max]
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
     ax.xaxis.set_minor_locator(plt.NullLocator())
-    ax.set_xlabel("tau: time within a factor tau of the fastest exact method (log2)")
+    ax.set_xlabel("performance ratio r: time within a factor r of the fastest exact method "
+                  "(log2)")
     ax.set_ylabel("fraction of instances solved to optimality")
     ax.set_title(f"{problem}: performance profile of the exact methods ({n} instances)\n"
                  "higher and further left is better")
@@ -391,6 +395,23 @@ def _pct(v: Any, upper: bool = False) -> str:
     return f"{'<= ' if upper else ''}{text}"
 
 
+def _objective(r: Any) -> str:
+    """The objective of one run, or the mean of several labelled as such with its range."""
+    if r.solved <= 1:
+        return _f(r.objective)
+    if r.objective_min == r.objective_max:
+        return f"{_f(r.objective)} (all {r.solved})"
+    return (f"mean {_f(r.objective, 4)} of {r.solved} "
+            f"[{_f(r.objective_min)}, {_f(r.objective_max)}]")
+
+
+def _speedup_at(speedup: Any, gap: Any) -> str:
+    """``"218 at 50.00 %"``: a speed-up is shown only with the gap it buys."""
+    if _pct(gap) == "-" or _f(speedup) == "-":
+        return "-"
+    return f"{_f(speedup, 3)} at {_pct(gap)} %"
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -415,8 +436,9 @@ def markdown(df: pd.DataFrame, store_path: str, plots: dict[str, list[str]]) -> 
         "Gap (%) is measured against the best proven optimum of the instance (an exact run with "
         f"status optimal at a gap of at most {OPTIMALITY_GAP:g}); `<=` marks a gap measured "
         "against the best proven bound when no exact run proved optimality. Speed-up is the "
-        "fastest optimal exact run's time over the "
-        "method's time; the time ratio is its inverse (geometric means over runs).",
+        "fastest optimal exact run's time over the method's time (geometric mean over runs), "
+        "shown only beside the gap it buys. Where a method ran several times on an instance "
+        "(seeds), objective, gap and seconds are means over those runs, marked as such.",
     ]
     versions = sorted(set(df["solver_version"].dropna()) - {""})
     if versions:
@@ -436,9 +458,9 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
     if len(heur):
         out += ["### Heuristics", "", _table(
             ["heuristic", "runs", "solved", "failed", "mean gap %", "max gap %",
-             "geo-mean time ratio", "geo-mean speed-up"],
+             "speed-up at that mean gap (geo-mean)"],
             [[r.method, str(r.runs), str(r.solved), str(r.failed), _pct(r.mean_gap_pct),
-              _pct(r.max_gap_pct), _f(r.geomean_time_ratio, 3), _f(r.geomean_speedup, 3)]
+              _pct(r.max_gap_pct), _speedup_at(r.geomean_speedup, r.mean_gap_pct)]
              for r in heur.itertuples()]), ""]
     if len(exact):
         out += ["### Exact methods", "", _table(
@@ -457,11 +479,13 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
                else f"<= {_f(i.bound)} (bound)" if i.ref_kind == "bound" else "-")
         for r in per[(per["problem"] == problem) & (per["instance_hash"] == i.instance_hash)] \
                 .itertuples():
+            gap = _pct(r.gap_pct, upper=r.ref_kind == "bound")
+            speed = _f(r.speedup, 3) if gap != "-" else "-"  # a speed-up only beside its gap
             rows.append([f"`{i.instance}`", ref, r.method, str(r.runs), r.status,
-                         _f(r.objective), _pct(r.gap_pct, upper=r.ref_kind == "bound"),
-                         _f(r.seconds, 3), _f(r.speedup, 3)])
-    out += [_table(["instance", "optimum / bound", "method", "runs", "status", "objective",
-                    "gap %", "seconds", "speed-up"], rows), ""]
+                         _objective(r), gap, speed, _f(r.seconds, 3)])
+    out += [_table(["instance", "optimum / bound", "method", "runs", "status",
+                    "objective (mean of runs)", "gap % (mean)", "speed-up", "seconds (mean)"],
+                   rows), ""]
     bad = inst[(inst["problem"] == problem) & inst["optima_disagree"]]
     for i in bad.itertuples():
         out.append(f"**Warning**: exact methods report different optima on `{i.instance}` "

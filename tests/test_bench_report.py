@@ -133,7 +133,13 @@ def test_report_files(store, tmp_path):
     assert "## tabgp (minimise)" in md and "## maxp (maximise)" in md
     assert "| h2 | 2 | 2 | 0 | 25.00 | 50.00 |" in md
     assert "| `C` | >= 16 (bound) | h1 | 1 | feasible | 18 | <= 12.50 |" in md
-    assert "| `A` | 10 (opt) | h1 | 2 | 2 feasible | 11.5 | 15.00 |" in md
+    # two runs: the mean is labelled as a mean, with its range (issue 18: 17.3333 unlabelled)
+    assert "| `A` | 10 (opt) | h1 | 2 | 2 feasible | mean 11.5 of 2 [11, 12] | 15.00 |" in md
+    # a speed-up only beside the gap it buys: h2 runs 4x and 2x faster at a mean gap of 25 %
+    assert "| h2 | 2 | 2 | 0 | 25.00 | 50.00 | 2.83 at 25.00 % |" in md
+    assert "| `E` | - | h1 | 1 | feasible | 3 | - | - |" in md  # no reference: no speed-up
+    # a performance profile needs two exact methods: maxp has one
+    assert "profile-maxp.png" not in names and "profile-maxp" not in md
     assert "exact methods report different optima on `D`" in md
     assert "![gap-tabgp](gap-tabgp.png)" in md
     assert "| `A` | h3 | 0 | killed |" in md
