@@ -5,7 +5,10 @@ of the row's wall time is harness) and 4 exact runs through the local pool (fork
 with ``--dask``, through a Dask LocalCluster (a fresh ``python -m dmlopt.benchmarks.child`` per
 run), then prints mean / median / max of ``wall_seconds - seconds`` per path and kind.
 
-    python benchmarks/scripts/harness_overhead.py [--workers 1] [--dask]
+    python -m dmlopt.benchmarks.analysis.harness_overhead -o DIR [--workers 1] [--dask]
+
+Writes the suite file and the stores under DIR only (re-running resumes them: use a new DIR for
+a new measurement).
 """
 
 from __future__ import annotations
@@ -13,13 +16,12 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from dmlopt.benchmarks import store
-
 from dmlopt.cli import main
+
+from .. import store
 
 SUITE = """\
 name = "overhead"
@@ -59,15 +61,28 @@ def measure(tmp: Path, workers: int, dask: bool) -> None:
               f"{statistics.median(over):.3f} s  max {max(over):.3f} s")
 
 
-def run() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def outdir(path: str) -> Path:
+    """The output directory, created; an existing file is refused (exit 2, one line)."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        print(f"error: -o: {out} exists and is not a directory", file=sys.stderr)
+        sys.exit(2)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def run(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.harness_overhead",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("-o", "--out", required=True, metavar="DIR",
+                    help="directory for the suite file and the stores (created)")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--dask", action="store_true", help="also measure the Dask path")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        measure(Path(tmp), args.workers, dask=False)
-        if args.dask:
-            measure(Path(tmp), args.workers, dask=True)
+    args = ap.parse_args(argv)
+    out = outdir(args.out)
+    measure(out, args.workers, dask=False)
+    if args.dask:
+        measure(out, args.workers, dask=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""Diagnostic studies (benchmarks/analysis/<p>_<what>.py), one module each."""
