@@ -23,9 +23,8 @@ import time
 from collections import Counter
 from typing import Any
 
-from dmlopt.benchmarks import suite as suite_mod
-
 from dmlopt import io
+from dmlopt.benchmarks import suite as suite_mod
 from dmlopt.errors import DmloptError
 
 

@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from dmlopt.benchmarks import store as store_mod
 
 from dmlopt import registry
+from dmlopt.benchmarks import store as store_mod
 from dmlopt.errors import InstanceError, UnknownNameError
 from dmlopt.io import atomic_path, atomic_write_text
 from dmlopt.solvers import OPTIMALITY_GAP

@@ -358,7 +358,6 @@ def _run_command(name: str, argv: list[str]) -> int:
 
 def _extra_commands(sub: Any) -> None:
     """Commands of the benchmark harness (``bench``, ``report``), when it is installed."""
-    __import__("dmlopt.infer.cli", fromlist=["register"]).register(sub)  # dmlopt infer
     try:
         from dmlopt.benchmarks import cli as bench_cli
     except ImportError:

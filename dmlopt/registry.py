@@ -47,7 +47,7 @@ _PROBLEMS: dict[str, tuple[str, str]] = {
 #: commands a problem adds to the command line: command name -> problem (its model module
 #: declares ``COMMANDS: dict[str, contract.Command]``); known here so that building the parser
 #: imports no problem module
-_COMMANDS: dict[str, str] = {"train": "nara"}
+_COMMANDS: dict[str, str] = {"train": "nara", "infer": "infer"}
 
 
 def commands() -> dict[str, str]:

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 import pydantic
-from dmlopt.models import _nara_policy as P
-from dmlopt.models import nara
-from dmlopt.models._nara_sim import State
 
 from dmlopt.contract import Options as ContractOptions
 from dmlopt.contract import Size
+from dmlopt.models import _nara_policy as P
+from dmlopt.models import nara
+from dmlopt.models._nara_sim import State
 
 DATASETS = ("uniform", "azure", "alibaba")
 DEFAULT_DATASET = "uniform"

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from dmlopt.heuristics import _nara_netfit
 from dmlopt.heuristics import nara as alloc
 from dmlopt.models import nara

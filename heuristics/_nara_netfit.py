@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from dmlopt.models._nara_sim import State
 
 

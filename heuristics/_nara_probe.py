@@ -58,6 +58,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from dmlopt.heuristics import _nara_netfit as nf
 from dmlopt.models._nara_sim import TOL, State
 

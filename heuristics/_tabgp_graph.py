@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+
 from dmlopt.models.tabgp import Instance
 
 

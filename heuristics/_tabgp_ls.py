@@ -32,6 +32,7 @@ improving move or swap is left in any step (tests check this by brute force).
 from __future__ import annotations
 
 import numpy as np
+
 from dmlopt.heuristics._tabgp_graph import Graph
 
 

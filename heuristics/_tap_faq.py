@@ -20,12 +20,12 @@ import time
 
 import numpy as np
 import pydantic
-from dmlopt.heuristics import _tap_search as ts
-from dmlopt.models.tap import Instance, Solution
 
 from dmlopt.contract import Options as ContractOptions
 from dmlopt.contract import Size
 from dmlopt.errors import InstanceError
+from dmlopt.heuristics import _tap_search as ts
+from dmlopt.models.tap import Instance, Solution
 
 
 class Options(ContractOptions):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
 from dmlopt.heuristics._tap_rts_kernel import cost as _cost  # one compiled objective
 
 

@@ -81,6 +81,8 @@ from typing import Literal
 
 import numpy as np
 import pydantic
+
+from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.heuristics._inc_oxc_bvn import bvn_decompose, circuits_from_terms, stuff
 from dmlopt.heuristics._inc_oxc_place import workers_balanced, workers_target
 from dmlopt.models.inc_oxc import (
@@ -91,8 +93,6 @@ from dmlopt.models.inc_oxc import (
     link_loads,
     ports_from_circuits,
 )
-
-from dmlopt.contract import Heuristic, NoOptions, Options, Size
 
 _EPS = 1e-9
 #: neighbourhoods above this size are scanned bottleneck jobs first (wcg-ls)

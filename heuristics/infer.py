@@ -1,11 +1,12 @@
 """Inference methods of paper 000 (sections III-B, V-B) as heuristics of the ``infer`` problem.
 
-Thin wrappers over :mod:`dmlopt.infer`: each takes an :class:`dmlopt.models.infer.Instance`
+Thin wrappers over :mod:`dmlopt.models.infer`: each takes an :class:`dmlopt.models.infer.Instance`
 (whose category weights were computed when it was validated) and returns the inferred topology
 as a :class:`~dmlopt.models.infer.Solution`. ``ft``: Flow Tracking (Algorithm 1); ``ft-transfer``:
 FT with the weights transfer of lines 10-13 (same graph, edge weights set); ``rnj``: Rooted
 Neighbor-Joining (ref. [16]); ``ce``: Clique Embedding (ref. [11], random edge choice by
-``seed``). Assumptions are documented in :mod:`dmlopt.infer.ft` and :mod:`dmlopt.infer.baselines`.
+``seed``). Assumptions are documented in :mod:`dmlopt.models.infer.ft` and
+:mod:`dmlopt.models.infer.baselines`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import math
 from collections.abc import Callable
 
 import pydantic
-from dmlopt.models.infer import Instance, Solution, solution_from_inference
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
-from dmlopt.infer.baselines import clique_embedding, rooted_neighbor_joining
-from dmlopt.infer.ft import flow_tracking
+from dmlopt.models.infer import Instance, Solution, solution_from_inference
+from dmlopt.models.infer.baselines import clique_embedding, rooted_neighbor_joining
+from dmlopt.models.infer.ft import flow_tracking
 
 
 def ft(instance: Instance, *, seed: int = 0) -> Solution:

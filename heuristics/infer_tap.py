@@ -14,10 +14,10 @@ from functools import partial
 from typing import Any, Literal
 
 import pydantic
-from dmlopt.heuristics.tap import HEURISTICS as TAP_HEURISTICS
-from dmlopt.models.infer_tap import Instance, Solution
 
 from dmlopt.contract import Heuristic, Options, Size
+from dmlopt.heuristics.tap import HEURISTICS as TAP_HEURISTICS
+from dmlopt.models.infer_tap import Instance, Solution
 
 ON = ("inferred", "truth")
 

@@ -70,11 +70,11 @@ from typing import Any
 
 import numpy as np
 import pydantic
+
+from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.heuristics import _nara_agent, _nara_netfit, _nara_probe
 from dmlopt.models import nara
 from dmlopt.models._nara_sim import State, run_episode
-
-from dmlopt.contract import Heuristic, NoOptions, Options, Size
 
 
 def _random(state: State, rng: np.random.Generator) -> bool:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from dmlopt.heuristics._nara_agent import DATASETS, rollout
 from dmlopt.models import _nara_policy as P
 from dmlopt.models import nara

@@ -42,6 +42,8 @@ from typing import Literal
 
 import numpy as np
 import pydantic
+
+from dmlopt.contract import Heuristic, Options, Size
 from dmlopt.models.rar import (
     Assignment,
     Instance,
@@ -50,8 +52,6 @@ from dmlopt.models.rar import (
     duration,
     fewest_cus_table,
 )
-
-from dmlopt.contract import Heuristic, Options, Size
 
 SCHEMES = ("MinCU", "MinW", "MinT", "MaxR")
 

@@ -70,12 +70,12 @@ from typing import Literal, get_args
 
 import numpy as np
 import pydantic
-from dmlopt.heuristics._tabgp_graph import Graph, compress, dense, metis, repair, step_matrices
-from dmlopt.heuristics._tabgp_ls import local_search
-from dmlopt.models.tabgp import Instance, Solution, cost_parts
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.errors import InstanceError
+from dmlopt.heuristics._tabgp_graph import Graph, compress, dense, metis, repair, step_matrices
+from dmlopt.heuristics._tabgp_ls import local_search
+from dmlopt.models.tabgp import Instance, Solution, cost_parts
 
 # --------------------------------------------------------------------------------------------
 # building blocks

@@ -48,14 +48,14 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 import pydantic
+
+from dmlopt.contract import Heuristic, NoOptions, Options, Size
+from dmlopt.errors import InstanceError
 from dmlopt.heuristics import _tap_faq, _tap_rts
 from dmlopt.heuristics import _tap_search as ts
 from dmlopt.heuristics._tap_faq import faq_2opt
 from dmlopt.heuristics._tap_rts import rts
 from dmlopt.models.tap import Instance, Solution
-
-from dmlopt.contract import Heuristic, NoOptions, Options, Size
-from dmlopt.errors import InstanceError
 
 
 def random_assignment(instance: Instance, *, seed: int = 0) -> Solution:

@@ -45,6 +45,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+
 from dmlopt.models import nara
 from dmlopt.models._nara_policy import CLIP, LINK_FEATURES, NODE_FEATURES, graph_of, observe
 from dmlopt.models._nara_sim import State

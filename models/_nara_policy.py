@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+
 from dmlopt.models import nara
 from dmlopt.models._nara_sim import State
 

@@ -28,6 +28,7 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
+
 from dmlopt.models import nara
 
 TOL = nara.BW_TOL

@@ -98,6 +98,7 @@ def _ring_node_sets(instance: Any, j: int, free_wl: bool) -> list[tuple[int, tup
 def build_config(instance: Any) -> Any:
     """The configuration formulation (module docstring)."""
     import pyomo.environ as pyo
+
     from dmlopt.models import rar
 
     inst = instance
@@ -246,6 +247,7 @@ def warm_start_config(model: Any, instance: Any, solution: Any) -> None:
     """
     import numpy as np
     import pyomo.environ as pyo
+
     from dmlopt.models import rar
 
     inst = instance

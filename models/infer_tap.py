@@ -30,12 +30,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pydantic
-from dmlopt.models.infer import Measured, underlay_nodes
-from dmlopt.models.tap import MAX_MODULES
 from pydantic import PrivateAttr
 
 from dmlopt.contract import Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
+from dmlopt.models.infer import Measured, underlay_nodes
+from dmlopt.models.tap import MAX_MODULES
 from dmlopt.validation import Frozen, parse, rule
 
 NAME = "infer_tap"
@@ -55,8 +55,8 @@ MAX_HOP_PAIR_STEPS = 2e8
 
 
 def _hop_pair_steps(measurement: Any) -> float:
-    """Bound on the steps of :func:`dmlopt.infer.pipeline.hop_correlation`: one (bidirectional)
-    breadth-first search per pair of VMs on the underlay."""
+    """Bound on the steps of :func:`dmlopt.models.infer.pipeline.hop_correlation`: one
+    (bidirectional) breadth-first search per pair of VMs on the underlay."""
     g = measurement.graph
     vms = measurement.n + 1
     return vms * (vms - 1) / 2 * float(g.number_of_nodes() + g.number_of_edges())
@@ -85,10 +85,14 @@ class Instance(Measured):
 
     @pydantic.model_validator(mode="after")
     def _rules(self) -> Instance:
+        from dmlopt.models.infer import InferenceError, infer
+        from dmlopt.models.infer.pipeline import (
+            hop_correlation,
+            tap_instance,
+            true_instance,
+            vm_hops,
+        )
         from dmlopt.models.tap import overlay_matrix
-
-        from dmlopt.infer import InferenceError, infer
-        from dmlopt.infer.pipeline import hop_correlation, tap_instance, true_instance, vm_hops
 
         if self.inference not in INFERENCE:
             raise rule("inference", self.inference, f"is not one of {', '.join(INFERENCE)}")

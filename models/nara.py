@@ -82,10 +82,10 @@ from typing import Any, Literal
 
 import numpy as np
 import pydantic
-from dmlopt.models import _nara_topo as topo
 
 from dmlopt.contract import Command, Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
+from dmlopt.models import _nara_topo as topo
 from dmlopt.validation import Frozen, rule
 
 NAME = "nara"

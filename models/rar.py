@@ -96,10 +96,10 @@ from typing import Any, Literal
 
 import numpy as np
 import pydantic
-from dmlopt.models import _rar_config
 
 from dmlopt.contract import Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
+from dmlopt.models import _rar_config
 from dmlopt.validation import Frozen, rule
 
 NAME = "rar"

@@ -10,6 +10,7 @@ import itertools
 import math
 
 import numpy as np
+
 from dmlopt.models import rar
 
 

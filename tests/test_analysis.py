@@ -1,7 +1,7 @@
 """Every study in benchmarks/analysis/ is a module with ``--help`` and a required ``-o DIR``,
 and writes only under that directory."""
 
-from __future__ import annotations  # noqa: I001 (first-party isort config lands with issue 18)
+from __future__ import annotations
 
 import pkgutil
 import subprocess

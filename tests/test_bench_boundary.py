@@ -22,10 +22,10 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from dmlopt.benchmarks import report, runner
 from dmlopt.benchmarks import store as store_mod
 from dmlopt.benchmarks import suite as suite_mod
-
 from dmlopt.cli import main
 
 GEN = '{ generator = "er", params = { n = 6, p = 0.5, tau = 2, l = 2 }, seeds = [0] }'

@@ -6,8 +6,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from dmlopt.benchmarks import store as store_mod
 
+from dmlopt.benchmarks import store as store_mod
 from dmlopt.cli import main
 
 pytest.importorskip("distributed")

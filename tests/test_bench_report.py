@@ -7,9 +7,9 @@ import json
 import math
 
 import pytest
+
 from dmlopt.benchmarks import report
 from dmlopt.benchmarks.store import Store
-
 from dmlopt.cli import main
 
 EXACT_OPTS = json.dumps({"formulation": "paper", "solver": "highs", "threads": 1,

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-from dmlopt.benchmarks import store as store_mod
 
 import dmlopt
+from dmlopt.benchmarks import store as store_mod
 from dmlopt.cli import main
 
 FAKES = '''

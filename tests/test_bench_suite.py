@@ -6,9 +6,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from dmlopt.benchmarks import suite as suite_mod
 
 import dmlopt
+from dmlopt.benchmarks import suite as suite_mod
 from dmlopt.cli import main
 
 GOOD_GROUP = """

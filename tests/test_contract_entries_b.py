@@ -13,6 +13,12 @@ import tracemalloc
 
 import numpy as np
 import pytest
+
+import dmlopt
+from dmlopt import registry
+from dmlopt.cli import main
+from dmlopt.contract import DEFAULT_LIMITS, Formulation, Generator, Heuristic, Options, Size
+from dmlopt.errors import InstanceError, ModelTooLargeError
 from dmlopt.heuristics import inc_oxc as HI
 from dmlopt.heuristics import nara as HN
 from dmlopt.heuristics import rar as HR
@@ -20,12 +26,6 @@ from dmlopt.models import _nara_topo
 from dmlopt.models import inc_oxc as MI
 from dmlopt.models import nara as MN
 from dmlopt.models import rar as MR
-
-import dmlopt
-from dmlopt import registry
-from dmlopt.cli import main
-from dmlopt.contract import DEFAULT_LIMITS, Formulation, Generator, Heuristic, Options, Size
-from dmlopt.errors import InstanceError, ModelTooLargeError
 from dmlopt.validation import parse
 
 PROBLEMS = {"nara": (MN, HN), "inc_oxc": (MI, HI), "rar": (MR, HR)}

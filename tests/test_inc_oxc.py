@@ -8,12 +8,12 @@ import math
 import highspy
 import numpy as np
 import pytest
-from dmlopt.heuristics import inc_oxc as H
-from dmlopt.heuristics._inc_oxc_bvn import bvn_decompose, circuits_from_terms, stuff
-from dmlopt.models import inc_oxc as M
 
 import dmlopt
 from dmlopt.errors import InstanceError
+from dmlopt.heuristics import inc_oxc as H
+from dmlopt.heuristics._inc_oxc_bvn import bvn_decompose, circuits_from_terms, stuff
+from dmlopt.models import inc_oxc as M
 from dmlopt.validation import parse
 
 BIG = {"cpu": 100.0, "gpu": 100.0, "mem": 100.0}

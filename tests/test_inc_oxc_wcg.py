@@ -10,11 +10,11 @@ import math
 
 import numpy as np
 import pytest
+
+import dmlopt
 from dmlopt.heuristics import _inc_oxc_place as place
 from dmlopt.heuristics.inc_oxc import _rebalance, _State, placement_f
 from dmlopt.models import inc_oxc as m
-
-import dmlopt
 
 
 def _small(racks: int, seed: int) -> m.Instance:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dmlopt.infer import (
+from dmlopt.models.infer import (
     InferenceError,
     TooManyPathsError,
     cast_weights,
@@ -27,8 +27,8 @@ from dmlopt.infer import (
     solve_category_weights,
     with_weights,
 )
-from dmlopt.infer.measurement import ROUTINGS, Measurement, cast_weight, phi_from_categories
-from dmlopt.infer.metrics import ged, ged_lower_bound, measured_subgraph
+from dmlopt.models.infer.measurement import ROUTINGS, Measurement, cast_weight, phi_from_categories
+from dmlopt.models.infer.metrics import ged, ged_lower_bound, measured_subgraph
 
 F = frozenset
 
@@ -253,7 +253,7 @@ def test_metrics_on_a_hand_made_inference():
     # ground truth: s - x - {d1, d2}; inferred: a path s - c - d1 - d2 (d2 one hop too far)
     g = weighted({("s", "x"): 1.0, ("x", "d1"): 1.0, ("x", "d2"): 1.0})
     m = Measurement(g, "s", ("d1", "d2"), (("s", "x", "d1"), ("s", "x", "d2")))
-    from dmlopt.infer.ft import Inference
+    from dmlopt.models.infer.ft import Inference
 
     dg = nx.DiGraph([("s", "c"), ("c", "e1"), ("e1", "e2")])
     inf = Inference(dg, "s", ("e1", "e2"), (("s", "c", "e1"), ("s", "c", "e1", "e2")), "hand")

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from dmlopt.cli import main
-from dmlopt.infer import flow_tracking, measure
-from dmlopt.infer.cli import ROUTINGS as CLI_ROUTINGS
-from dmlopt.infer.measurement import ROUTINGS
-from dmlopt.infer.pipeline import allocation_gap, true_instance, vm_hops
+from dmlopt.models.infer import flow_tracking, measure
+from dmlopt.models.infer.cli import ROUTINGS as CLI_ROUTINGS
+from dmlopt.models.infer.measurement import ROUTINGS
+from dmlopt.models.infer.pipeline import allocation_gap, true_instance, vm_hops
 
 
 def test_cli_routing_names_match_the_library():
@@ -81,9 +81,8 @@ def test_bad_command_lines_exit_2(tmp_path, capsys):
 
 
 def test_pipeline_allocates_on_the_inferred_topology_and_scores_on_the_truth():
-    from dmlopt.models.tap import Solution, evaluate, overlay_matrix
-
     from dmlopt import topology
+    from dmlopt.models.tap import Solution, evaluate, overlay_matrix
 
     g = topology.fat_tree(4)
     m = measure(g, "dijkstra", seed=2)  # all 15 paths: the measured tree is recovered exactly
@@ -105,3 +104,19 @@ def test_pipeline_allocates_on_the_inferred_topology_and_scores_on_the_truth():
     # the true instance's distances are the underlay's hop counts among the VMs
     assert np.array_equal(truth.distance, topology.hop_matrix(g, vms))
     assert evaluate(truth, Solution(assignment=list(range(8)))).feasible
+
+
+def test_topology_parameters_named_as_the_generators_name_them(tmp_path):
+    """``-p dcell_n= -p dcell_level=`` as for ``dmlopt generate tap -g dc`` (issue 18: one name
+    for one thing); the old ``n``/``level`` are refused with the valid names."""
+    import subprocess
+    import sys
+
+    exe = [sys.executable, "-m", "dmlopt", "infer", "--topology", "dcell", "--routing",
+           "dijkstra", "--json"]
+    ok = subprocess.run(exe + ["-p", "dcell_n=3", "-p", "dcell_level=1"], capture_output=True,
+                        text=True, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    bad = subprocess.run(exe + ["-p", "n=3"], capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert "'n' is not a dcell parameter (valid: dcell_n, dcell_level)" in bad.stderr

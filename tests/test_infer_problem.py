@@ -11,12 +11,12 @@ import math
 
 import numpy as np
 import pytest
-from dmlopt.models import infer as model
-from dmlopt.models import infer_tap
 
 import dmlopt
 from dmlopt.cli import main
 from dmlopt.errors import InstanceError, UnknownNameError
+from dmlopt.models import infer as model
+from dmlopt.models import infer_tap
 
 STAR = {"topology": "graph", "edges": [["x", "a"], ["x", "b"], ["x", "c"]],
         "servers": ["a", "b", "c"], "routing": "dijkstra"}

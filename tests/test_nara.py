@@ -13,14 +13,14 @@ import json
 import networkx as nx
 import numpy as np
 import pytest
+
+import dmlopt
+from dmlopt.errors import InstanceError
 from dmlopt.heuristics import nara as H
 from dmlopt.models import _nara_topo as topo
 from dmlopt.models import nara
 from dmlopt.models._nara_sim import State
 from dmlopt.models.nara import NaraEnv
-
-import dmlopt
-from dmlopt.errors import InstanceError
 
 FAST = ["random", "tetris", "nalb", "nulb", "netfit", "nara"]
 

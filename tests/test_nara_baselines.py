@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+import dmlopt
+from dmlopt.errors import InstanceError
 from dmlopt.heuristics import _nara_diag
 from dmlopt.heuristics import nara as H
 from dmlopt.models import _nara_topo as topo
 from dmlopt.models import nara
 from dmlopt.models._nara_sim import State
-
-import dmlopt
-from dmlopt.errors import InstanceError
 
 
 def tiny(reqs: list[tuple[int, int, float, float]]) -> nara.Instance:

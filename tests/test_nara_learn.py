@@ -11,14 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+import dmlopt
+from dmlopt.errors import InstanceError
 from dmlopt.heuristics import _nara_agent as agent
 from dmlopt.heuristics import nara_learn as L
 from dmlopt.models import _nara_policy as P
 from dmlopt.models import nara
 from dmlopt.models.nara import NaraEnv
-
-import dmlopt
-from dmlopt.errors import InstanceError
 
 
 def _inst(n: int = 12, seed: int = 1, dist: str = "uniform", topology: str = "alpha"):

@@ -11,14 +11,14 @@ import itertools
 
 import numpy as np
 import pytest
+
+import dmlopt
 from dmlopt.heuristics import _nara_netfit as nf
 from dmlopt.heuristics import _nara_probe as P
 from dmlopt.heuristics import nara as H
 from dmlopt.models import _nara_topo as topo
 from dmlopt.models import nara
 from dmlopt.models._nara_sim import State, run_episode
-
-import dmlopt
 
 
 def episode(reqs: list[tuple[int, int, float, float]]) -> nara.Instance:

@@ -11,11 +11,11 @@ import itertools
 
 import numpy as np
 import pytest
+
+import dmlopt
 from dmlopt.heuristics import nara as H
 from dmlopt.models import _nara_topo as topo
 from dmlopt.models import nara
-
-import dmlopt
 
 FAST = ["random", "tetris", "nalb", "nulb", "netfit"]
 

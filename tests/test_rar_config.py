@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from dmlopt.models import _rar_config, rar
 from helpers_rar import TINY, _brute_force
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dmlopt
 from dmlopt.errors import ModelTooLargeError
+from dmlopt.models import _rar_config, rar
 
 
 @pytest.mark.parametrize("spec", TINY)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pyomo.environ as pyo
 import pytest
-from dmlopt.models import rar
 from helpers_rar import _brute_force
+
+from dmlopt.models import rar
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "scripts" / "rar_mincu_dw.py"
 

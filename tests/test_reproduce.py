@@ -1,7 +1,7 @@
 """``dmlopt reproduce``: suites run once into resumable stores, tables rendered from them, docs
 blocks replaced and nothing else touched, bad input refused before anything runs."""
 
-from __future__ import annotations  # noqa: I001 (first-party isort config lands with issue 18)
+from __future__ import annotations
 
 import subprocess
 import sys

@@ -8,15 +8,15 @@ import itertools
 
 import numpy as np
 import pytest
-from dmlopt.heuristics import tabgp as H
-from dmlopt.heuristics._tabgp_graph import compress, dense, metis, repair, step_matrices
-from dmlopt.heuristics._tabgp_ls import _Sequence, local_search, sequence_cost
-from dmlopt.models.tabgp import Instance, Solution, cost_parts, evaluate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dmlopt
 from dmlopt.errors import InstanceError
+from dmlopt.heuristics import tabgp as H
+from dmlopt.heuristics._tabgp_graph import compress, dense, metis, repair, step_matrices
+from dmlopt.heuristics._tabgp_ls import _Sequence, local_search, sequence_cost
+from dmlopt.models.tabgp import Instance, Solution, cost_parts, evaluate
 
 FAST = {"ils": {"iterations": 5}, "best": {"iterations": 5}}
 

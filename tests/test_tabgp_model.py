@@ -12,10 +12,10 @@ import math
 import numpy as np
 import pyomo.environ as pyo
 import pytest
-from dmlopt.models import tabgp as M
 
 import dmlopt
 from dmlopt.errors import InstanceError, ModelTooLargeError
+from dmlopt.models import tabgp as M
 
 FORMS = list(M.FORMULATIONS)
 

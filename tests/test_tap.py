@@ -9,13 +9,13 @@ import math
 
 import numpy as np
 import pytest
+
+import dmlopt
+from dmlopt.errors import InstanceError, SolverError
 from dmlopt.heuristics import _tap_search as ts
 from dmlopt.heuristics import tap as heur
 from dmlopt.models import tap
-
-import dmlopt
-from dmlopt import qaplib
-from dmlopt.errors import InstanceError, SolverError
+from dmlopt.models.tap import qaplib
 
 HEURISTICS = sorted(heur.HEURISTICS)
 

@@ -12,13 +12,13 @@ import math
 
 import numpy as np
 import pytest
+
+import dmlopt
+from dmlopt.errors import InstanceError
 from dmlopt.heuristics import _tap_rts as rts
 from dmlopt.heuristics import _tap_rts_kernel as kern
 from dmlopt.heuristics import tap as heur
-
-import dmlopt
-from dmlopt import qaplib
-from dmlopt.errors import InstanceError
+from dmlopt.models.tap import qaplib
 
 
 def qap_cost(f: np.ndarray, b: np.ndarray, p: np.ndarray) -> float:

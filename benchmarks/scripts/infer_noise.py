@@ -18,8 +18,8 @@ import argparse
 import numpy as np
 
 from dmlopt import topology
-from dmlopt.infer import cast_weights, evaluate_inference, flow_tracking, measure
-from dmlopt.infer.measurement import solve_category_weights
+from dmlopt.models.infer import cast_weights, evaluate_inference, flow_tracking, measure
+from dmlopt.models.infer.measurement import solve_category_weights
 
 
 def main() -> None:

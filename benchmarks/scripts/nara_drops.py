@@ -15,10 +15,9 @@ from __future__ import annotations
 import argparse
 import json
 
+import dmlopt
 from dmlopt.heuristics._nara_diag import drop_causes
 from dmlopt.models import nara
-
-import dmlopt
 
 METHODS = ["random", "tetris", "tetris:check_paths=false", "nalb", "nulb", "netfit",
            "netfit-probe"]

@@ -18,10 +18,9 @@ import json
 import sys
 import time
 
-from dmlopt.models import rar
-
 import dmlopt
 from dmlopt.errors import ModelTooLargeError
+from dmlopt.models import rar
 
 
 def main(argv: list[str] | None = None) -> None:

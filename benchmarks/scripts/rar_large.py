@@ -13,9 +13,8 @@ import argparse
 import statistics
 import time
 
-from dmlopt.models import rar
-
 import dmlopt
+from dmlopt.models import rar
 
 METRICS = ("blocking_rate", "activated_cu_ratio", "activated_wavelength_ratio", "aot_ratio",
            "avg_reliability", "reliability_gain")

@@ -24,10 +24,10 @@ import time
 
 import highspy
 import numpy as np
-from dmlopt.models import rar
-from dmlopt.models.rar import _mode_starts
 
 from dmlopt import solvers
+from dmlopt.models import rar
+from dmlopt.models.rar import _mode_starts
 
 INF = highspy.kHighsInf
 

@@ -29,9 +29,8 @@ import math
 import time
 from pathlib import Path
 
-from dmlopt.heuristics.tabgp import HEURISTICS
-
 import dmlopt
+from dmlopt.heuristics.tabgp import HEURISTICS
 
 PS = [round(0.1 * i, 1) for i in range(1, 10)]
 TABLE_NAMES = ["dense", "dense-ls", "dense-online", "dense-roll", "dense-roll10", "dense-refine",

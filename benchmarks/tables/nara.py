@@ -183,7 +183,6 @@ def main(argv: list[str] | None = None) -> int:
                         "only)")
     args = parser.parse_args(argv)
     from dmlopt.benchmarks import store
-
     from dmlopt.errors import DmloptError
     from dmlopt.io import atomic_write_text
 

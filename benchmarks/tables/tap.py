@@ -3,7 +3,8 @@
 Reads a store of the ``tap-qaplib`` suite (``dmlopt bench tap-qaplib``), keeps the runs on QAPLIB
 instances (generator ``qaplib``), and compares the methods per family and per size class by the
 gap to the best known value, ``100 (objective - ref) / max(ref, 1)`` with ``ref`` =
-:func:`dmlopt.qaplib.best_known` (the published value, or the cost of the published permutation
+:func:`dmlopt.models.tap.qaplib.best_known` (the published value, or the cost of the published
+permutation
 when that is lower: kra32). Runs with a ``target`` option are time-to-target runs (Aiex, Resende,
 Ribeiro 2007: the empirical distribution of the time a randomised heuristic needs to reach a
 target value); they feed the plot (fraction of runs that reached 1 % / 0.1 % of the best known
@@ -27,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dmlopt import qaplib
 from dmlopt.io import atomic_path, atomic_write_text
+from dmlopt.models.tap import qaplib
 
 #: the table's method order (others follow alphabetically)
 ORDER = ["rts", "tabu", "faq-2opt", "cle", "abm"]

@@ -23,12 +23,20 @@ from pathlib import Path
 from typing import Any
 
 from dmlopt import io
-from dmlopt.infer.errors import InferenceError
+from dmlopt.models.infer.errors import InferenceError
 
-#: the routing strategies (``dmlopt.infer.measurement.ROUTINGS``; repeated here so that building
+#: the routing strategies (``dmlopt.models.infer.measurement.ROUTINGS``; repeated here so that
+#: building
 #: the command line does not import numpy and networkx; a test checks they agree)
 ROUTINGS = ("random-walk", "random-simple", "random-shortest", "dijkstra")
 MAX_GRAPH_BYTES = 64 * 2**20
+#: ``--param`` names per topology, as the ``dc`` generators of infer and tap name them, mapped
+#: to the keyword of :mod:`dmlopt.topology`
+TOPOLOGY_PARAMS = {
+    "fat-tree": {"k": "k"},
+    "dcell": {"dcell_n": "n", "dcell_level": "level"},
+    "leaf-spine": {"leaves": "leaves", "spines": "spines", "servers_per_leaf": "servers_per_leaf"},
+}
 
 
 def _read_graph(path: str) -> Any:
@@ -83,8 +91,14 @@ def _ground_truth(args: argparse.Namespace) -> Any:
         if args.topology not in topology.TOPOLOGIES:
             raise InferenceError(f"--topology: {args.topology!r} is not one of "
                                  f"{', '.join(topology.TOPOLOGIES)}")
+        names = TOPOLOGY_PARAMS[args.topology]
+        given = _kv(args.param)
+        for key in given:
+            if key not in names:
+                raise InferenceError(f"--param: {key!r} is not a {args.topology} parameter "
+                                     f"(valid: {', '.join(names)})")
         try:
-            return topology.TOPOLOGIES[args.topology](**_kv(args.param))
+            return topology.TOPOLOGIES[args.topology](**{names[k]: v for k, v in given.items()})
         except (TypeError, ValueError) as exc:
             raise InferenceError(f"--param: {exc}") from None
     if args.graph:
@@ -93,7 +107,7 @@ def _ground_truth(args: argparse.Namespace) -> Any:
 
 
 def _categories_from_file(data: dict, args) -> tuple[dict, int]:
-    from dmlopt.infer.measurement import parse_label, solve_category_weights
+    from dmlopt.models.infer.measurement import parse_label, solve_category_weights
 
     n = data.get("n")
     if not isinstance(n, int) or n < 1:
@@ -115,7 +129,7 @@ def _categories_from_file(data: dict, args) -> tuple[dict, int]:
 
 
 def _measurement(args: argparse.Namespace) -> tuple[dict, int, Any]:
-    from dmlopt.infer.measurement import (
+    from dmlopt.models.infer.measurement import (
         Measurement,
         cast_weights,
         category_weights,
@@ -198,9 +212,9 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
 
 def cmd_infer(args: argparse.Namespace) -> int:
-    from dmlopt.infer.baselines import infer
-    from dmlopt.infer.measurement import label
-    from dmlopt.infer.metrics import evaluate_inference
+    from dmlopt.models.infer.baselines import infer
+    from dmlopt.models.infer.measurement import label
+    from dmlopt.models.infer.metrics import evaluate_inference
 
     if args.output and Path(args.output).suffix.lower() not in (".graphml", ".json"):
         raise InferenceError(f"--output: {args.output!r} must end in .graphml or .json")
@@ -237,10 +251,12 @@ def cmd_infer(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    """Add ``dmlopt infer`` to the command line's subparsers."""
-    p = sub.add_parser("infer", help="infer a topology from end-to-end measurements (FT, RNJ, "
-                       "CE; paper 000)", description=__doc__.split("\n\n")[0])
+HELP = "infer a topology from end-to-end measurements (FT, RNJ, CE; paper 000)"
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``dmlopt infer`` (the problem's :class:`~dmlopt.contract.Command`)."""
+    p.description = __doc__.split("\n\n")[0]
     src = p.add_argument_group("input")
     src.add_argument("--measurements", "-m", default=None, metavar="FILE.json",
                      help="categories, cast_weights (with n) or paths (with --graph)")
@@ -249,7 +265,9 @@ def register(sub: Any) -> None:
     src.add_argument("--topology", default=None, help="ground truth from dmlopt.topology: "
                      "fat-tree, dcell, leaf-spine")
     src.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
-                     help="topology parameter, repeatable (k=4; n=4 level=1)")
+                     help="topology parameter, repeatable, named as the dc generators name "
+                     "them: k=4 (fat-tree); dcell_n=4 dcell_level=1 (dcell); leaves=4 spines=2 "
+                     "servers_per_leaf=4 (leaf-spine)")
     src.add_argument("--routing", choices=ROUTINGS, default=None)
     src.add_argument("--paths", type=int, default=None, metavar="N",
                      help="number of measurement paths (default: every other server)")
@@ -268,4 +286,3 @@ def register(sub: Any) -> None:
     p.add_argument("-o", "--output", default=None, metavar="FILE.graphml|FILE.json")
     p.add_argument("--json", action="store_true", help="summary and metrics as one JSON line")
     p.add_argument("-v", "--verbose", action="store_true", help="list the category weights")
-    p.set_defaults(func=cmd_infer)

@@ -3,7 +3,7 @@
 The VMs are the measured servers (the source and the destinations). The pipeline:
 
 1. hop matrix among the VMs in the *inferred* topology (undirected shortest hop counts,
-   :meth:`~dmlopt.infer.ft.Inference.hop_matrix`);
+   :meth:`~dmlopt.models.infer.ft.Inference.hop_matrix`);
 2. a TAP instance (:mod:`dmlopt.models.tap`) with that matrix, the overlay traffic ``M`` and
    ``K``; clusters for Cluster Embedding are derived from the matrix by TAP's rule for a bare D
    (VMs at the smallest positive distance, single linkage), since the inferred graph has no
@@ -26,9 +26,9 @@ from collections.abc import Sequence
 import networkx as nx
 import numpy as np
 
-from dmlopt.infer.errors import InferenceError
-from dmlopt.infer.ft import Inference
-from dmlopt.infer.measurement import Measurement
+from dmlopt.models.infer.errors import InferenceError
+from dmlopt.models.infer.ft import Inference
+from dmlopt.models.infer.measurement import Measurement
 
 #: "exact" solves TAP's "class" formulation with HiGHS; the others are TAP heuristic names
 DEFAULT_METHODS = ("exact", "cle", "abm", "random", "abm-ls")

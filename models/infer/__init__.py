@@ -1,7 +1,18 @@
-"""Topology inference as a benchmark problem (paper 000, An, Wu, Huang, sections II-III, V-A/B).
+"""Topology inference, Flow Tracking (paper 000, An, Wu, Huang, sections II-III, V-A/B).
 
-This module wraps :mod:`dmlopt.infer` in the problem contract so that the benchmark harness runs
-the experiments of Figs. 5-10 unchanged. It is not an optimisation problem with an exact model:
+The package holds the inference toolkit and wraps it in the problem contract, so that the
+benchmark harness runs the experiments of Figs. 5-10 unchanged:
+
+- ``measurement``: underlay weights, routing strategies, exact and k-cast category weights;
+- ``ft``: Flow Tracking (Algorithm 1); ``baselines``: RNJ and CE;
+- ``metrics``: hops error, GDE, PDE, NGED, H2;
+- ``pipeline``: inferred topology -> TAP allocation -> cost on the ground truth;
+- ``cli``: ``dmlopt infer`` (contributed through :data:`COMMANDS`);
+- this module: the problem (``Instance``, ``Solution``, ``evaluate``, ``GENERATORS``) and the
+  toolkit's public names (``from dmlopt.models.infer import measure, flow_tracking``), loaded
+  on first use.
+
+The problem It is not an optimisation problem with an exact model:
 an instance is a *measurement* (a ground-truth underlay, a routing strategy, a number of
 measurement paths and the seed that draws the source, the destinations, the edge weights and the
 routes); a solution is an *inferred topology*; the evaluator scores it by the metrics of section
@@ -13,9 +24,11 @@ Instance
 level ``dcell_level``), ``"leaf-spine"`` (``leaves``, ``spines``, ``servers_per_leaf``) from
 :mod:`dmlopt.topology`, or ``"graph"`` with explicit undirected ``edges`` (and optionally the
 ``servers``; default: every node). ``routing`` is one of section V-A's four strategies
-(:data:`dmlopt.infer.measurement.ROUTINGS`); ``paths`` the number of measurement paths (distinct
+(:data:`dmlopt.models.infer.measurement.ROUTINGS`); ``paths`` the number of measurement paths
+(distinct
 random destination servers; ``None``: every server but the source); ``seed`` the measurement
-seed (:func:`dmlopt.infer.measurement.measure`: edge ``alpha`` uniform on ``alpha``, the source,
+seed (:func:`dmlopt.models.infer.measurement.measure`: edge ``alpha`` uniform on ``alpha``, the
+source,
 the destinations, the routes). The category weights the inference methods see are the exact ones
 of eqs. 2-6 (amended for non-simple paths); with ``kcast = true`` they are recovered instead from
 simulated k-cast measurements ``phi_C`` (eq. 7) with Gaussian ``noise`` by ``kcast_method``
@@ -28,18 +41,19 @@ Solution
 The inferred graph: its directed ``edges`` (as the method built them; the metrics use the
 undirected simple graph), optional edge ``weights``, the ``source`` node, one ``endpoint`` per
 path (the node standing for its destination) and one ``route`` per path (the inferred node
-sequence of path ``i``, source to endpoint). Every inference method of :mod:`dmlopt.infer`
+sequence of path ``i``, source to endpoint). Every inference method of the toolkit
 returns exactly this (:func:`solution_from_inference`).
 
 Evaluation
 ----------
 Feasible when there is one route per measurement path, each a walk of the inferred graph from
 ``source`` to its endpoint. Objective: the hops error (minimise), the metrics of
-:func:`dmlopt.infer.metrics.evaluate_inference` against the measured subgraph of the ground truth
+:func:`dmlopt.models.infer.metrics.evaluate_inference` against the measured subgraph of the ground
+truth
 (``hops_ratio``, ``gde``, ``pde``, ``ged`` / ``nged`` with ``ged_exact`` 1 when the GED is exact,
 0 when it is the upper bound, ``h2``, ``h2_precision``, graph sizes), plus
 ``hops_error_underlay`` (the hops error against the whole underlay), ``paths`` and ``path_hops``
-(mean measured path length). Definitions and choices are in :mod:`dmlopt.infer.metrics`.
+(mean measured path length). Definitions and choices are in :mod:`dmlopt.models.infer.metrics`.
 
 Formulations: none (:data:`FORMULATIONS` is empty); ``dmlopt.solve`` says so. Heuristics:
 :mod:`dmlopt.heuristics.infer` (FT, FT with weights transfer, RNJ, CE).
@@ -47,6 +61,7 @@ Formulations: none (:data:`FORMULATIONS` is empty); ``dmlopt.solve`` says so. He
 
 from __future__ import annotations
 
+import importlib
 import math
 from typing import Any, Literal
 
@@ -54,8 +69,10 @@ import numpy as np
 import pydantic
 from pydantic import PrivateAttr
 
-from dmlopt.contract import Formulation, Generator, Options, Size
+from dmlopt.contract import Command, Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
+from dmlopt.models.infer.errors import InferenceError as InferenceError
+from dmlopt.models.infer.errors import TooManyPathsError as TooManyPathsError
 from dmlopt.validation import Frozen, parse, rule
 
 NAME = "infer"
@@ -103,8 +120,7 @@ class Measured(Frozen):
     def _draw(self, n_paths: int | None) -> Any:
         """Build the underlay and draw the measurement (raises ``rule`` errors)."""
         from dmlopt import topology as topo
-        from dmlopt.infer import InferenceError, measure
-        from dmlopt.infer.measurement import ROUTINGS
+        from dmlopt.models.infer.measurement import ROUTINGS, measure
 
         if self.topology not in TOPOLOGIES:
             raise rule("topology", self.topology, f"is not one of {', '.join(TOPOLOGIES)}")
@@ -173,7 +189,8 @@ class Measured(Frozen):
 
     @property
     def measurement(self) -> Any:
-        """The drawn :class:`dmlopt.infer.measurement.Measurement` (ground truth and paths)."""
+        """The drawn :class:`dmlopt.models.infer.measurement.Measurement` (ground truth and
+        paths)."""
         return self._measurement
 
     def __eq__(self, other: object) -> bool:  # private caches are not compared
@@ -214,8 +231,7 @@ class Instance(Measured):
         return self
 
     def _category_weights(self, m: Any) -> dict:
-        from dmlopt.infer import TooManyPathsError
-        from dmlopt.infer.measurement import cast_weights, solve_category_weights
+        from dmlopt.models.infer.measurement import cast_weights, solve_category_weights
 
         if not self.kcast:
             return m.categories()
@@ -250,7 +266,7 @@ class Solution(Frozen):
 
 
 def solution_from_inference(inference: Any) -> Solution:
-    """The :class:`Solution` of an :class:`dmlopt.infer.ft.Inference`."""
+    """The :class:`Solution` of an :class:`dmlopt.models.infer.ft.Inference`."""
     edges = [(u, v) for u, v in inference.graph.edges()]
     w = [inference.graph.edges[e].get("weight") for e in edges]
     weights = [float(x) for x in w] if all(x is not None for x in w) and w else None
@@ -261,10 +277,10 @@ def solution_from_inference(inference: Any) -> Solution:
 
 
 def to_inference(solution: Solution) -> Any:
-    """The :class:`dmlopt.infer.ft.Inference` of a solution (its graph as a DiGraph)."""
+    """The :class:`dmlopt.models.infer.ft.Inference` of a solution (its graph as a DiGraph)."""
     import networkx as nx
 
-    from dmlopt.infer.ft import Inference
+    from dmlopt.models.infer.ft import Inference
 
     g = nx.DiGraph()
     g.add_node(solution.source)
@@ -317,7 +333,7 @@ def _check_scorable(solution: Solution) -> None:
 
 def evaluate(instance: Instance, solution: Solution) -> Evaluation:
     """Section V-B's metrics of an inferred topology; objective: the hops error."""
-    from dmlopt.infer.metrics import evaluate_inference
+    from dmlopt.models.infer.metrics import evaluate_inference
 
     _check_scorable(solution)
     viol = _violations(instance, solution)
@@ -408,3 +424,55 @@ GENERATORS: dict[str, Generator] = {
 #: heuristics only); tests/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "dc", "topology": "fat-tree", "routing": "dijkstra",
                            "paths": 4}
+
+
+# --------------------------------------------------------------------------------------------
+# the command (dmlopt infer) and the toolkit's public names
+
+
+def _configure_infer(parser: Any) -> None:
+    from dmlopt.models.infer import cli
+
+    cli.configure(parser)
+
+
+def _run_infer(args: Any) -> int:
+    from dmlopt.models.infer import cli
+
+    return cli.cmd_infer(args)
+
+
+COMMANDS = {"infer": Command("infer", "infer a topology from end-to-end measurements (FT, RNJ, "
+                                      "CE; paper 000): dmlopt infer --topology fat-tree -p k=4",
+                             _configure_infer, _run_infer)}
+
+#: public names of the toolkit -> their module, imported on first use
+_TOOLKIT = {
+    "ROUTINGS": "measurement",
+    "Measurement": "measurement",
+    "cast_weights": "measurement",
+    "category_weights": "measurement",
+    "check_paths": "measurement",
+    "measure": "measurement",
+    "route": "measurement",
+    "solve_category_weights": "measurement",
+    "with_weights": "measurement",
+    "Inference": "ft",
+    "flow_tracking": "ft",
+    "clique_embedding": "baselines",
+    "infer": "baselines",
+    "rooted_neighbor_joining": "baselines",
+    "evaluate_inference": "metrics",
+    "ged": "metrics",
+    "measured_subgraph": "metrics",
+    "allocation_gap": "pipeline",
+}
+
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _TOOLKIT[name]
+    except KeyError:
+        raise AttributeError(f"module 'dmlopt.models.infer' has no attribute {name!r}") from None
+    return getattr(importlib.import_module(f"dmlopt.models.infer.{module}"), name)

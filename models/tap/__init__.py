@@ -774,7 +774,7 @@ def generate_random(*, seed: int = 0, m: int = 6, n: int = 6, K: int = 1, densit
 def generate_qaplib(*, seed: int = 0, name: str = "nug12", path: str | None = None) -> Instance:
     """A QAPLIB instance as a TAP with K = 1 (``seed`` is unused): a shipped one by ``name``, or
     any ``.dat`` file by ``path`` (then ``name`` is ignored)."""
-    from dmlopt import qaplib
+    from dmlopt.models.tap import qaplib
 
     if path is not None:
         if not str(path).endswith(".dat"):
@@ -881,7 +881,7 @@ def estimate_random(params: RandomParams) -> Size:
 
 def estimate_qaplib(params: QaplibParams) -> Size:
     """The .dat file's tokens (its size, capped by the QAPLIB reader) and the instance."""
-    from dmlopt import qaplib
+    from dmlopt.models.tap import qaplib
 
     try:
         source = params.path if params.path is not None else params.name

@@ -49,8 +49,8 @@ from collections.abc import Hashable, Sequence
 import networkx as nx
 import numpy as np
 
-from dmlopt.infer.ft import Inference
-from dmlopt.infer.measurement import Measurement, check_paths
+from dmlopt.models.infer.ft import Inference
+from dmlopt.models.infer.measurement import Measurement, check_paths
 
 
 def measured_subgraph(g: nx.Graph, paths: Sequence[Sequence[Hashable]]) -> nx.Graph:
@@ -222,10 +222,10 @@ def evaluate_inference(inference: Inference, measurement: Measurement, *,
     elif reference == "underlay":
         ref = nx.Graph(measurement.graph)
     else:
-        from dmlopt.infer.errors import InferenceError
+        from dmlopt.models.infer.errors import InferenceError
         raise InferenceError(f"reference: {reference!r} is not 'measured' or 'underlay'")
     if inference.n != measurement.n:
-        from dmlopt.infer.errors import InferenceError
+        from dmlopt.models.infer.errors import InferenceError
         raise InferenceError(f"inference: {inference.n} routes for {measurement.n} paths")
     inf = inference.undirected()
     true_pts = [measurement.source, *measurement.destinations]

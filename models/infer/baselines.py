@@ -1,7 +1,7 @@
 """Baselines of paper 000, section V-B: Rooted Neighbor-Joining (RNJ) and Clique Embedding (CE).
 
 Both take the same input as Flow Tracking (the non-zero category weights of ``n`` paths from one
-source) and return an :class:`~dmlopt.infer.ft.Inference`.
+source) and return an :class:`~dmlopt.models.infer.ft.Inference`.
 
 RNJ (Ni, Xie, Tatikonda, Yang, IEEE/ACM ToN 18(1), 2010, "Algorithm 1: Rooted Neighbor-Joining")
 infers a rooted *tree* from the shared path lengths ``rho(i, j)`` between the paths from the
@@ -41,9 +41,9 @@ from collections.abc import Mapping
 import networkx as nx
 import numpy as np
 
-from dmlopt.infer.errors import InferenceError
-from dmlopt.infer.ft import SOURCE, Inference, _order, check_categories, flow_tracking
-from dmlopt.infer.measurement import Category
+from dmlopt.models.infer.errors import InferenceError
+from dmlopt.models.infer.ft import SOURCE, Inference, _order, check_categories, flow_tracking
+from dmlopt.models.infer.measurement import Category
 
 
 def shared_lengths(categories: Mapping[Category, float], n: int) -> np.ndarray:

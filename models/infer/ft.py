@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from dmlopt.infer.errors import InferenceError
-from dmlopt.infer.measurement import Category, label
+from dmlopt.models.infer.errors import InferenceError
+from dmlopt.models.infer.measurement import Category, label
 
 SOURCE = "s"
 
@@ -107,8 +107,8 @@ def flow_tracking(categories: Mapping[Category, float], n: int, *,
     Parameters
     ----------
     categories : ``frozenset(path indices) -> w_A`` (non-zero categories; zeros are ignored),
-        e.g. from :func:`~dmlopt.infer.measurement.category_weights` or
-        :func:`~dmlopt.infer.measurement.solve_category_weights`.
+        e.g. from :func:`~dmlopt.models.infer.measurement.category_weights` or
+        :func:`~dmlopt.models.infer.measurement.solve_category_weights`.
     n : number of paths.
     weights_transfer : lines 10-13: each edge gets the weight of the node it flows into.
 

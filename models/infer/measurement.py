@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from dmlopt.infer.errors import InferenceError, TooManyPathsError
+from dmlopt.models.infer.errors import InferenceError, TooManyPathsError
 
 Node = Hashable
 Path = tuple[Node, ...]
