@@ -1,10 +1,15 @@
 """Problem registry: the one place that knows which problems exist.
 
-Each problem is two modules, ``dmlopt.models.<name>`` and ``dmlopt.heuristics.<name>``, that
-declare the contract of :mod:`dmlopt.contract` (``Instance``, ``Solution``, ``evaluate``,
-``FORMULATIONS``, ``GENERATORS``, ``HEURISTICS`` ...). Adding a problem is adding those two
-modules and one line to ``_PROBLEMS``. Modules are imported on first use so the command line
-starts fast.
+Problems are found through package entry points, so the core names none of them: the group
+``dmlopt.problems`` maps a problem name to its model module (``tabgp =
+"dmlopt.models.tabgp"`` in pyproject.toml), whose heuristics module is the same path with
+``models`` replaced by ``heuristics`` (or the model's ``HEURISTICS_MODULE``); the group
+``dmlopt.commands`` maps a command a problem adds to the command line (``train``) to that model
+module, which declares it in ``COMMANDS``. Together they declare the contract of
+:mod:`dmlopt.contract` (``Instance``, ``Solution``, ``evaluate``, ``FORMULATIONS``,
+``GENERATORS``, ``HEURISTICS`` ...). Adding a problem is adding its modules and one entry point
+(another package can add problems the same way). Modules are imported on first use so the
+command line starts fast.
 
 A plain function (a heuristic ``f(instance, *, seed, **options)`` named ``module:function`` in a
 suite, say) is accepted where a :class:`~dmlopt.contract.Heuristic` is expected: its options
@@ -32,22 +37,31 @@ from dmlopt.contract import (
 )
 from dmlopt.errors import UnknownNameError
 
-# name -> (model module, heuristics module)
-_PROBLEMS: dict[str, tuple[str, str]] = {
-    "tabgp": ("dmlopt.models.tabgp", "dmlopt.heuristics.tabgp"),
-    "nara": ("dmlopt.models.nara", "dmlopt.heuristics.nara"),
-    "inc_oxc": ("dmlopt.models.inc_oxc", "dmlopt.heuristics.inc_oxc"),
-    "rar": ("dmlopt.models.rar", "dmlopt.heuristics.rar"),
-    "tap": ("dmlopt.models.tap", "dmlopt.heuristics.tap"),
-    "infer": ("dmlopt.models.infer", "dmlopt.heuristics.infer"),
-    "infer_tap": ("dmlopt.models.infer_tap", "dmlopt.heuristics.infer_tap"),
-}
+#: entry-point groups: problems (name -> model module) and problem commands (name -> model module)
+PROBLEMS_GROUP = "dmlopt.problems"
+COMMANDS_GROUP = "dmlopt.commands"
 
 
-#: commands a problem adds to the command line: command name -> problem (its model module
-#: declares ``COMMANDS: dict[str, contract.Command]``); known here so that building the parser
-#: imports no problem module
-_COMMANDS: dict[str, str] = {"train": "nara", "infer": "infer"}
+def _discover() -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """(problem -> (model module, heuristics module), command -> problem) from the installed
+    packages' entry points."""
+    from importlib.metadata import entry_points
+
+    problems: dict[str, tuple[str, str]] = {}
+    for ep in entry_points(group=PROBLEMS_GROUP):
+        model = ep.value.split(":")[0]
+        parts = model.split(".")
+        heur = ".".join("heuristics" if p == "models" else p for p in parts)
+        problems[ep.name] = (model, heur)
+    by_module = {model: name for name, (model, _) in problems.items()}
+    cmds = {ep.name: by_module[ep.value] for ep in entry_points(group=COMMANDS_GROUP)
+            if ep.value in by_module}
+    return problems, cmds
+
+
+# name -> (model module, heuristics module); command name -> problem (its model module declares
+# ``COMMANDS: dict[str, contract.Command]``), known without importing any problem module
+_PROBLEMS, _COMMANDS = _discover()
 
 
 def commands() -> dict[str, str]:
@@ -121,6 +135,9 @@ class Problem:
 
 def names() -> list[str]:
     """The registered problem names."""
+    if not _PROBLEMS:
+        raise UnknownNameError("no problems are registered: dmlopt is not installed (its entry "
+                               "points are missing); run `pip install -e .` or `make venv`")
     return sorted(_PROBLEMS)
 
 
@@ -133,7 +150,7 @@ def get(name: str) -> Problem:
         )
     model_mod, heur_mod = _PROBLEMS[name]
     model = importlib.import_module(model_mod)
-    raw = importlib.import_module(heur_mod).HEURISTICS
+    raw = importlib.import_module(getattr(model, "HEURISTICS_MODULE", heur_mod)).HEURISTICS
     return Problem(name=name, model=model,
                    heuristics={k: as_heuristic(v, k) for k, v in raw.items()})
 

@@ -262,3 +262,31 @@ def test_default_formulation_is_the_papers_when_the_solver_can(toy, monkeypatch)
     monkeypatch.setattr(toy.model, "FORMULATIONS", forms)
     monkeypatch.setattr(toy.model, "SOLVERS", {}, raising=False)
     assert dmlopt.api.default_formulation(toy) == "underprice"
+
+
+def test_problems_come_from_entry_points_not_from_the_core():
+    """The core names no problem: the registry is what pyproject's entry points declare, and no
+    module under dmlopt/ imports a problem module (issue 18)."""
+    import ast
+    import re
+    import tomllib
+    from pathlib import Path
+
+    from dmlopt import registry
+
+    root = Path(__file__).resolve().parent.parent
+    eps = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"]
+    assert set(registry.names()) == set(eps["dmlopt.problems"])
+    assert registry.commands() == {"train": "nara", "infer": "infer"}
+    for path in (root / "dmlopt").rglob("*.py"):
+        text = path.read_text()
+        assert not re.search(r"^\s*(from|import) dmlopt\.(models|heuristics)\b", text, re.M), \
+            f"{path.relative_to(root)} imports a problem module"
+        tree = ast.parse(text)
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+                      and isinstance(n.body[0], ast.Expr)}
+        literals = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                    and isinstance(n.value, str) and id(n) not in docstrings}
+        assert not literals & set(registry.names()), \
+            f"{path.relative_to(root)} names a problem: {literals & set(registry.names())}"
