@@ -29,10 +29,13 @@ TARGETS: dict[str, tuple[str, str, str]] = {
     "report_gap": ("benchmarks/report.py", "_gap", "tests/test_bench_report.py -k gap"),
     "inc_oxc": ("models/inc_oxc.py", "evaluate", "tests/test_inc_oxc.py -k 'fig2 or by_hand or "
                 "evaluator or heuristics_pass'"),
-    "tabgp": ("models/tabgp.py", "evaluate", "tests/test_tabgp_model.py"),
-    "tap": ("models/tap.py", "evaluate", "tests/test_tap.py"),
+    "tabgp": ("models/tabgp.py", "evaluate",
+              "tests/test_tabgp_evaluator.py tests/test_tabgp_model.py"),
+    "tap": ("models/tap/__init__.py", "evaluate",
+            "tests/test_tap_evaluator.py tests/test_tap.py"),
     "infer_tap": ("models/infer_tap.py", "evaluate", "tests/test_infer_problem.py"),
-    "infer": ("models/infer.py", "evaluate", "tests/test_infer_problem.py tests/test_infer.py"),
+    "infer": ("models/infer/__init__.py", "evaluate", "tests/test_infer_evaluator.py "
+              "tests/test_infer_problem.py tests/test_infer.py"),
     "rar": ("models/rar.py", "evaluate", "tests/test_rar.py"),
     "nara": ("models/nara.py", "evaluate", "tests/test_nara.py"),
 }
