@@ -37,3 +37,16 @@ def test_harness_overhead_writes_only_under_its_directory(tmp_path):
                            "-o", str(afile)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "not a directory" in proc.stderr
     assert afile.read_text() == "x"
+
+
+def test_rar_topologies_rebuild_the_shipped_files(tmp_path):
+    """The CPN stand-ins of paper 003 are re-created byte for byte from their builder."""
+    from importlib import resources
+
+    proc = subprocess.run([sys.executable, "-m", "dmlopt.benchmarks.analysis.rar_topologies",
+                           "-o", str(tmp_path / "topo")], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    shipped = resources.files("dmlopt.data").joinpath("rar", "topology")
+    for name in ("cpn6.json", "cpn38.json"):
+        assert (tmp_path / "topo" / name).read_bytes() == shipped.joinpath(name).read_bytes()

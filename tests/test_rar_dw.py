@@ -1,9 +1,7 @@
-"""RAR MinCU Dantzig-Wolfe bound script: LP bound <= DW bound <= the optimum (brute force)."""
+"""RAR MinCU Dantzig-Wolfe bound study (benchmarks/analysis/rar_mincu_dw.py): LP bound <= DW
+bound <= the optimum (brute force)."""
 
 from __future__ import annotations
-
-import importlib.util
-from pathlib import Path
 
 import pyomo.environ as pyo
 import pytest
@@ -11,14 +9,11 @@ from helpers_rar import _brute_force
 
 from dmlopt.models import rar
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "scripts" / "rar_mincu_dw.py"
-
 
 def _script():
-    spec = importlib.util.spec_from_file_location("rar_mincu_dw", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from dmlopt.benchmarks.analysis import rar_mincu_dw
+
+    return rar_mincu_dw
 
 
 def _lp_bound(inst: rar.Instance) -> float:

@@ -22,6 +22,7 @@ from pathlib import Path
 from dmlopt.cli import main
 
 from .. import store
+from . import output_dir
 
 SUITE = """\
 name = "overhead"
@@ -61,16 +62,6 @@ def measure(tmp: Path, workers: int, dask: bool) -> None:
               f"{statistics.median(over):.3f} s  max {max(over):.3f} s")
 
 
-def outdir(path: str) -> Path:
-    """The output directory, created; an existing file is refused (exit 2, one line)."""
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        print(f"error: -o: {out} exists and is not a directory", file=sys.stderr)
-        sys.exit(2)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
 def run(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.harness_overhead",
                                  description=__doc__.split("\n\n")[0])
@@ -79,7 +70,7 @@ def run(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--dask", action="store_true", help="also measure the Dask path")
     args = ap.parse_args(argv)
-    out = outdir(args.out)
+    out = output_dir(args.out)
     measure(out, args.workers, dask=False)
     if args.dask:
         measure(out, args.workers, dask=True)

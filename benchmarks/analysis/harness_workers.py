@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from .. import store
-from .harness_overhead import outdir
+from . import output_dir
 
 
 def bench(suite: str, out: Path, extra: list[str]) -> float:
@@ -41,7 +41,7 @@ def run(argv: list[str] | None = None) -> None:
                     help="directory for the stores (created)")
     ap.add_argument("--suite", default="quick")
     args = ap.parse_args(argv)
-    tmp = outdir(args.out)
+    tmp = output_dir(args.out)
     setups = {"1 worker": ["--workers", "1"], "2 workers": ["--workers", "2"],
               "dask local, 2 threads": ["--workers", "2", "--dask", "local"]}
     stores = {}

@@ -12,7 +12,7 @@ cut or column generation can prove the optimum and the gap lies in how requests 
 Wavelengths are left out: the bound stays valid (a relaxation), and on ``cpn6`` with 10 requests
 they cannot bind anyway (|R| <= rho min_l |W_l|, so ``aggregated`` has no wavelength rows).
 
-    python benchmarks/scripts/rar_mincu_dw.py --seed 0 --requests 10
+    python -m dmlopt.benchmarks.analysis.rar_mincu_dw -o DIR --seed 0 --requests 10
 
 Prints the master value and the Lagrangian bound per round, in CUs (objective x sum |C_n|).
 """
@@ -28,6 +28,8 @@ import numpy as np
 from dmlopt import solvers
 from dmlopt.models import rar
 from dmlopt.models.rar import _mode_starts
+
+from . import output_dir, tee
 
 INF = highspy.kHighsInf
 
@@ -164,11 +166,20 @@ def price(master: Master, n: int, dual: np.ndarray) -> tuple[list[tuple[int, int
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_dw",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", required=True, metavar="DIR",
+                    help="directory for what the study prints (NAME.md) and writes (created)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--requests", type=int, default=10)
     ap.add_argument("--max-rounds", type=int, default=500)
     args = ap.parse_args(argv)
+    out = output_dir(args.out)
+    with tee(out / "rar_mincu_dw.md"):
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     inst = rar.generate_cpn6(seed=args.seed, requests=args.requests, scheme="MinCU")
     master = Master(inst)
     t0 = time.time()

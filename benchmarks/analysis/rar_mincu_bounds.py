@@ -16,7 +16,8 @@ and prints its status, best CUs and bound. Cuts implied by the time-indexed rows
 per-node area rows 12 A_n >= sum k d w and per-node/interval energetic rows are sums of
 A_n >= usage(n, t) over slots, and HiGHS already detects the objective's integrality (scale 60).
 
-    python benchmarks/scripts/rar_mincu_bounds.py --seed 0 --deploy 10,9 --mip-seconds 240
+    python -m dmlopt.benchmarks.analysis.rar_mincu_bounds -o DIR --seed 0 --deploy 10,9 \\
+        --mip-seconds 240
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import tempfile
 import time
 
 from dmlopt.models import rar
+
+from . import output_dir, tee
 
 
 def _model(inst, thresholds: bool, deploy: int | None, relax: bool):
@@ -84,12 +87,21 @@ def _solve(m, seconds: float | None, scale: float) -> tuple[str, float, float, f
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_bounds",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", required=True, metavar="DIR",
+                    help="directory for what the study prints (NAME.md) and writes (created)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--requests", type=int, default=10)
     ap.add_argument("--deploy", default="10,9", help="deploy counts K to fix")
     ap.add_argument("--mip-seconds", type=float, default=0.0, help="0: LP bounds only")
     args = ap.parse_args(argv)
+    out = output_dir(args.out)
+    with tee(out / "rar_mincu_bounds.md"):
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     inst = rar.generate_cpn6(seed=args.seed, requests=args.requests, scheme="MinCU")
     total = sum(nd.cus for nd in inst.nodes)
     ks = [int(x) for x in args.deploy.split(",") if x]

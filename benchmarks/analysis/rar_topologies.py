@@ -7,20 +7,21 @@ published counts and parameter ranges:
 * ``cpn38``: 38 nodes, 59 links of 20 km, 160-320 CUs per node, 20 wavelengths.
 
 Both are 2-connected (a Hamiltonian ring plus chords), so every node lies on rings of 3..6
-nodes. e_n = 1e-6 and e_l = 1e-5 per km (Table 1). Deterministic: ``python
-benchmarks/scripts/rar_topologies.py`` rewrites the two files identically.
+nodes. e_n = 1e-6 and e_l = 1e-5 per km (Table 1). Deterministic: ``python -m
+dmlopt.benchmarks.analysis.rar_topologies -o DIR`` writes ``DIR/cpn6.json`` and
+``DIR/cpn38.json`` byte for byte as shipped in data/rar/topology/ (a test checks it).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
 
-OUT = Path(__file__).resolve().parents[2] / "data" / "rar" / "topology"
+from . import output_dir
 
 
 def cpn6() -> dict:
@@ -85,10 +86,14 @@ def cpn38() -> dict:
             "(degree <= 4)", "nodes": nodes, "links": links}
 
 
-def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_topologies",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", required=True, metavar="DIR",
+                    help="directory for cpn6.json and cpn38.json (created)")
+    out = output_dir(ap.parse_args(argv).out)
     for name, topo in (("cpn6", cpn6()), ("cpn38", cpn38())):
-        (OUT / f"{name}.json").write_text(json.dumps(topo, indent=1) + "\n")
+        (out / f"{name}.json").write_text(json.dumps(topo, indent=1) + "\n")
         print(name, len(topo["nodes"]), "nodes", len(topo["links"]), "links")
 
 

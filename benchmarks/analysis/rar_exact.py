@@ -7,7 +7,8 @@ For each scheme and request count, solves the ``cpn6`` instance (seed ``--seed``
 formulation (HiGHS, 1 thread, wall-clock limit) and prints one markdown row: status, objective,
 bound, gap, seconds, blocking rate, and RDDA's objective on the same instance.
 
-    python benchmarks/scripts/rar_exact.py --requests 2,6,10 --formulations aggregated,paper \\
+    python -m dmlopt.benchmarks.analysis.rar_exact -o DIR --requests 2,6,10 \\
+        --formulations aggregated,paper \\
         --time-limit 600 --seed 0
 """
 
@@ -22,9 +23,14 @@ import dmlopt
 from dmlopt.errors import ModelTooLargeError
 from dmlopt.models import rar
 
+from . import output_dir, tee
+
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_exact",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", required=True, metavar="DIR",
+                    help="directory for what the study prints (NAME.md) and writes (created)")
     ap.add_argument("--requests", default="2,6,10")
     ap.add_argument("--schemes", default=",".join(rar.SCHEMES))
     ap.add_argument("--formulations", default="aggregated,paper")
@@ -32,8 +38,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--solver", default="highs")
     ap.add_argument("--warm-start", default=None, help="heuristic name, e.g. rdda")
-    ap.add_argument("--jsonl", default=None, help="append one JSON row per run to this file")
     args = ap.parse_args(argv)
+    out = output_dir(args.out)
+    args.jsonl = out / "rar_exact.jsonl"  # one JSON row per run, appended
+    with tee(out / "rar_exact.md"):
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     print("| requests | scheme | formulation | status | objective | bound | gap | wall s | CPU s "
           "| blocking | RDDA objective |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
