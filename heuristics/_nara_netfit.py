@@ -16,7 +16,7 @@ Per request <c, m, b>:
    by free resources) while every pair of chosen racks keeps a candidate path with >= b free;
    the plan with the fewest racks, then the fewest servers, then the best fit wins.
 
-Tried and not kept (benchmarks/scripts/nara_table1.py on alpha/beta, 6 seeds): admission control
+Tried and not kept (suite paper-nara-netfit on alpha/beta, 6 seeds): admission control
 (dropping large requests when the DC is busy) lowered acceptance on 128-request episodes; the
 worst-fit rack and the rack with the most free access bandwidth were below best fit.
 """

@@ -1,9 +1,9 @@
 """Markdown tables of paper 001 (Nara) with the learned policy, from a results store.
 
-Usage::
+``dmlopt reproduce nara [TABLE...]`` runs ``paper-nara-learn`` and ``paper-nara`` (or
+``quick-nara``) and renders :data:`TABLES`; on an existing store::
 
-    dmlopt bench paper-nara-learn --workers 2 -o results/nara-learn.sqlite
-    python benchmarks/tables/nara.py results/nara-learn.sqlite -o results/nara-learn-tables
+    python -m dmlopt.benchmarks.tables.nara results/nara-learn.sqlite -o results/nara-tables
 
 writes ``nara-tables.md`` into the directory given (and nothing else, nowhere else) and prints it.
 Tables (mean acceptance ratio over the seeds, 95 % Student-t interval half-width, number of
@@ -13,7 +13,7 @@ size (gamma 896 and delta 2048 requests; with the allocator's mean seconds) and 
 averaged; a cell with an infeasible or failed run is marked ``!``.
 
 The functions take the results store as a pandas DataFrame (:func:`frame`) and return Markdown;
-they replace ``benchmarks/scripts/nara_tables.py`` for these suites.
+Table 1's cells carry the paper's Nara and Tetris values beside ours (:data:`PAPER_TABLE1`).
 """
 
 from __future__ import annotations
@@ -26,12 +26,24 @@ from pathlib import Path
 
 import pandas as pd
 
+from dmlopt.benchmarks.tables import Table
+
 METHODS = ("random", "tetris", "nalb", "nulb", "netfit", "netfit-probe", "nara")
 TITLES = {"random": "Random", "tetris": "Tetris", "nalb": "NALB", "nulb": "NULB",
           "netfit": "netfit (ours)", "netfit-probe": "netfit-probe (ours)",
           "nara": "Nara (learned, ours)"}
 DATASETS = ("uniform", "azure", "alibaba")
 DATASET_TITLES = {"uniform": "uniform", "azure": "Azure-like", "alibaba": "Alibaba-like"}
+#: Table 1 of paper 001: acceptance ratio of Nara and Tetris per request set and topology
+#: (Tetris was not run on delta there)
+PAPER_TABLE1 = {
+    "uniform": {"alpha": (0.71, 0.61), "beta": (0.68, 0.60), "gamma": (0.84, 0.63),
+                "delta": (0.81, None)},
+    "azure": {"alpha": (0.86, 0.77), "beta": (0.82, 0.67), "gamma": (0.89, 0.71),
+              "delta": (0.88, None)},
+    "alibaba": {"alpha": (0.72, 0.63), "beta": (0.67, 0.60), "gamma": (0.75, 0.70),
+                "delta": (0.68, None)},
+}
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
@@ -94,7 +106,7 @@ def _family_table(df: pd.DataFrame, topologies: tuple[str, ...], seconds: bool =
     """Rows (topology, dataset); columns the allocators; best mean in bold; last columns
     Nara / Tetris and Nara minus the best other allocator."""
     head = ["topology / requests", *(TITLES[m] for m in METHODS), "Nara / Tetris",
-            "Nara - best other"]
+            "Nara - best other", "paper: Nara / Tetris"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for topo in topologies:
         for ds in DATASETS:
@@ -110,8 +122,11 @@ def _family_table(df: pd.DataFrame, topologies: tuple[str, ...], seconds: bool =
             ratio = means["nara"] / means["tetris"] if means["tetris"] else math.nan
             diff = means["nara"] - max(others) if others else math.nan
             n_req = int(fam["n_requests"].max())
+            nara, tetris = PAPER_TABLE1.get(ds, {}).get(topo, (None, None))
+            paper = "-" if nara is None else f"{nara:.2f} / " + (
+                "-" if tetris is None else f"{tetris:.2f}")
             lines.append(f"| {topo} {DATASET_TITLES[ds]} ({n_req} req.) | " + " | ".join(cells)
-                         + f" | {ratio:.3f} | {diff:+.3f} |")
+                         + f" | {ratio:.3f} | {diff:+.3f} | {paper} |")
     return "\n".join(lines)
 
 
@@ -162,6 +177,56 @@ def losses(df: pd.DataFrame) -> str:
     return "\n".join(out) if out else "* none"
 
 
+def bound(runs: pd.DataFrame) -> str:
+    """The offline upper bound (formulation ``offline``: the most requests any allocator could
+    accept on the episode, knowing them all) against every allocator's accepted count."""
+    off = runs[(runs["problem"] == "nara") & (runs["method"] == "highs:offline")]
+    if off.empty:
+        return "_no runs_"
+    head = None
+    lines = []
+    totals: dict[str, float] = {}
+    for inst, g in runs[runs["instance"].isin(set(off["instance"]))].groupby("instance",
+                                                                          sort=True):
+        o = g[g["method"] == "highs:offline"].iloc[0]
+        b = math.floor((o["bound"] if o["bound"] is not None and not pd.isna(o["bound"])
+                        else o["objective"]) + 1e-6)
+        row = {"bound": b}
+        for r in g.itertuples():
+            if r.method != "highs:offline" and r.feasible:
+                row[r.method] = r.objective
+        if head is None:
+            head = ["bound", *[m for m in (*METHODS, "milp") if m in row]]
+            lines = ["| episode | offline status | " + " | ".join(head) + " |",
+                     "|" + "---|" * (len(head) + 2)]
+        lines.append(f"| `{inst}` | {o['status']} | "
+                     + " | ".join("-" if row.get(h) is None else f"{row[h]:.0f}" for h in head)
+                     + " |")
+        for h in head:
+            totals[h] = totals.get(h, 0.0) + (row.get(h) or 0.0)
+    lines.append("| total | | " + " | ".join(
+        f"{totals[h]:.0f}" + ("" if h == "bound" else
+                              f" ({(totals['bound'] - totals[h]) / totals['bound']:.1%} below)")
+        for h in head) + " |")
+    return ("Accepted requests per 32-request episode (alpha, uniform); the bound is the "
+            "offline MILP's proven bound (its incumbent if it has none), rounded down.\n\n"
+            + "\n".join(lines))
+
+
+def _t(fn):
+    """A renderer of this module as a :class:`Table` render function."""
+    def render(runs: pd.DataFrame, outdir: Path) -> str:
+        if fn is bound:
+            return bound(runs)
+        df = frame(runs.to_dict("records"))
+        if df.empty:
+            return "_no runs_"
+        return ("Mean acceptance ratio over the seeds (10 in the full run, fewer in --quick) "
+                "± the 95 % interval (Student t; none with one seed); bold: the best mean. "
+                "`!`: a run was infeasible.\n\n" + fn(df))
+    return render
+
+
 def render(df: pd.DataFrame) -> str:
     """All tables as one Markdown document."""
     return "\n\n".join([
@@ -199,3 +264,21 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# minutes: quick measured with --workers 2 on 2026-11-24; full: a bound from the suites (the
+# delta rollouts dominate: ~2 minutes each, 10 seeds x 7 allocators)
+TABLES = [
+    Table("nara", "table1", "Table 1: acceptance ratio on topology alpha, three request sets",
+          ("paper-nara-learn",), ("quick-nara",), _t(table1), 180.0, 6.0),
+    Table("nara", "shape", "Table 6's test: the alpha-trained policy on topology beta",
+          ("paper-nara-learn",), ("quick-nara",), _t(shape), 180.0, 6.0),
+    Table("nara", "size", "Section 5.2: topologies gamma (896 requests) and delta (2048)",
+          ("paper-nara-learn",), ("quick-nara",), _t(size), 180.0, 6.0),
+    Table("nara", "cross", "Table 7: each shipped policy on each request set (alpha)",
+          ("paper-nara-learn",), ("quick-nara",), _t(cross), 180.0, 6.0),
+    Table("nara", "losses", "Where the learned policy loses",
+          ("paper-nara-learn",), ("quick-nara",), _t(losses), 180.0, 6.0),
+    Table("nara", "bound", "The offline upper bound vs the online allocators (32 requests)",
+          ("paper-nara",), ("quick-nara",), _t(bound), 60.0, 6.0),
+]

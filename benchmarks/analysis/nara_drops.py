@@ -1,7 +1,7 @@
 """Drop causes of the Nara allocators (paper 001): why each allocator loses requests.
 
-Usage: python benchmarks/scripts/nara_drops.py [--topology alpha] [--dist uniform]
-       [--seeds 0 1 2 3 4] [--n 128] [--exact] [--param max_units=100]
+Usage: python -m dmlopt.benchmarks.analysis.nara_drops -o DIR [--topology alpha]
+       [--dist uniform] [--seeds 0 1 2 3 4] [--n 128] [--exact] [--param max_units=100]
 
 Per allocator, summed over the seeds: accepted requests, drops because the DC's total free CPU
 or memory was short ("capacity"), because a pick broke constraint 3 ("path"), because the
@@ -19,12 +19,17 @@ import dmlopt
 from dmlopt.heuristics._nara_diag import drop_causes
 from dmlopt.models import nara
 
+from . import output_dir, tee
+
 METHODS = ["random", "tetris", "tetris:check_paths=false", "nalb", "nulb", "netfit",
            "netfit-probe"]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.nara_drops",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", required=True, metavar="DIR",
+                    help="directory for what the study prints (nara_drops.md; created)")
     ap.add_argument("--topology", default="alpha")
     ap.add_argument("--dist", default="uniform")
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
@@ -32,7 +37,12 @@ def main() -> None:
     ap.add_argument("--exact", action="store_true")
     ap.add_argument("--param", nargs="*", default=[], help="extra generator params KEY=VALUE")
     ap.add_argument("--methods", nargs="+", default=METHODS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    with tee(output_dir(args.out) / "nara_drops.md"):
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     spec = {"generator": args.dist, "topology": args.topology, "n_requests": args.n}
     for kv in args.param:
         key, _, val = kv.partition("=")
