@@ -57,8 +57,8 @@ Choices where the paper is open (documented deviations)
   the most free bandwidth first. It checks paths only to the first rack, so a later pick can
   still fail between two other racks. The paper does not say whether the weighting filters
   (ours) or only orders; filtering makes our NALB lose few requests to failed picks (24 of 640
-  on alpha/uniform, ``python -m dmlopt.benchmarks.analysis.nara_drops``), which is why it stays close to
-  Tetris (the paper has NALB 0.52 vs Tetris 0.61 on alpha/uniform).
+  on alpha/uniform, ``python -m dmlopt.benchmarks.analysis.nara_drops``), which is why it stays
+  close to Tetris (the paper has NALB 0.52 vs Tetris 0.61 on alpha/uniform).
 * Tetris' cosine similarity is on <CPU, memory> (the resources it packs); bandwidth enters only
   through the locality penalty (Appendix D.1).
 """
