@@ -232,11 +232,6 @@ methods = [{ solver = "highs", formulation = "truth", time_limit = 30 }, { heuri
 
 
 def _report_module():
-    import importlib.util
-    from pathlib import Path
+    from dmlopt.benchmarks.tables import infer
 
-    path = Path(__file__).parents[1] / "benchmarks" / "scripts" / "infer_report.py"
-    spec = importlib.util.spec_from_file_location("infer_report", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return infer

@@ -5,10 +5,10 @@
 weights are solved back by Moebius inversion (the exact inverse, = least squares) or NNLS and
 thresholded at ``--threshold``; FT runs on the result. Reported per (sigma, solver): how often
 the recovered non-zero category set equals the exact one, false and missed categories, FT's
-hops error and NGED (metrics of dmlopt/infer/metrics.py). Not a figure of the paper (it uses
+hops error and NGED (metrics of dmlopt.models.infer.metrics). Not a figure of the paper (it uses
 exact measurements); it shows where the k-cast pipeline stops being exact.
 
-    python benchmarks/scripts/infer_noise.py --runs 10 --paths 8
+    python -m dmlopt.benchmarks.analysis.infer_noise -o DIR --runs 10 --paths 8
 """
 
 from __future__ import annotations
@@ -21,16 +21,27 @@ from dmlopt import topology
 from dmlopt.models.infer import cast_weights, evaluate_inference, flow_tracking, measure
 from dmlopt.models.infer.measurement import solve_category_weights
 
+from . import output_dir, tee
 
-def main() -> None:
-    import pandas as pd
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+
+    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.infer_noise",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("-o", "--out", required=True, metavar="DIR",
+                    help="directory for what the study prints (infer_noise.md; created)")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--paths", type=int, default=8)
     ap.add_argument("--threshold", type=float, default=0.01)
     ap.add_argument("--sigmas", type=float, nargs="+", default=[0, 1e-4, 3e-4, 1e-3, 3e-3])
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    with tee(output_dir(args.out) / "infer_noise.md"):
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     g = topology.fat_tree(4)
     rows = []
     for seed in range(args.runs):
