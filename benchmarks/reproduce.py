@@ -95,12 +95,29 @@ def listing(paper: str | None = None) -> str:
             raise DmloptError(f"reproduce: paper {paper!r} declares no tables")
         if not found:
             continue
-        lines.append(f"{p}: {TITLES[p]}")
+        full, quick = _totals(found)
+        lines.append(f"{p}: {TITLES[p]}; all tables: {sum(runs((s,)) for s in full[0])} runs "
+                     f"~{_minutes(full[1])}, quick {sum(runs((s,)) for s in quick[0])} runs "
+                     f"~{_minutes(quick[1])}")
         for t in found:
             lines.append(f"  {t.name:<18} {runs(t.suites):>6} runs ~{_minutes(t.minutes)}, "
                          f"quick {runs(t.quick):>4} runs ~{_minutes(t.quick_minutes)}  "
                          f"{t.title}")
     return "\n".join(lines)
+
+
+def _totals(found: list[Table]) -> tuple[tuple[list[str], float], tuple[list[str], float]]:
+    """(suites, minutes) of running every table, full and quick: tables that share their suites
+    share their minutes (the longest of them counts once)."""
+    out = []
+    for attr, mins in (("suites", "minutes"), ("quick", "quick_minutes")):
+        groups: dict[tuple[str, ...], float] = {}
+        for t in found:
+            key = getattr(t, attr)
+            groups[key] = max(groups.get(key, 0.0), getattr(t, mins))
+        suites = list(dict.fromkeys(s for key in groups for s in key))
+        out.append((suites, sum(groups.values())))
+    return out[0], out[1]
 
 
 def _minutes(m: float) -> str:
