@@ -121,6 +121,8 @@ def _totals(found: list[Table]) -> tuple[tuple[list[str], float], tuple[list[str
 
 
 def _minutes(m: float) -> str:
+    if m < 10:
+        return f"{m:.1f} min"
     return f"{m:.0f} min" if m < 90 else f"{m / 60:.1f} h"
 
 

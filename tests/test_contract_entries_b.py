@@ -22,10 +22,10 @@ from dmlopt.errors import InstanceError, ModelTooLargeError
 from dmlopt.heuristics import inc_oxc as HI
 from dmlopt.heuristics import nara as HN
 from dmlopt.heuristics import rar as HR
-from dmlopt.models import _nara_topo
 from dmlopt.models import inc_oxc as MI
 from dmlopt.models import nara as MN
 from dmlopt.models import rar as MR
+from dmlopt.models.nara import topology as _nara_topo
 from dmlopt.validation import parse
 
 PROBLEMS = {"nara": (MN, HN), "inc_oxc": (MI, HI), "rar": (MR, HR)}
@@ -75,7 +75,7 @@ def test_registry_serves_the_declared_entries(name):
 
 
 def test_rar_config_brings_its_own_decode_and_warm_start():
-    from dmlopt.models import _rar_config
+    from dmlopt.models.rar import config as _rar_config
 
     f = MR.FORMULATIONS["config"]
     assert f.decode is _rar_config.decode_config
@@ -455,7 +455,7 @@ def test_rar_evaluator_reports_overlaps_as_before(gen, seed):
 
 
 def test_rar_config_size_counts_configurations_without_listing_them(monkeypatch):
-    from dmlopt.models import _rar_config
+    from dmlopt.models.rar import config as _rar_config
 
     small = dmlopt.generate("rar", {"generator": "cpn38", "requests": 4}, seed=0)
     for j in range(4):

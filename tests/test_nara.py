@@ -17,10 +17,10 @@ import pytest
 import dmlopt
 from dmlopt.errors import InstanceError
 from dmlopt.heuristics import nara as H
-from dmlopt.models import _nara_topo as topo
 from dmlopt.models import nara
-from dmlopt.models._nara_sim import State
 from dmlopt.models.nara import NaraEnv
+from dmlopt.models.nara import topology as topo
+from dmlopt.models.nara.sim import State
 
 FAST = ["random", "tetris", "nalb", "nulb", "netfit", "nara"]
 

@@ -11,11 +11,11 @@ import pytest
 
 import dmlopt
 from dmlopt.errors import InstanceError
-from dmlopt.heuristics import _nara_diag
 from dmlopt.heuristics import nara as H
-from dmlopt.models import _nara_topo as topo
+from dmlopt.heuristics.nara import diag as _nara_diag
 from dmlopt.models import nara
-from dmlopt.models._nara_sim import State
+from dmlopt.models.nara import topology as topo
+from dmlopt.models.nara.sim import State
 
 
 def tiny(reqs: list[tuple[int, int, float, float]]) -> nara.Instance:

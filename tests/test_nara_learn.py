@@ -14,11 +14,11 @@ import pytest
 
 import dmlopt
 from dmlopt.errors import InstanceError
-from dmlopt.heuristics import _nara_agent as agent
-from dmlopt.heuristics import nara_learn as L
-from dmlopt.models import _nara_policy as P
+from dmlopt.heuristics.nara import agent
+from dmlopt.heuristics.nara import learn as L
 from dmlopt.models import nara
 from dmlopt.models.nara import NaraEnv
+from dmlopt.models.nara import policy as P
 
 
 def _inst(n: int = 12, seed: int = 1, dist: str = "uniform", topology: str = "alpha"):
@@ -239,7 +239,7 @@ def test_shipped_policies_roll_out_with_numpy_only():
     code = (
         "import sys\n"
         "for m in ('gymnasium', 'torch', 'jax', 'tensorflow'): sys.modules[m] = None\n"
-        "from dmlopt.heuristics import _nara_agent as a\n"
+        "from dmlopt.heuristics.nara import agent as a\n"
         "from dmlopt.models import nara\n"
         "for d in a.DATASETS:\n"
         "    inst = nara.GENERATORS[d](seed=3, topology='beta', n_requests=24)\n"

@@ -1,4 +1,4 @@
-"""Nara (paper 001): ``netfit-probe`` (heuristics/_nara_probe.py).
+"""Nara (paper 001): ``netfit-probe`` (heuristics/nara/probe.py).
 
 Independent checks: the evaluator's replay, path-by-path bottlenecks, netfit's exact plan
 search (a request netfit can place is counted placeable by the relaxed probe test), a
@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import dmlopt
-from dmlopt.heuristics import _nara_netfit as nf
-from dmlopt.heuristics import _nara_probe as P
 from dmlopt.heuristics import nara as H
-from dmlopt.models import _nara_topo as topo
+from dmlopt.heuristics.nara import netfit as nf
+from dmlopt.heuristics.nara import probe as P
 from dmlopt.models import nara
-from dmlopt.models._nara_sim import State, run_episode
+from dmlopt.models.nara import topology as topo
+from dmlopt.models.nara.sim import State, run_episode
 
 
 def episode(reqs: list[tuple[int, int, float, float]]) -> nara.Instance:

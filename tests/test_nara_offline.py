@@ -14,8 +14,8 @@ import pytest
 
 import dmlopt
 from dmlopt.heuristics import nara as H
-from dmlopt.models import _nara_topo as topo
 from dmlopt.models import nara
+from dmlopt.models.nara import topology as topo
 
 FAST = ["random", "tetris", "nalb", "nulb", "netfit"]
 

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 import dmlopt
 from dmlopt.errors import ModelTooLargeError
-from dmlopt.models import _rar_config, rar
+from dmlopt.models import rar
+from dmlopt.models.rar import config as _rar_config
 
 
 @pytest.mark.parametrize("spec", TINY)

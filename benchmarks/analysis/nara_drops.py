@@ -16,7 +16,7 @@ import argparse
 import json
 
 import dmlopt
-from dmlopt.heuristics._nara_diag import drop_causes
+from dmlopt.heuristics.nara.diag import drop_causes
 from dmlopt.models import nara
 
 from . import output_dir, tee

@@ -226,9 +226,9 @@ def fig11_inferred(runs: pd.DataFrame, outdir: Path) -> str:
 TABLES = [
     Table("tap", "flow-tracking", "Figs. 5-10: Flow Tracking, RNJ and CE (hops error, GDE, PDE, "
           "NGED, H2) on fat-tree and DCell, four routings", ("paper-infer",), ("quick-infer",),
-          flow_tracking, 40.0, 2.0),
+          flow_tracking, 40.0, 0.3),
     Table("tap", "fig11-inferred", "Fig. 11 on the FT-inferred topology: allocation cost on "
-          "the truth", ("paper-infer_tap",), ("quick-infer_tap",), fig11_inferred, 60.0, 3.0),
+          "the truth", ("paper-infer_tap",), ("quick-infer_tap",), fig11_inferred, 60.0, 0.4),
 ]
 
 

@@ -270,15 +270,15 @@ if __name__ == "__main__":
 # delta rollouts dominate: ~2 minutes each, 10 seeds x 7 allocators)
 TABLES = [
     Table("nara", "table1", "Table 1: acceptance ratio on topology alpha, three request sets",
-          ("paper-nara-learn",), ("quick-nara",), _t(table1), 180.0, 6.0),
+          ("paper-nara-learn",), ("quick-nara",), _t(table1), 180.0, 1.7),
     Table("nara", "shape", "Table 6's test: the alpha-trained policy on topology beta",
-          ("paper-nara-learn",), ("quick-nara",), _t(shape), 180.0, 6.0),
+          ("paper-nara-learn",), ("quick-nara",), _t(shape), 180.0, 1.7),
     Table("nara", "size", "Section 5.2: topologies gamma (896 requests) and delta (2048)",
-          ("paper-nara-learn",), ("quick-nara",), _t(size), 180.0, 6.0),
+          ("paper-nara-learn",), ("quick-nara",), _t(size), 180.0, 1.7),
     Table("nara", "cross", "Table 7: each shipped policy on each request set (alpha)",
-          ("paper-nara-learn",), ("quick-nara",), _t(cross), 180.0, 6.0),
+          ("paper-nara-learn",), ("quick-nara",), _t(cross), 180.0, 1.7),
     Table("nara", "losses", "Where the learned policy loses",
-          ("paper-nara-learn",), ("quick-nara",), _t(losses), 180.0, 6.0),
+          ("paper-nara-learn",), ("quick-nara",), _t(losses), 180.0, 1.7),
     Table("nara", "bound", "The offline upper bound vs the online allocators (32 requests)",
-          ("paper-nara",), ("quick-nara",), _t(bound), 60.0, 6.0),
+          ("paper-nara",), ("quick-nara",), _t(bound), 60.0, 1.7),
 ]

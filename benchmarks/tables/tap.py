@@ -306,11 +306,11 @@ def qaplib_table(runs: pd.DataFrame, outdir: Path) -> str:
 # on one worker (a bound from its limits), tap-qaplib took 2761 s with one worker at load 8-9
 TABLES = [
     Table("tap", "fig11", "Fig. 11: communication cost of exact, CLE, ABM, random and local "
-          "search (8 modules, K = 1)", ("paper-tap",), ("quick-tap",), fig11, 30.0, 3.0),
+          "search (8 modules, K = 1)", ("paper-tap",), ("quick-tap",), fig11, 30.0, 1.0),
     Table("tap", "formulations", "The exact formulations (MINLP, RLT, class) on paper-size "
-          "instances", ("paper-tap",), ("quick-tap",), formulations, 30.0, 3.0),
+          "instances", ("paper-tap",), ("quick-tap",), formulations, 30.0, 1.0),
     Table("tap", "qaplib", "QAPLIB as TAP: rts, tabu, FAQ + 2-opt, CLE, ABM against the best "
-          "known values", ("tap-qaplib",), ("quick-tap",), qaplib_table, 50.0, 3.0),
+          "known values", ("tap-qaplib",), ("quick-tap",), qaplib_table, 50.0, 1.0),
 ]
 
 

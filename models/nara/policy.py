@@ -6,7 +6,7 @@ any learning framework.
 Architecture (our reading where the paper is open, tested in ``tests/test_nara_learn.py``):
 
 * Message passing (section 3.3.1): node v receives [h_u, e_uv] from every neighbour u (the raw
-  link features, :mod:`._nara_env`) and keeps [h_v, 0] for itself; stage i computes
+  link features, :mod:`.env`) and keeps [h_v, 0] for itself; stage i computes
   h_v <- ReLU(W_i mean_{x in M_v} x + b_i) with M_v the mailbox plus the self entry
   (mean-pool aggregation 1/(|N(v)|+1) sum, Appendix E.1's ReLU per aggregation layer). With a
   linear W_i, "W_i applied to each message then averaged" and "W_i applied to the average" are
@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dmlopt.models import nara
-from dmlopt.models._nara_sim import State
+from dmlopt.models.nara.sim import State
 
 HIDDEN = 16  # GNN stage width (Appendix E.1)
 STAGES = 3  # message-passing stages (Appendix E.1)
@@ -46,7 +46,7 @@ P2_HIDDEN = 16
 VALUE_HIDDEN = 32
 VALUE_SCALE = 10.0
 VERSION = 1
-#: features per node and per link (:mod:`._nara_env`'s docstring: Appendix E.1, our 8)
+#: features per node and per link (:mod:`.env`'s docstring: Appendix E.1, our 8)
 NODE_FEATURES = 8
 LINK_FEATURES = 2
 #: relative features are clipped to [0, CLIP]

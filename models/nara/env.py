@@ -2,7 +2,7 @@
 
 Event-driven: one *step* is one action = one server picked for the awaiting request; the
 episode ends after the last request. The transitions are those of
-:class:`dmlopt.models._nara_sim.State` (section 3.2, rules (i)-(iv)):
+:class:`dmlopt.models.nara.sim.State` (section 3.2, rules (i)-(iv)):
 
 (i)   a pick that breaks constraint 3 drops the request (reward y = -10);
 (ii)  otherwise min(free, remaining) CPU and memory are taken from the server (reward z = 0);
@@ -47,8 +47,8 @@ import gymnasium as gym
 import numpy as np
 
 from dmlopt.models import nara
-from dmlopt.models._nara_policy import CLIP, LINK_FEATURES, NODE_FEATURES, graph_of, observe
-from dmlopt.models._nara_sim import State
+from dmlopt.models.nara.policy import CLIP, LINK_FEATURES, NODE_FEATURES, graph_of, observe
+from dmlopt.models.nara.sim import State
 
 __all__ = ["NaraEnv", "graph_of", "observe"]
 #: smallest generator seed of a drawn training episode

@@ -1,6 +1,6 @@
 """Online allocators for Nara (paper 001): the paper's baselines, ours, and the per-request MILP.
 
-Every allocator runs the episode through the simulator (:mod:`dmlopt.models._nara_sim`), which
+Every allocator runs the episode through the simulator (:mod:`dmlopt.models.nara.sim`), which
 applies the paper's state transitions: servers are picked one at a time, min(free, remaining)
 CPU and memory is taken from each, and a pick that breaks constraint 3 drops the request.
 
@@ -26,13 +26,13 @@ name               allocator
                    (the widest of the k candidates)
 ``nulb``           NULB: the same with an unweighted breadth-first search (hop order, bandwidth
                    ignored), widest-candidate routes
-``netfit``         ours (:mod:`._nara_netfit`): feasibility-checked, locality-first best fit with a
+``netfit``         ours (:mod:`.netfit`): feasibility-checked, locality-first best fit with a
                    bandwidth-aware choice among single-server, single-rack and multi-rack
                    allocations; never picks a failing server
-``netfit-probe``   ours (:mod:`._nara_probe`): netfit's candidates scored by how many probe
+``netfit-probe``   ours (:mod:`.probe`): netfit's candidates scored by how many probe
                    requests (drawn from the requests seen so far) stay placeable, and admission
                    control of big requests whose placement would strand many probes
-``nara``           Nara itself (paper 001, section 3.3; :mod:`._nara_agent`): the learned GNN
+``nara``           Nara itself (paper 001, section 3.3; :mod:`.agent`): the learned GNN
                    policy, rolled out greedily in the Gymnasium environment; the shipped policy
                    of the instance's dataset (trained on alpha, ``data/nara/policies``) or the
                    option ``policy=PATH``; numpy only
@@ -72,9 +72,11 @@ import numpy as np
 import pydantic
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
-from dmlopt.heuristics import _nara_agent, _nara_netfit, _nara_probe
+from dmlopt.heuristics.nara import agent as _nara_agent
+from dmlopt.heuristics.nara import netfit as _nara_netfit
+from dmlopt.heuristics.nara import probe as _nara_probe
 from dmlopt.models import nara
-from dmlopt.models._nara_sim import State, run_episode
+from dmlopt.models.nara.sim import State, run_episode
 
 
 def _random(state: State, rng: np.random.Generator) -> bool:
@@ -205,14 +207,14 @@ def allocate_nulb(instance: nara.Instance, *, seed: int = 0) -> nara.Solution:
 
 
 def allocate_netfit(instance: nara.Instance, *, seed: int = 0, **options: Any) -> nara.Solution:
-    """Ours: see :mod:`dmlopt.heuristics._nara_netfit`."""
+    """Ours: see :mod:`dmlopt.heuristics.nara.netfit`."""
     del seed
     return run_episode(instance, _nara_netfit.chooser(instance, **options))
 
 
 def allocate_netfit_probe(instance: nara.Instance, *, seed: int = 0,
                           **options: Any) -> nara.Solution:
-    """Ours with probe look-ahead: see :mod:`dmlopt.heuristics._nara_probe`."""
+    """Ours with probe look-ahead: see :mod:`dmlopt.heuristics.nara.probe`."""
     return run_episode(instance, _nara_probe.chooser(instance, seed=seed, **options))
 
 
@@ -259,7 +261,7 @@ class TetrisOptions(Options):
 
 
 class ProbeOptions(Options):
-    """Options of ``netfit-probe`` (:mod:`dmlopt.heuristics._nara_probe`)."""
+    """Options of ``netfit-probe`` (:mod:`dmlopt.heuristics.nara.probe`)."""
 
     n_probe: int = pydantic.Field(
         default=32, ge=1, le=100_000, description="probe requests drawn from the requests "
@@ -292,7 +294,7 @@ class MilpOptions(Options):
 
 def _episode_size(instance: nara.Instance) -> tuple[float, float, float, float, float]:
     """(requests, server picks, cost of one request, cost of one pick, fixed memory) of a
-    simulated episode (:mod:`dmlopt.models._nara_sim`).
+    simulated episode (:mod:`dmlopt.models.nara.sim`).
 
     A request begins with the path-compatibility table of its bandwidth (the path-link
     incidence times the short links, then an (R, R) table, ``State.compat``, once per
@@ -322,7 +324,7 @@ def episode_estimate(instance: nara.Instance, options: Options) -> Size:
 
 def probe_estimate(instance: nara.Instance, options: ProbeOptions) -> Size:
     """:func:`episode_estimate` plus, per request, ``max_cand`` x ``n_probe`` probe tests over
-    the (R, R) rack table and the servers (:mod:`._nara_probe`, "Cost")."""
+    the (R, R) rack table and the servers (:mod:`.probe`, "Cost")."""
     n, picks, request, pick, memory = _episode_size(instance)
     net = instance.net
     S, R = net.n_servers, net.n_racks

@@ -19,7 +19,7 @@ Exact rules of this implementation (the same in the evaluator, the simulator and
   from each server in the order they pick them (transition (ii)); the evaluator and the offline
   MILP accept any split (a relaxation that keeps the offline MILP an upper bound).
 * Paths. Servers are leaves (one link, to their rack switch). For each unordered pair of listed
-  servers the allocation names one of the k = 3 candidate paths (``_nara_topo``: the k shortest
+  servers the allocation names one of the k = 3 candidate paths (``topology``: the k shortest
   simple paths by hops, ties lexicographic); two servers in one rack have one path.
 * Bandwidth charging (constraint 3 read literally). The links of a request are the *union* L(r)
   of the links of its pairs' paths. Every link of L(r) must have at least b free before the
@@ -85,7 +85,7 @@ import pydantic
 
 from dmlopt.contract import Command, Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
-from dmlopt.models import _nara_topo as topo
+from dmlopt.models.nara import topology as topo
 from dmlopt.validation import Frozen, rule
 
 NAME = "nara"
@@ -212,7 +212,7 @@ class Instance(Frozen):
 
     @cached_property
     def net(self) -> topo.Net:
-        """Arrays of the topology and the candidate paths (see :mod:`._nara_topo`).
+        """Arrays of the topology and the candidate paths (see :mod:`.topology`).
 
         Raises
         ------
@@ -274,7 +274,7 @@ class Solution(Frozen):
 
 def topology_counts(topology: Topology) -> tuple[int, int, int, int]:
     """(servers, racks, switches, switch-to-switch links) of a topology, without building
-    :class:`._nara_topo.Net`."""
+    :class:`.topology.Net`."""
     kinds = [nd.kind for nd in topology.nodes]
     n_srv = kinds.count("server")
     n_rack = kinds.count("rack")
@@ -305,7 +305,7 @@ def net_size(instance: Instance) -> Size:
     Memory: the padded path array (R, R, k, L) and the candidate lists, with the path length
     L bounded by the switch graph (switches - 1 and switch links); work: the hop-limited path
     search of every rack (stopped, with an InstanceError, after
-    :data:`._nara_topo.MAX_PATH_STEPS` steps per rack over all its hop limits; at most the
+    :data:`.topology.MAX_PATH_STEPS` steps per rack over all its hop limits; at most the
     switch-graph links squared per hop limit), plus the (R, R) neighbour table.
     """
     _, R, n_sw, l_sw = topology_counts(instance.topology)
@@ -980,7 +980,7 @@ def holding_mean(topology: Topology, dist: str, load: float, max_units: int = 50
 
 def load_topology(name: str) -> Topology:
     """A shipped topology (``data/nara/topology-<name>.json``) or a preset built by
-    :func:`._nara_topo.fabric` when the data file is missing."""
+    :func:`.topology.fabric` when the data file is missing."""
     from dmlopt.errors import InstanceError
     from dmlopt.io import data_path, read_json
     from dmlopt.validation import parse
@@ -1090,24 +1090,24 @@ GENERATORS: dict[str, Generator] = {
 
 
 def __getattr__(name: str) -> Any:
-    """``NaraEnv`` (the Gymnasium environment of section 3.2, :mod:`._nara_env`), imported on
+    """``NaraEnv`` (the Gymnasium environment of section 3.2, :mod:`.env`), imported on
     first use (it imports this module)."""
     if name == "NaraEnv":
-        from dmlopt.models._nara_env import NaraEnv
+        from dmlopt.models.nara.env import NaraEnv
 
         return NaraEnv
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _configure_train(parser: Any) -> None:
-    from dmlopt.heuristics import nara_learn
+    from dmlopt.heuristics.nara import learn as nara_learn
 
     parser.add_argument("problem", choices=["nara"], help="the problem whose policy is trained")
     nara_learn.configure(parser)
 
 
 def _run_train(args: Any) -> int:
-    from dmlopt.heuristics import nara_learn
+    from dmlopt.heuristics.nara import learn as nara_learn
 
     return nara_learn.run(args)
 

@@ -16,7 +16,7 @@ request by the state it met:
                *at that moment*.
 
 It also reports servers per accepted request and the accepted count. The classification uses
-the same :class:`~dmlopt.models._nara_sim.State` as the allocators, so the counts are those of
+the same :class:`~dmlopt.models.nara.sim.State` as the allocators, so the counts are those of
 the allocator's real run (the solution is returned and can be re-evaluated).
 """
 
@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from dmlopt.heuristics import _nara_netfit
 from dmlopt.heuristics import nara as alloc
+from dmlopt.heuristics.nara import netfit as _nara_netfit
 from dmlopt.models import nara
-from dmlopt.models._nara_sim import State
+from dmlopt.models.nara.sim import State
 
 
 class _Counting(State):
@@ -63,7 +63,7 @@ def _chooser(instance: nara.Instance, name: str, options: dict[str, Any]) -> tup
     if name == "netfit":
         return _nara_netfit.chooser(instance), "first"
     if name == "netfit-probe":  # its admission-control rejections count as "exhausted"
-        from dmlopt.heuristics import _nara_probe
+        from dmlopt.heuristics.nara import probe as _nara_probe
 
         return _nara_probe.chooser(instance, **options), "first"
     raise ValueError(f"name: {name!r} is not random, tetris, nalb, nulb, netfit or netfit-probe")

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlopt.models._nara_sim import State
+from dmlopt.models.nara.sim import State
 
 
 def _take(order: np.ndarray, cf: np.ndarray, mf: np.ndarray, c: int, m: int) -> list[int] | None:
@@ -131,7 +131,7 @@ def plan(state: State) -> list[int] | None:
 
 
 def chooser(instance: Any):
-    """The per-request choice function for :func:`~dmlopt.models._nara_sim.run_episode`."""
+    """The per-request choice function for :func:`~dmlopt.models.nara.sim.run_episode`."""
     del instance
 
     def choose(state: State, rng: np.random.Generator) -> bool:

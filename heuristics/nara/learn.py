@@ -2,7 +2,7 @@
 
 ``dmlopt train nara --topology alpha --dataset uniform --steps N --seed S -o policy.npz``
 (:func:`configure` + :func:`run`), or :func:`train` from Python. No learning framework: the
-policy's backward pass is hand-written (:func:`dmlopt.models._nara_policy.backward_policy`,
+policy's backward pass is hand-written (:func:`dmlopt.models.nara.policy.backward_policy`,
 checked against finite differences in the tests) and Adam is below, so training needs only what
 ``pip install dmlopt`` installs (the ``learn`` extra adds nothing heavy, see the README).
 
@@ -14,7 +14,8 @@ Deviations (documented): 10 SGD epochs per batch instead of RLlib's 30 (2 shared
 advantages normalised per minibatch, value loss 0.5 ((V - R) / 10)^2 without RLlib's value-loss
 clip at 10, gradients clipped to global norm 1 per network.
 
-Training episodes are drawn with generator seeds >= 10**6 (:class:`._nara_env.NaraEnv`); every
+Training episodes are drawn with generator seeds >= 10**6
+(:class:`dmlopt.models.nara.NaraEnv`); every
 ``eval_every`` iterations the greedy policy is scored on 8 validation episodes of 128 requests
 (seeds 900000-900007), and the weights written to ``out`` are those of the best validation
 score (model selection on validation seeds; benchmark seeds 0-999 are never seen).
@@ -39,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from dmlopt.heuristics._nara_agent import DATASETS, rollout
-from dmlopt.models import _nara_policy as P
+from dmlopt.heuristics.nara.agent import DATASETS, rollout
 from dmlopt.models import nara
-from dmlopt.models._nara_env import NaraEnv
+from dmlopt.models.nara import policy as P
+from dmlopt.models.nara.env import NaraEnv
 
 VALIDATION_SEEDS = tuple(range(900_000, 900_008))
 CURVE_FIELDS = ("iteration", "steps", "episodes", "seconds", "train_acceptance",
@@ -479,7 +480,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m dmlopt.heuristics.nara_learn`` (same arguments as ``dmlopt train nara``)."""
+    """``python -m dmlopt.heuristics.nara.learn`` (same arguments as ``dmlopt train nara``)."""
     parser = configure(argparse.ArgumentParser(prog="dmlopt train nara",
                                                description=__doc__.split("\n")[0]))
     args = parser.parse_args(argv)

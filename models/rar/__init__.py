@@ -82,7 +82,7 @@ exactly the peak number of CUs; :func:`assign_cu_ids` builds it), one wavelength
 with usage linearised per link and slot, wavelength symmetry broken when all links have the
 same count. It only offers k = the fewest CUs for each duration and windows of exactly that
 duration, which loses no optimum (fewer CUs and a shorter window never worsen eq. 4).
-``"config"`` (:mod:`dmlopt.models._rar_config`): one binary per request and configuration (ring,
+``"config"`` (:mod:`dmlopt.models.rar.config`): one binary per request and configuration (ring,
 node set, CUs, start) over the same modes; exact, but its LP bound equals the aggregated one on
 the MinCU instances measured (README), so ``"aggregated"`` stays the best measured. Tests prove
 the three formulations and a brute force equal on random instances.
@@ -99,7 +99,7 @@ import pydantic
 
 from dmlopt.contract import Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
-from dmlopt.models import _rar_config
+from dmlopt.models.rar import config as _rar_config
 from dmlopt.validation import Frozen, rule
 
 NAME = "rar"

@@ -12,7 +12,7 @@ released, then request j is offered to the allocator, which picks servers one at
 (iv)  releases happen at the start of the next step.
 
 :class:`State` is the fast core (numpy arrays, used by the heuristics and by the Gymnasium
-environment :class:`dmlopt.models.nara.NaraEnv`, module ``_nara_env``). Deterministic: the only
+environment :class:`dmlopt.models.nara.NaraEnv`, module ``env``). Deterministic: the only
 randomness is the allocator's.
 
 Routes: ``"first"`` takes the first candidate (k-shortest order) with >= b free on every link

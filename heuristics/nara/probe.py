@@ -1,7 +1,7 @@
 """``netfit`` with probe look-ahead: netfit's candidates scored by the placeability of probe
 requests (Nara, paper 001; our design, an online allocator).
 
-:mod:`._nara_netfit` never drops a request it could place at that moment: what it still loses
+:mod:`.netfit` never drops a request it could place at that moment: what it still loses
 is lost to earlier placements (fragmentation). This allocator keeps netfit's locality order
 (one server, else one rack, else several racks) but, when several one-server or one-rack
 allocations exist, it builds a few candidates and keeps the one after which the most *probe
@@ -59,8 +59,8 @@ from typing import Any
 
 import numpy as np
 
-from dmlopt.heuristics import _nara_netfit as nf
-from dmlopt.models._nara_sim import TOL, State
+from dmlopt.heuristics.nara import netfit as nf
+from dmlopt.models.nara.sim import TOL, State
 
 
 def _one_hot(net: Any) -> np.ndarray:
@@ -190,7 +190,7 @@ def _candidates(state: State, max_cand: int) -> tuple[list[list[int]], bool]:
 def chooser(instance: Any, *, n_probe: int = 32, max_cand: int = 4, w_local: float = 0.5,
             admit_k: float = 1.8, admit_loss: float = 0.1, select: bool = True,
             budget_servers: int = 100_000, seed: int = 0):
-    """The per-request choice function for :func:`~dmlopt.models._nara_sim.run_episode`."""
+    """The per-request choice function for :func:`~dmlopt.models.nara.sim.run_episode`."""
     net = instance.net
     onehot = _one_hot(net)
     look = net.n_servers <= budget_servers

@@ -1,9 +1,9 @@
 """The learned Nara allocator (paper 001, section 3.3): a trained policy rolled out greedily.
 
-numpy only: the weights are an .npz (:mod:`dmlopt.models._nara_policy`), the forward pass is
+numpy only: the weights are an .npz (:mod:`dmlopt.models.nara.policy`), the forward pass is
 numpy, so ``pip install dmlopt`` (without the ``learn`` extra) runs the shipped policies
 ``data/nara/policies/nara-<dataset>.npz`` (trained on topology alpha by
-:mod:`dmlopt.heuristics.nara_learn`).
+:mod:`dmlopt.heuristics.nara.learn`).
 
 Which policy: option ``policy`` (a path, or a dataset name for that shipped policy) when given;
 otherwise the shipped policy of the instance's dataset, read from the generator's instance name
@@ -22,9 +22,9 @@ import pydantic
 
 from dmlopt.contract import Options as ContractOptions
 from dmlopt.contract import Size
-from dmlopt.models import _nara_policy as P
 from dmlopt.models import nara
-from dmlopt.models._nara_sim import State
+from dmlopt.models.nara import policy as P
+from dmlopt.models.nara.sim import State
 
 DATASETS = ("uniform", "azure", "alibaba")
 DEFAULT_DATASET = "uniform"
@@ -44,8 +44,10 @@ def shipped_policy(dataset: str) -> Path:
 
     if dataset not in DATASETS:
         raise InstanceError("dataset", dataset, f"is not one of {', '.join(DATASETS)}")
-    return Path(__file__).resolve().parent.parent / "data" / "nara" / "policies" / \
-        f"nara-{dataset}.npz"
+    from importlib import resources
+
+    return Path(str(resources.files("dmlopt.data").joinpath("nara", "policies",
+                                                            f"nara-{dataset}.npz")))
 
 
 def dataset_of(instance: nara.Instance) -> str:
