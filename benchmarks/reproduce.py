@@ -169,8 +169,33 @@ def run(paper: str, names: list[str] | None = None, quick: bool = False,
     io.atomic_write_text(index, _index(paper, chosen, quick))
     written.append(index)
     if page is not None:
+        written.extend(_figures(page, blocks, here))
         written.extend(embed(page, blocks))
     return written
+
+
+_PNG = re.compile(r"\]\(([\w.-]+\.png)\)")
+
+
+def _figures(page: Path, blocks: dict[str, str], here: Path) -> list[Path]:
+    """Copy the figures the blocks link to into ``figures/`` beside the page and point the
+    links there (the page's directory is where ``--docs`` points)."""
+    out = []
+    present = page.read_text()
+    for key, text in blocks.items():
+        if f"<!-- reproduce: {key} -->" not in present:
+            continue
+        for name in dict.fromkeys(_PNG.findall(text)):
+            src = here / name
+            if not src.is_file():
+                continue
+            dst = page.parent / "figures" / name
+            dst.parent.mkdir(exist_ok=True)
+            with io.atomic_path(dst) as tmp:
+                Path(tmp).write_bytes(src.read_bytes())
+            out.append(dst)
+        blocks[key] = _PNG.sub(lambda m: f"](figures/{m.group(1)})", text)
+    return out
 
 
 def _check_docs(docs: str | Path) -> Path:
@@ -190,7 +215,8 @@ def _page(t: Table, body: str, quick: bool, runs: int, workers: int, minutes: fl
     suites = ", ".join(t.quick if quick else t.suites)
     return (f"### {t.title}\n\n"
             f"*Written by `{_command(t, quick)}` ({kind}) on {date}, dmlopt {__version__}: "
-            f"{runs} runs of {suites}; {workers} worker(s); the call took {minutes:.1f} min.*"
+            f"{runs} runs of {suites}; {workers} worker(s); this call took {minutes:.1f} min "
+            f"(runs already in its stores are not run again).*"
             f"\n\n{body.strip()}\n")
 
 

@@ -120,3 +120,26 @@ def test_cli_exit_codes(tmp_path):
         assert proc.returncode == 2 and proc.stdout == "", argv
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_docs_figures_are_copied_beside_the_page(monkeypatch, tmp_path):
+    """A figure a table links to is copied into figures/ beside the page and the link follows;
+    a page without the table's block gets no figure."""
+    def with_png(runs, outdir):
+        (outdir / "plot.png").write_bytes(b"\x89PNG fake")
+        return "![plot](plot.png)"
+
+    fig = Table(paper="tabgp", name="fig", title="Fig", suites=("example",), quick=("example",),
+                render=with_png, minutes=1.0, quick_minutes=0.5)
+    monkeypatch.setattr(reproduce, "tables", lambda paper=None: [fig])
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = docs / "p.md"
+    page.write_text("<!-- reproduce: tabgp/fig -->\nx\n<!-- /reproduce -->\n")
+    other = tmp_path / "other.md"
+    other.write_text("no blocks\n")
+    reproduce.run("tabgp", ["fig"], quick=True, workers=1, outdir=tmp_path / "o", docs=page)
+    assert (docs / "figures" / "plot.png").read_bytes() == b"\x89PNG fake"
+    assert "![plot](figures/plot.png)" in page.read_text()
+    reproduce.run("tabgp", ["fig"], quick=True, workers=1, outdir=tmp_path / "o", docs=other)
+    assert not (tmp_path / "figures").exists() and other.read_text() == "no blocks\n"
