@@ -154,10 +154,15 @@ def instances(df: pd.DataFrame) -> pd.DataFrame:
         bound = (bounds.max() if sense == "min" else bounds.min()) if len(bounds) else np.nan
         solved = g[g["status"].isin(SOLVED) & g["objective"].notna()]
         best_known = best(solved["objective"]) if len(solved) else np.nan
+        lib = _library(h) if math.isnan(opt) else None
         if not math.isnan(opt):
             ref, ref_kind = opt, "optimum"
+        elif lib is not None and lib.status == "optimal":
+            ref, ref_kind = lib.objective, "library"  # a certified optimum (dmlopt references)
         elif not math.isnan(bound):
             ref, ref_kind = bound, "bound"
+        elif lib is not None:
+            ref, ref_kind = lib.objective, "library-best"  # best known, not proven
         else:
             ref, ref_kind = np.nan, ""
         ref_seconds = opt_rows["seconds"].min() if len(opt_rows) else np.nan
@@ -168,6 +173,13 @@ def instances(df: pd.DataFrame) -> pd.DataFrame:
             "optima_disagree": disagree, "runs": len(g),
         })
     return pd.DataFrame(out)
+
+
+def _library(instance_hash: str) -> Any:
+    """The reference library's record of an instance (:mod:`dmlopt.references`), or None."""
+    from dmlopt import references
+
+    return references.lookup(instance_hash)
 
 
 def _geomean(x: pd.Series) -> float:
@@ -435,7 +447,9 @@ def markdown(df: pd.DataFrame, store_path: str, plots: dict[str, list[str]]) -> 
         "",
         "Gap (%) is measured against the best proven optimum of the instance (an exact run with "
         f"status optimal at a gap of at most {OPTIMALITY_GAP:g}); `<=` marks a gap measured "
-        "against the best proven bound when no exact run proved optimality. Speed-up is the "
+        "against the best proven bound when no exact run proved optimality; where the store "
+        "proves no optimum, a certified optimum of the reference library (`dmlopt references`) "
+        "is the reference, marked `library`. Speed-up is the "
         "fastest optimal exact run's time over the method's time (geometric mean over runs), "
         "shown only beside the gap it buys. Where a method ran several times on an instance "
         "(seeds), objective, gap and seconds are means over those runs, marked as such.",
@@ -475,6 +489,8 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
     rows = []
     for i in inst[inst["problem"] == problem].itertuples():
         ref = (f"{_f(i.optimum)} (opt)" if i.ref_kind == "optimum"
+               else f"{_f(i.ref)} (library opt)" if i.ref_kind == "library"
+               else f"{_f(i.ref)} (library best known)" if i.ref_kind == "library-best"
                else f">= {_f(i.bound)} (bound)" if i.ref_kind == "bound" and sense == "min"
                else f"<= {_f(i.bound)} (bound)" if i.ref_kind == "bound" else "-")
         for r in per[(per["problem"] == problem) & (per["instance_hash"] == i.instance_hash)] \

@@ -334,6 +334,9 @@ def parser() -> argparse.ArgumentParser:
     which.add_argument("--generator", metavar="NAME", help="a generator's parameters")
     sc.set_defaults(func=cmd_schema)
 
+    from dmlopt import references_cli
+
+    references_cli.register(sub)
     _problem_commands(sub)
     _extra_commands(sub)
     return p

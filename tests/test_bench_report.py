@@ -178,3 +178,24 @@ def test_gap_against_a_zero_reference_and_a_negative_one():
     # the tolerance 1e-6 is a strict bound: |ref| = 1e-6 is a reference, |obj - 0| = 1e-6 a gap
     assert report._gap(2e-6, 1e-6, "min") == pytest.approx(100.0)
     assert math.isnan(report._gap(1e-6, 0.0, "min"))
+
+
+def test_library_reference_when_the_store_proves_no_optimum(store, tmp_path, monkeypatch):
+    """Instance E has no exact run: with a certified optimum of 2 in the reference library the
+    heuristic's 3 is 50 % above it, marked as coming from the library; instance C (a bound only)
+    takes the library's optimum 17 over its bound 16; A keeps its own proven optimum."""
+    from types import SimpleNamespace
+
+    lib = {"h-E": SimpleNamespace(status="optimal", objective=2.0),
+           "h-C": SimpleNamespace(status="optimal", objective=17.0),
+           "h-A": SimpleNamespace(status="optimal", objective=99.0)}
+    monkeypatch.setattr(report, "_library", lambda h: lib.get(h))
+    df = report.frame(Store(store).rows())
+    by = {(r.instance, r.method): r for r in df.itertuples()}
+    assert by[("E", "h1")].ref_kind == "library" and by[("E", "h1")].gap_pct == 50.0
+    assert by[("C", "h1")].ref_kind == "library"
+    assert by[("C", "h1")].gap_pct == pytest.approx(100 * (18 - 17) / 17)
+    assert by[("A", "h2")].ref_kind == "optimum" and by[("A", "h2")].gap_pct == 50.0
+    files = report.write(store, tmp_path / "r", senses={"maxp": "max"})
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "| `E` | 2 (library opt) | h1 |" in md and files

@@ -12,7 +12,7 @@ import pytest
 import dmlopt
 from dmlopt.errors import InstanceError
 from dmlopt.heuristics import inc_oxc as H
-from dmlopt.heuristics._inc_oxc_bvn import bvn_decompose, circuits_from_terms, stuff
+from dmlopt.heuristics.inc_oxc.bvn import bvn_decompose, circuits_from_terms, stuff
 from dmlopt.models import inc_oxc as M
 from dmlopt.validation import parse
 

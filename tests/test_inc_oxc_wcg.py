@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 import dmlopt
-from dmlopt.heuristics import _inc_oxc_place as place
-from dmlopt.heuristics.inc_oxc import _rebalance, _State, placement_f
+from dmlopt.heuristics.inc_oxc import _rebalance, _State, place, placement_f
 from dmlopt.models import inc_oxc as m
 
 

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 import dmlopt
 from dmlopt.errors import InstanceError
 from dmlopt.heuristics import tabgp as H
-from dmlopt.heuristics._tabgp_graph import compress, dense, metis, repair, step_matrices
-from dmlopt.heuristics._tabgp_ls import _Sequence, local_search, sequence_cost
+from dmlopt.heuristics.tabgp.graph import compress, dense, metis, repair, step_matrices
+from dmlopt.heuristics.tabgp.ls import _Sequence, local_search, sequence_cost
 from dmlopt.models.tabgp import Instance, Solution, cost_parts, evaluate
 
 FAST = {"ils": {"iterations": 5}, "best": {"iterations": 5}}

@@ -12,8 +12,8 @@ import pytest
 
 import dmlopt
 from dmlopt.errors import InstanceError, SolverError
-from dmlopt.heuristics import _tap_search as ts
 from dmlopt.heuristics import tap as heur
+from dmlopt.heuristics.tap import search as ts
 from dmlopt.models import tap
 from dmlopt.models.tap import qaplib
 

@@ -15,9 +15,9 @@ import pytest
 
 import dmlopt
 from dmlopt.errors import InstanceError
-from dmlopt.heuristics import _tap_rts as rts
-from dmlopt.heuristics import _tap_rts_kernel as kern
 from dmlopt.heuristics import tap as heur
+from dmlopt.heuristics.tap import robust_tabu as rts
+from dmlopt.heuristics.tap import robust_tabu_kernel as kern
 from dmlopt.models.tap import qaplib
 
 

@@ -4,7 +4,7 @@
 the doubly-stochastic relaxation, then projection to a permutation; Vogelstein et al. 2015) from
 a random doubly-stochastic start, then method "2opt" (pairwise-exchange descent) from the FAQ
 permutation; ``restarts`` times, the best permutation kept. It runs on the padded QAP of
-:mod:`dmlopt.heuristics._tap_search` (N = n min(K, m) slots, dummy modules in the free slots), so
+:mod:`dmlopt.heuristics.tap.search` (N = n min(K, m) slots, dummy modules in the free slots), so
 K > 1 and m < n work as for the other TAP heuristics.
 
 References
@@ -24,7 +24,7 @@ import pydantic
 from dmlopt.contract import Options as ContractOptions
 from dmlopt.contract import Size
 from dmlopt.errors import InstanceError
-from dmlopt.heuristics import _tap_search as ts
+from dmlopt.heuristics.tap import search as ts
 from dmlopt.models.tap import Instance, Solution
 
 

@@ -59,7 +59,7 @@ Choices where the paper is open (documented deviations)
   cheapest moves out of overfull clusters first).
 * The local search is the paper's neighbourhood (single-vertex moves into clusters with free
   capacity, swaps, one step at a time, migration-aware); its search order is ours, see
-  :mod:`dmlopt.heuristics._tabgp_ls`.
+  :mod:`dmlopt.heuristics.tabgp.ls`.
 """
 
 from __future__ import annotations
@@ -73,8 +73,8 @@ import pydantic
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.errors import InstanceError
-from dmlopt.heuristics._tabgp_graph import Graph, compress, dense, metis, repair, step_matrices
-from dmlopt.heuristics._tabgp_ls import local_search
+from dmlopt.heuristics.tabgp.graph import Graph, compress, dense, metis, repair, step_matrices
+from dmlopt.heuristics.tabgp.ls import local_search
 from dmlopt.models.tabgp import Instance, Solution, cost_parts
 
 # --------------------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def _graphs(instance: Instance) -> tuple[list, list[Graph]]:
 def _final(instance: Instance, assign: np.ndarray, graphs: list[Graph] | None = None,
            temporal: bool = False) -> np.ndarray:
     """The final local search over all steps combined (section 3); ``temporal`` adds our path
-    neighbourhoods (see :func:`dmlopt.heuristics._tabgp_ls.local_search`)."""
+    neighbourhoods (see :func:`dmlopt.heuristics.tabgp.ls.local_search`)."""
     if graphs is None:
         graphs = _graphs(instance)[1]
     return local_search(graphs, assign, instance.l, instance.k, instance.alpha,
@@ -481,7 +481,7 @@ def _random(instance: Instance) -> Size:
 
 
 def _ls(instance: Instance, steps: float, temporal: bool = False) -> Size:
-    """The local search over ``steps`` graphs on n vertices (:mod:`._tabgp_ls`): an n x l
+    """The local search over ``steps`` graphs on n vertices (:mod:`.ls`): an n x l
     matrix per step, LS_SWEEPS sweeps of delta matrices, moves and swaps."""
     n, l, _, e, _ = _dims(instance)
     memory = 8 * n * l * (steps + 6) + 16 * l * l

@@ -156,13 +156,13 @@ def _batch_totals(qap: Padded, perms: np.ndarray) -> np.ndarray:
 
 
 try:  # the compiled kernel is optional: without numba the numpy search runs
-    from dmlopt.heuristics import _tap_kernel
+    from dmlopt.heuristics.tap import kernel as _tap_kernel
 except ImportError:  # pragma: no cover - numba is a dependency
     _tap_kernel = None
 
 
 def has_numba() -> bool:
-    """True if the compiled kernel (:mod:`dmlopt.heuristics._tap_kernel`) can be used."""
+    """True if the compiled kernel (:mod:`dmlopt.heuristics.tap.kernel`) can be used."""
     return _tap_kernel is not None
 
 

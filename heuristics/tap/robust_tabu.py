@@ -1,13 +1,13 @@
 """``rts``: our TAP heuristic for QAPLIB-scale instances (iterated robust tabu search, BLS-style).
 
 Ours, not the paper's (paper 000 has CLE and ABM, section IV). It searches the padded QAP of
-:mod:`dmlopt.heuristics._tap_search` (N = n min(K, m) slots, dummy modules in the free slots),
+:mod:`dmlopt.heuristics.tap.search` (N = n min(K, m) slots, dummy modules in the free slots),
 so capacities K > 1 and m < n modules are handled by the same swap move: a swap of a module with a
 dummy moves it to a VM with free capacity. The search, following the literature:
 
 * Tabu phases: Taillard's robust tabu search (randomised tenure in [0.9 N, 1.1 N] redrawn every
   2N iterations, aspiration by objective and by age), with Taillard's O(N^2)-per-iteration
-  delta-matrix update (numba kernel :mod:`dmlopt.heuristics._tap_rts_kernel`). A phase ends
+  delta-matrix update (numba kernel :mod:`dmlopt.heuristics.tap.robust_tabu_kernel`). A phase ends
   after ``stall * N`` iterations without improving its own best.
 * Iterated tabu search (Misevicius 2005) with a breakout-local-search perturbation (Benlic and
   Hao 2013): a chain of phases; the next phase starts from the chain's reference solution (its
@@ -57,8 +57,8 @@ import pydantic
 from dmlopt.contract import Options as ContractOptions
 from dmlopt.contract import Size
 from dmlopt.errors import InstanceError
-from dmlopt.heuristics import _tap_rts_kernel as kern
-from dmlopt.heuristics import _tap_search as ts
+from dmlopt.heuristics.tap import robust_tabu_kernel as kern
+from dmlopt.heuristics.tap import search as ts
 from dmlopt.models.tap import Instance, Solution
 
 
@@ -284,7 +284,7 @@ def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         clock: str = "wall") -> Solution:
     """Iterated robust tabu search with BLS-style perturbation and restarts (ours).
 
-    See the module docstring (:mod:`dmlopt.heuristics._tap_rts`) for the algorithm and
+    See the module docstring (:mod:`dmlopt.heuristics.tap.robust_tabu`) for the algorithm and
     :class:`Options` for the options. Starts from a uniformly random feasible assignment.
     """
     opts = options(time_limit=time_limit, iterations=iterations, target=target, stall=stall,

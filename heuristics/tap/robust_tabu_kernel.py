@@ -1,9 +1,10 @@
-"""Compiled kernel of ``rts`` (:mod:`dmlopt.heuristics._tap_rts`): robust tabu search in chunks.
+"""Compiled kernel of ``rts`` (:mod:`dmlopt.heuristics.tap.robust_tabu`): robust tabu search
+in chunks.
 
 The search state lives in arrays owned by the caller, so a run is a sequence of calls of
 :func:`run` with a bounded number of iterations each: the caller checks the clock between calls
 (numba cannot) and perturbs the solution between tabu phases. Same padded QAP as
-:mod:`dmlopt.heuristics._tap_search` (symmetric F and B, zero diagonals, N slots, m real
+:mod:`dmlopt.heuristics.tap.search` (symmetric F and B, zero diagonals, N slots, m real
 modules, ``kc`` slots per VM).
 
 Delta matrix (Taillard 1991, section 3): ``delta[i, j]`` (i < j) is the objective change of

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dmlopt.heuristics._tabgp_graph import Graph
+from dmlopt.heuristics.tabgp.graph import Graph
 
 
 class _Sequence:

@@ -19,7 +19,7 @@
 ``local-search`` (option ``start``: a heuristic name, default ``random``)
     Iterated best-improvement descent over moves to a VM with free capacity and pairwise swaps
     (delta of one move O(n), all deltas of a solution in one matrix product; see
-    :mod:`dmlopt.heuristics._tap_search`), then ``restarts`` perturb-and-descend rounds from the
+    :mod:`dmlopt.heuristics.tap.search`), then ``restarts`` perturb-and-descend rounds from the
     best solution. ``cle-ls``, ``abm-ls``, ``random-ls`` are it with that start.
 ``tabu`` (option ``start``, default ``random``)
     Iterated robust tabu search on the same neighbourhood: Taillard's robust tabu search
@@ -29,10 +29,10 @@
     The QAPLIB-scale portfolio: iterated robust tabu search (Taillard 1991) with Taillard's
     incremental delta matrix, a breakout-local-search adaptive perturbation (Benlic and Hao 2013)
     and random restarts, until a time budget (default ``max(1, 10 (N/100)^2)`` s, N = n min(K, m)
-    slots), an iteration budget or a target objective; see :mod:`dmlopt.heuristics._tap_rts`.
+    slots), an iteration budget or a target objective; see :mod:`dmlopt.heuristics.tap.robust_tabu`.
 ``faq-2opt`` (peer baseline; option ``restarts``, default 10)
     scipy's ``quadratic_assignment``: FAQ from a random start, then 2-opt, best of ``restarts``;
-    see :mod:`dmlopt.heuristics._tap_faq`.
+    see :mod:`dmlopt.heuristics.tap.faq`.
 
 All return a :class:`~dmlopt.models.tap.Solution`; none imports Pyomo. :data:`HEURISTICS`
 declares each as a :class:`~dmlopt.contract.Heuristic` with its options model and an estimate
@@ -51,10 +51,11 @@ import pydantic
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.errors import InstanceError
-from dmlopt.heuristics import _tap_faq, _tap_rts
-from dmlopt.heuristics import _tap_search as ts
-from dmlopt.heuristics._tap_faq import faq_2opt
-from dmlopt.heuristics._tap_rts import rts
+from dmlopt.heuristics.tap import faq as _tap_faq
+from dmlopt.heuristics.tap import robust_tabu as _tap_rts
+from dmlopt.heuristics.tap import search as ts
+from dmlopt.heuristics.tap.faq import faq_2opt
+from dmlopt.heuristics.tap.robust_tabu import rts
 from dmlopt.models.tap import Instance, Solution
 
 

@@ -2,7 +2,7 @@
 
 Taillard's robust tabu search (Parallel Computing 17, 1991) with his O(N^2)-per-iteration
 update of the swap-delta matrix, for symmetric F and B with zero diagonals (the padded QAP of
-:mod:`dmlopt.heuristics._tap_search`): after swapping (r, s), the delta of every pair (i, j)
+:mod:`dmlopt.heuristics.tap.search`): after swapping (r, s), the delta of every pair (i, j)
 disjoint from {r, s} changes by
 
     2 (F[r,i] - F[r,j] + F[s,j] - F[s,i]) (P[s,i] - P[s,j] + P[r,j] - P[r,i]),
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from dmlopt.heuristics._tap_rts_kernel import cost as _cost  # one compiled objective
+from dmlopt.heuristics.tap.robust_tabu_kernel import cost as _cost  # one compiled objective
 
 
 @numba.njit(cache=True)

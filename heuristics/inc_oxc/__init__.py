@@ -1,11 +1,11 @@
 """Heuristics for INC/OXC job scheduling (paper 002): WCG (Algorithm 1), SWG and RWP (IV-A).
 
 All share Algorithm 1's PS placement (lines 7-24), OXC configuration (lines 25-28, BvN, see
-:mod:`dmlopt.heuristics._inc_oxc_bvn`) and bandwidth allocation (line 29); they differ in the
+:mod:`dmlopt.heuristics.inc_oxc.bvn`) and bandwidth allocation (line 29); they differ in the
 worker placement (lines 1-6):
 
 * ``wcg``: Algorithm 1 with our definition of the rack choice of line 5, which balances the pool
-  links and OXC ports of the racks for a target f (:mod:`dmlopt.heuristics._inc_oxc_place`, where
+  links and OXC ports of the racks for a target f (:mod:`dmlopt.heuristics.inc_oxc.place`, where
   every rule and deviation is listed); the PS step takes the rack the rack choice reserved for the
   PS (the "anchor") first, then line 9's order.
 * ``wcg-literal``: the strictly literal Algorithm 1 of the previous version: the workers of a job
@@ -83,8 +83,8 @@ import numpy as np
 import pydantic
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
-from dmlopt.heuristics._inc_oxc_bvn import bvn_decompose, circuits_from_terms, stuff
-from dmlopt.heuristics._inc_oxc_place import workers_balanced, workers_target
+from dmlopt.heuristics.inc_oxc.bvn import bvn_decompose, circuits_from_terms, stuff
+from dmlopt.heuristics.inc_oxc.place import workers_balanced, workers_target
 from dmlopt.models.inc_oxc import (
     Instance,
     Solution,
@@ -687,7 +687,7 @@ def _iterated_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
 
 def wcg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
         bandwidth: str = "proportional") -> Solution:
-    """Algorithm 1 with the load-balancing rack choice (``_inc_oxc_place``); deterministic."""
+    """Algorithm 1 with the load-balancing rack choice (``place``); deterministic."""
     return _schedule(instance, _workers_balanced, seed, circuits, bandwidth)
 
 

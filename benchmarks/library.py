@@ -1,0 +1,230 @@
+"""Build the reference library (``data/<problem>/references.json``, :mod:`dmlopt.references`).
+
+    python -m dmlopt.benchmarks.library PROBLEM [PROBLEM ...] [--only ID ...] [--time-limit S]
+        [--root DIR]
+
+For every spec of the problem (the paper settings below) it makes the instance, solves it with
+the problem's best exact formulation (HiGHS, one thread, warm-started by a good heuristic), or
+takes a published solution (QAPLIB), re-evaluates the solution with the evaluator, and writes the
+instance (``<root>/<problem>/<id>.json``, unless the record's instance is a generator spec),
+the solution (``<root>/<problem>/solutions/<id>.json``) and the record, each file atomically.
+A record already present and verified is skipped, so an interrupted build resumes. The status
+is ``optimal`` only when the solver proved it at the default gap (1e-4), ``best-known``
+otherwise, with the solver's bound. ``--root`` defaults to the installed ``dmlopt.data``
+directory (the repository's ``data/`` in a development install); nothing is written elsewhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import dmlopt
+from dmlopt import io, references
+from dmlopt.errors import DmloptError
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One library entry to make: where it comes from and how its value is found."""
+
+    id: str
+    problem: str
+    provenance: dict
+    generator: dict  # the dmlopt.generate spec ({"generator": g, **params})
+    seed: int = 0
+    formulation: str | None = None  # None: a published solution (``known``)
+    warm_start: str | None = None
+    ship_instance: bool = True  # False: the record points at the generator spec
+    known: Callable[[Any], tuple[Any, str]] | None = None
+    options: dict = field(default_factory=dict)
+
+
+def _tabgp() -> Iterator[Spec]:
+    for tau in (1, 3):
+        for i in range(1, 10):
+            p = round(0.1 * i, 1)
+            for s in range(10):
+                yield Spec(f"fig42-p{i:02d}-tau{tau}-s{s}", "tabgp",
+                           {"paper": "004", "table": "Figure 4.2", "generator": "er",
+                            "params": {"n": 12, "p": p, "tau": tau, "l": 4}, "seed": s},
+                           {"generator": "er", "n": 12, "p": p, "tau": tau, "l": 4}, s,
+                           "pairs", "dense-refine")
+
+
+def _qaplib_known(name: str) -> Callable[[Any], tuple[Any, str]]:
+    def known(inst: Any) -> tuple[Any, str]:
+        from dmlopt.models.tap import Solution, evaluate, qaplib
+
+        _, perm = qaplib.solution(name)
+        perm = [int(x) for x in perm]
+        inverse = [0] * len(perm)
+        for i, v in enumerate(perm):
+            inverse[v] = i
+        cands = [Solution(assignment=perm), Solution(assignment=inverse)]
+        best = min(cands, key=lambda s: evaluate(inst, s).objective)
+        return best, "QAPLIB published solution (.sln), re-evaluated"
+    return known
+
+
+def _tap() -> Iterator[Spec]:
+    from dmlopt.models.tap import qaplib
+
+    for topo, vms_list in (("fat-tree", (8, 12, 16)), ("dcell", (8, 12, 16, 20))):
+        for overlay in ("ps", "allreduce"):
+            for vms in vms_list:
+                for s in range(2):
+                    params = {"topology": topo, "overlay": overlay, "modules": 8, "vms": vms,
+                              "K": 1}
+                    yield Spec(f"fig11-{topo}-{overlay}-v{vms}-s{s}", "tap",
+                               {"paper": "000", "table": "Fig. 11", "generator": "dc",
+                                "params": params, "seed": s}, {"generator": "dc", **params}, s,
+                               "class", "abm-ls")
+    for name in qaplib.names():
+        yield Spec(f"qaplib-{name}", "tap",
+                   {"paper": "QAPLIB (Burkard, Karisch, Rendl 1997)", "table": "QAPLIB",
+                    "generator": "qaplib", "params": {"name": name}, "seed": 0},
+                   {"generator": "qaplib", "name": name}, 0, ship_instance=False,
+                   known=_qaplib_known(name))
+
+
+def _inc_oxc() -> Iterator[Spec]:
+    for racks in (2, 4, 6):
+        for s in range(4):
+            yield Spec(f"fig4-r{racks}-s{s}", "inc_oxc",
+                       {"paper": "002", "table": "Fig. 4 / Table II", "generator": "small",
+                        "params": {"racks": racks}, "seed": s},
+                       {"generator": "small", "racks": racks}, s, "strong", "wcg-ls")
+
+
+def _rar() -> Iterator[Spec]:
+    for n in (2, 6):
+        for scheme in ("MinCU", "MinW", "MinT", "MaxR"):
+            for s in range(5):
+                yield Spec(f"cpn6-r{n}-{scheme.lower()}-s{s}", "rar",
+                           {"paper": "003", "table": "Table 2, Figs. 5-7", "generator": "cpn6",
+                            "params": {"requests": n, "scheme": scheme}, "seed": s},
+                           {"generator": "cpn6", "requests": n, "scheme": scheme}, s,
+                           "aggregated", "rdda")
+
+
+def _nara() -> Iterator[Spec]:
+    for s in range(10):
+        yield Spec(f"alpha-uniform-r16-s{s}", "nara",
+                   {"paper": "001", "table": "offline bound (section 4)", "generator": "uniform",
+                    "params": {"topology": "alpha", "n_requests": 16}, "seed": s},
+                   {"generator": "uniform", "topology": "alpha", "n_requests": 16}, s,
+                   "offline", "netfit")
+
+
+SPECS: dict[str, Callable[[], Iterator[Spec]]] = {
+    "tabgp": _tabgp, "tap": _tap, "inc_oxc": _inc_oxc, "rar": _rar, "nara": _nara}
+
+
+def _load(path: Path) -> list[dict]:
+    return io.read_json(path) if path.is_file() else []
+
+
+def _write(path: Path, recs: list[dict]) -> None:
+    recs = sorted(recs, key=lambda r: r["id"])
+    # one record per line: diffs of a rebuilt library stay readable
+    io.atomic_write_text(path, "[\n" + ",\n".join(json.dumps(r) for r in recs) + "\n]\n")
+
+
+def build(spec: Spec, root: Path, time_limit: float) -> dict:
+    """Make one record (writing its instance and solution files under ``root``)."""
+    base = root / spec.problem
+    inst = dmlopt.generate(spec.problem, spec.generator, seed=spec.seed)
+    t0 = time.perf_counter()
+    if spec.known is not None:
+        sol, method = spec.known(inst)
+        ev = dmlopt.evaluate(inst, sol)
+        res_status, bound, solver = "best-known", None, ""
+        seconds = time.perf_counter() - t0
+    else:
+        res = dmlopt.solve(inst, "highs", formulation=spec.formulation, threads=1,
+                           time_limit=time_limit, warm_start=spec.warm_start)
+        if res.solution is None or res.objective is None:
+            raise DmloptError(f"{spec.problem}/{spec.id}: {res.status}, no solution "
+                              f"({res.message})")
+        sol, bound, seconds = res.solution, res.bound, res.seconds
+        res_status = "optimal" if res.status == "optimal" else "best-known"
+        method, solver = f"highs:{spec.formulation}", f"highspy {version('highspy')}"
+    ev = dmlopt.evaluate(inst, sol)
+    if not ev.feasible:
+        raise DmloptError(f"{spec.problem}/{spec.id}: the solution is infeasible")
+    rec: dict[str, Any] = {"id": spec.id, "problem": spec.problem}
+    if spec.ship_instance:
+        path = base / f"{spec.id}.json"
+        if path.exists():
+            old = io.load(path)
+            if io.instance_hash(old) != io.instance_hash(inst):
+                raise DmloptError(f"{path}: exists with other content; not overwritten")
+        else:
+            io.save(inst, path)
+        rec["instance"] = f"{spec.id}.json"
+    else:
+        rec["instance"] = None
+    io.save(sol, base / "solutions" / f"{spec.id}.json")
+    rec.update({
+        "instance_hash": io.instance_hash(inst), "solution": f"solutions/{spec.id}.json",
+        "provenance": spec.provenance, "objective": float(ev.objective),
+        "bound": None if bound is None else float(bound), "status": res_status,
+        "method": method, "solver": solver, "seconds": round(float(seconds), 3),
+        "date": _dt.date.today().isoformat(), "dmlopt_version": dmlopt.__version__})
+    return rec
+
+
+def run(problems: list[str], root: Path, time_limit: float, only: set[str] | None = None,
+        out: Any = sys.stderr) -> int:
+    """Build the missing records of ``problems``; the number made."""
+    made = 0
+    for problem in problems:
+        path = root / problem / "references.json"
+        recs = {r["id"]: r for r in _load(path)}
+        specs = [s for s in SPECS[problem]() if only is None or s.id in only]
+        for i, spec in enumerate(specs, 1):
+            if spec.id in recs:
+                continue
+            t0 = time.perf_counter()
+            try:
+                rec = build(spec, root, time_limit)
+            except DmloptError as exc:
+                print(f"[{problem} {i}/{len(specs)}] {spec.id}: skipped ({exc})", file=out,
+                      flush=True)
+                continue
+            recs[spec.id] = rec
+            _write(path, list(recs.values()))
+            made += 1
+            print(f"[{problem} {i}/{len(specs)}] {spec.id}: {rec['status']} {rec['objective']:g}"
+                  f" ({time.perf_counter() - t0:.1f} s)", file=out, flush=True)
+    return made
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.library",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("problems", nargs="+", choices=list(SPECS), metavar="PROBLEM",
+                    help=f"one or more of {', '.join(SPECS)}")
+    ap.add_argument("--only", nargs="*", default=None, metavar="ID", help="only these ids")
+    ap.add_argument("--time-limit", type=float, default=600.0,
+                    help="seconds per exact solve (default 600)")
+    ap.add_argument("--root", default=None, metavar="DIR",
+                    help="data root holding <problem>/ (default: the installed dmlopt.data)")
+    args = ap.parse_args(argv)
+    root = Path(args.root) if args.root else references.data_root()
+    n = run(args.problems, root, args.time_limit, set(args.only) if args.only else None)
+    print(f"{n} record(s) made under {root}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

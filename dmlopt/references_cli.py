@@ -1,0 +1,59 @@
+"""``dmlopt references [PROBLEM] [--json | --verify]``: the reference library on the command
+line (:mod:`dmlopt.references`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from dmlopt import references
+from dmlopt.errors import DmloptError
+
+
+def cmd_references(args: argparse.Namespace) -> int:
+    recs = references.records(args.problem)
+    if args.json:
+        print(json.dumps([r.as_dict() for r in recs], indent=1))
+        return 0
+    if args.verify:
+        t0 = time.perf_counter()
+        failures = references.verify(recs)
+        for line in failures:
+            print(f"dmlopt: references: {line}", file=sys.stderr)
+        if failures:
+            raise DmloptError(f"references: {len(failures)} check(s) failed in {len(recs)} "
+                              "records") from None
+        print(f"{len(recs)} records verified in {time.perf_counter() - t0:.1f} s: every "
+              "solution re-evaluates to its objective, every bound and status is consistent")
+        return 0
+    counts: dict[str, dict[str, int]] = {}
+    for r in recs:
+        counts.setdefault(r.problem, {}).setdefault(r.status, 0)
+        counts[r.problem][r.status] += 1
+    print(f"{'problem':<10} {'id':<34} {'status':<10} {'objective':>14} {'bound':>14} "
+          f"{'method':<22} {'seconds':>8}")
+    for r in recs:
+        bound = "-" if r.bound is None else f"{r.bound:.8g}"
+        print(f"{r.problem:<10} {r.id:<34} {r.status:<10} {r.objective:>14.8g} {bound:>14} "
+              f"{r.method:<22} {r.seconds:>8.1f}")
+    print("; ".join(f"{p}: " + ", ".join(f"{n} {s}" for s, n in sorted(c.items()))
+                    for p, c in counts.items()) or "no records")
+    return 0
+
+
+def register(sub: Any) -> None:
+    r = sub.add_parser("references", help="the reference library: certified optima and "
+                       "best-known values of shipped instances",
+                       description="List, print as JSON or re-check the certified values "
+                       "shipped in data/<problem>/references.json.")
+    r.add_argument("problem", nargs="?", default=None)
+    which = r.add_mutually_exclusive_group()
+    which.add_argument("--json", action="store_true",
+                       help="every record, with the absolute paths of its instance and solution")
+    which.add_argument("--verify", action="store_true",
+                       help="re-evaluate every solution and check objective, bound and status; "
+                       "exit 2 on any mismatch")
+    r.set_defaults(func=cmd_references)
