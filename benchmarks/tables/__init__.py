@@ -84,3 +84,11 @@ def rows(records: list[dict]) -> pd.DataFrame:
     if df.empty:
         return df
     return df.drop_duplicates(["instance_hash", "method", "options", "seed"], keep="last")
+
+
+def md_table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table, or ``_no runs_`` when there are no rows."""
+    if not rows:
+        return "_no runs_"
+    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+                     + ["| " + " | ".join(r) + " |" for r in rows])

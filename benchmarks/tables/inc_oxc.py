@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dmlopt.benchmarks.tables import Table
+from dmlopt.benchmarks.tables import Table, md_table
 
 #: Table II of paper 002: run time in seconds of MILP_INC, MILP_Non_INC (Gurobi) and WCG
 PAPER_T2 = {2: (1.65, 0.71, 0.17), 4: (22.1, 2.80, 0.31), 6: (1556, 30.6, 0.35)}
@@ -55,11 +55,7 @@ def _racks(runs: dict) -> list[int]:
     return sorted({c[1] for c, _ in runs if c[0] == "small"})
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    if not rows:
-        return "_no runs_"
-    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-                     + ["| " + " | ".join(r) + " |" for r in rows])
+_table = md_table
 
 
 def fig4(df: pd.DataFrame, outdir: Path) -> str:

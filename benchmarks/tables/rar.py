@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dmlopt.benchmarks.tables import Table
+from dmlopt.benchmarks.tables import Table, md_table
 
 SCHEMES = ("MinCU", "MinW", "MinT", "MaxR")
 METRICS = ("blocking_rate", "activated_cu_ratio", "activated_wavelength_ratio", "aot_ratio",
@@ -49,11 +49,7 @@ def _f(x: object, fmt: str = ".4f") -> str:
     return "-" if x is None or pd.isna(x) else format(x, fmt)
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    if not rows:
-        return "_no runs_"
-    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-                     + ["| " + " | ".join(r) + " |" for r in rows])
+_table = md_table
 
 
 def table2(runs: pd.DataFrame, outdir: Path) -> str:
