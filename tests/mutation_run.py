@@ -36,7 +36,7 @@ TARGETS: dict[str, tuple[str, str, str]] = {
     "infer_tap": ("models/infer_tap.py", "evaluate", "tests/test_infer_problem.py"),
     "infer": ("models/infer/__init__.py", "evaluate", "tests/test_infer_evaluator.py "
               "tests/test_infer_problem.py tests/test_infer.py"),
-    "rar": ("models/rar/__init__.py", "evaluate", "tests/test_rar.py"),
+    "rar": ("models/rar/evaluate.py", "evaluate", "tests/test_rar.py"),
     "nara": ("models/nara/__init__.py", "evaluate", "tests/test_nara.py"),
 }
 

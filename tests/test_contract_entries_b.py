@@ -389,10 +389,12 @@ def test_rar_large_ring_cap_refused_by_the_instance():
 
 
 def test_rar_ring_search_is_bounded(monkeypatch):
-    monkeypatch.setattr(MR, "MAX_RING_STEPS", 1_000)
+    from dmlopt.models.rar import instance as rar_instance  # where the ring search reads it
+
+    monkeypatch.setattr(rar_instance, "MAX_RING_STEPS", 1_000)
     with pytest.raises(InstanceError, match="ring_max_nodes"):
         parse(MR.Instance, _rar_complete(10, ring_max_nodes=10))
-    monkeypatch.setattr(MR, "MAX_RING_STEPS", 2_000_000)
+    monkeypatch.setattr(rar_instance, "MAX_RING_STEPS", 2_000_000)
     assert len(parse(MR.Instance, _rar_complete(6)).rings) > 0
 
 

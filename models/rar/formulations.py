@@ -1,0 +1,655 @@
+"""RAR (paper 003): the ILP (eqs. 4-41), the aggregated formulation, decoding and warm starts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dmlopt.contract import Formulation
+from dmlopt.models.rar import config as _rar_config
+from dmlopt.models.rar.evaluate import Assignment, Solution, assign_cu_ids
+from dmlopt.models.rar.instance import Instance, modes, node_work
+
+# --------------------------------------------------------------------------------------------
+# exact formulations
+
+
+def _ring_sets(instance: Instance) -> dict[int, list[int]]:
+    """Request -> rings offered (through s_j with room for the fewest nodes; P_j)."""
+    out = {}
+    for j, r in enumerate(instance.requests):
+        need = min(r.node_counts)
+        out[j] = [k for k in instance.rings_through[r.source] if instance.rings[k].size >= need]
+    return out
+
+
+def _objective_expr(instance: Instance, eta, zeta):
+    """Eq. (4): (1 - sum eta / |R|) + alpha zeta."""
+    nr = len(instance.requests)
+    return (1 - sum(eta[j] for j in range(nr)) / nr) + instance.alpha_of() * zeta
+
+
+def build_paper(instance: Instance) -> Any:
+    """Eqs. (4)-(41) with per-CU and per-wavelength binaries over time (module docstring)."""
+    import pyomo.environ as pyo
+
+    inst = instance
+    nr, T = len(inst.requests), inst.slots
+    J = range(nr)
+    TT = range(1, T + 1)
+    Nn = range(len(inst.nodes))
+    Ll = range(len(inst.links))
+    P = _ring_sets(inst)
+    m = pyo.ConcreteModel(name=f"rar_paper_{inst.name}")
+    JNC = [(j, n, c) for j in J for n in Nn for c in range(inst.nodes[n].cus)]
+    JLB = [(j, l, b) for j in J for l in Ll for b in range(inst.links[l].wavelengths)]
+    NC = [(n, c) for n in Nn for c in range(inst.nodes[n].cus)]
+    LB = [(l, b) for l in Ll for b in range(inst.links[l].wavelengths)]
+    JK = [(j, k) for j in J for k in P[j]]
+    JKN = [(j, k, n) for j, k in JK for n in inst.rings[k].nodes]
+    JM = [(j, nn) for j in J for nn in inst.requests[j].node_counts]
+    m.eta = pyo.Var(J, domain=pyo.Binary)
+    m.C = pyo.Var([(j, t, n, c) for j, n, c in JNC for t in TT], domain=pyo.Binary)
+    m.f = pyo.Var([(j, t, l, b) for j, l, b in JLB for t in TT], domain=pyo.Binary)
+    m.S = pyo.Var(JK, domain=pyo.Binary)
+    m.On = pyo.Var(J, Nn, domain=pyo.Binary)  # O_n^j
+    m.Oc = pyo.Var(NC, domain=pyo.Binary)  # O_{n,c}
+    m.Ow = pyo.Var(LB, domain=pyo.Binary)  # O_{l,b}
+    m.Ojc = pyo.Var(JNC, domain=pyo.Binary)  # O_{n,c}^j
+    m.Ojw = pyo.Var(JLB, domain=pyo.Binary)  # O_{l,b}^j
+    m.Ont = pyo.Var(J, Nn, TT, domain=pyo.Binary)  # O_{n,t}^j
+    m.Olt = pyo.Var(J, Ll, TT, domain=pyo.Binary)  # O_{l,t}^j
+    m.y = pyo.Var(JKN, domain=pyo.Binary)  # y_{k,n}^j (eq. 21: only n in k)
+    m.Gamma = pyo.Var(J, bounds=(0, 1))
+    m.ON = pyo.Var(J, Nn, domain=pyo.NonNegativeIntegers,
+                   bounds=lambda m, j, n: (0, inst.nodes[n].cus))
+    m.Tsn = pyo.Var(J, Nn, domain=pyo.NonNegativeIntegers, bounds=(0, T))
+    m.Ten = pyo.Var(J, Nn, domain=pyo.NonNegativeIntegers, bounds=(0, T))
+    m.Tsl = pyo.Var(J, Ll, domain=pyo.NonNegativeIntegers, bounds=(0, T))
+    m.Tel = pyo.Var(J, Ll, domain=pyo.NonNegativeIntegers, bounds=(0, T))
+    multi = {j: len(inst.requests[j].node_counts) > 1 for j in J}
+    m.mode = pyo.Var(JM, domain=pyo.Binary)  # N_j choice (one value: equals eta_j)
+
+    def n_expr(j):  # N_j eta_j, or sum_N N mode_{j,N}
+        return sum(nn * m.mode[j, nn] for nn in inst.requests[j].node_counts)
+
+    m.mode_sum = pyo.Constraint(J, rule=lambda m, j: sum(
+        m.mode[j, nn] for nn in inst.requests[j].node_counts) == m.eta[j])
+
+    # (4) objective, zeta and alpha of section 4.C
+    if inst.scheme == "MinCU":
+        zeta = sum(m.Oc[n, c] for n, c in NC)
+    elif inst.scheme == "MinW":
+        zeta = sum(m.Ow[l, b] for l, b in LB)
+    elif inst.scheme == "MinT":
+        zeta = sum(m.Ten[j, inst.requests[j].source] / inst.requests[j].deadline for j in J)
+    else:
+        zeta = sum(1 - m.Gamma[j] for j in J)
+    m.obj = pyo.Objective(expr=_objective_expr(inst, m.eta, zeta), sense=pyo.minimize)
+
+    # (5) CU-slots per node (module docstring); one row per allowed N
+    m.c5 = pyo.ConstraintList()
+    for j in J:
+        for n in Nn:
+            used = sum(m.C[j, t, n, c] for t in TT for c in range(inst.nodes[n].cus))
+            for nn in inst.requests[j].node_counts:
+                a, b = node_work(inst, j, nn)
+                if multi[j]:
+                    big = a + b * inst.nodes[n].cus
+                    m.c5.add(used >= a * m.On[j, n] + b * m.ON[j, n]
+                             - big * (1 - m.mode[j, nn]))
+                else:
+                    m.c5.add(used >= a * m.On[j, n] + b * m.ON[j, n])
+    # (6) wavelength resources on the selected ring
+    m.c6 = pyo.Constraint(JK, rule=lambda m, j, k: sum(
+        m.Ojw[j, l, b] for l in Ll for b in range(inst.links[l].wavelengths))
+        >= m.S[j, k] * inst.rings[k].size)
+    # (7) one ring per deployed request
+    m.c7 = pyo.Constraint(J, rule=lambda m, j: sum(m.S[j, k] for k in P[j]) == m.eta[j])
+    # (8) a CU serves one request per slot
+    m.c8 = pyo.Constraint(NC, TT, rule=lambda m, n, c, t: sum(m.C[j, t, n, c] for j in J) <= 1)
+    # (9) a wavelength carries at most rho requests per slot
+    m.c9 = pyo.Constraint(LB, TT, rule=lambda m, l, b, t: sum(
+        m.f[j, t, l, b] for j in J) <= inst.rho)
+    # (10) one wavelength per request, link and slot
+    m.c10 = pyo.Constraint(J, Ll, TT, rule=lambda m, j, l, t: sum(
+        m.f[j, t, l, b] for b in range(inst.links[l].wavelengths)) <= 1)
+    # (11) ring size >= N_j
+    m.c11 = pyo.Constraint(J, rule=lambda m, j: sum(
+        m.S[j, k] * inst.rings[k].size for k in P[j]) >= n_expr(j))
+    # (12)-(13) reliability; rings below r_j fixed to 0 (implied by 12-13)
+    m.c12 = pyo.Constraint(J, rule=lambda m, j: m.Gamma[j] == sum(
+        m.S[j, k] * inst.rings[k].reliability for k in P[j]))
+    m.c13 = pyo.Constraint(J, rule=lambda m, j: m.Gamma[j] >= m.eta[j]
+                           * inst.requests[j].reliability)
+    for j, k in JK:
+        if inst.rings[k].reliability < inst.requests[j].reliability:
+            m.S[j, k].fix(0)
+    # (14) O_{n,c}^j
+    m.c14a = pyo.Constraint(JNC, rule=lambda m, j, n, c: m.Ojc[j, n, c] <= sum(
+        m.C[j, t, n, c] for t in TT))
+    m.c14b = pyo.Constraint(JNC, rule=lambda m, j, n, c: sum(
+        m.C[j, t, n, c] for t in TT) <= T * m.Ojc[j, n, c])
+    # (15) ON_n^j
+    m.c15 = pyo.Constraint(J, Nn, rule=lambda m, j, n: m.ON[j, n] == sum(
+        m.Ojc[j, n, c] for c in range(inst.nodes[n].cus)))
+    # (16) O_n^j
+    m.c16a = pyo.Constraint(J, Nn, rule=lambda m, j, n: m.On[j, n] <= m.ON[j, n])
+    m.c16b = pyo.Constraint(J, Nn, rule=lambda m, j, n: m.ON[j, n]
+                            <= inst.nodes[n].cus * m.On[j, n])
+    # (17) the source computes
+    m.c17 = pyo.Constraint(J, rule=lambda m, j: m.On[j, inst.requests[j].source] == m.eta[j])
+    # (18) O_{l,b}^j
+    m.c18a = pyo.Constraint(JLB, rule=lambda m, j, l, b: m.Ojw[j, l, b] <= sum(
+        m.f[j, t, l, b] for t in TT))
+    m.c18b = pyo.Constraint(JLB, rule=lambda m, j, l, b: sum(
+        m.f[j, t, l, b] for t in TT) <= T * m.Ojw[j, l, b])
+    # (19) no wavelength off the selected ring; (20) one on each ring link
+    m.c19 = pyo.ConstraintList()
+    m.c20 = pyo.ConstraintList()
+    for j, k in JK:
+        on = set(inst.rings[k].links)
+        for l in Ll:
+            w = sum(m.Ojw[j, l, b] for b in range(inst.links[l].wavelengths))
+            if l in on:
+                m.c20.add(m.S[j, k] <= w)
+            else:
+                m.c19.add(w <= inst.links[l].wavelengths * (1 - m.S[j, k]))
+    # one wavelength per request and link (fix of 25, see docstring)
+    m.c10b = pyo.Constraint(J, Ll, rule=lambda m, j, l: sum(
+        m.Ojw[j, l, b] for b in range(inst.links[l].wavelengths)) <= 1)
+    # (22)-(24) nodes of the ring; computing nodes are the y's (fix)
+    m.c22 = pyo.Constraint(JKN, rule=lambda m, j, k, n: m.y[j, k, n] <= m.S[j, k])
+    m.c23 = pyo.Constraint(JKN, rule=lambda m, j, k, n: m.y[j, k, n] <= m.On[j, n])
+    if all(not multi[j] for j in J):
+        m.c24 = pyo.Constraint(JK, rule=lambda m, j, k: sum(
+            m.y[j, k, n] for n in inst.rings[k].nodes)
+            == m.S[j, k] * inst.requests[j].node_counts[0])
+    else:
+        m.c24 = pyo.Constraint(J, rule=lambda m, j: sum(
+            m.y[j, k, n] for k in P[j] for n in inst.rings[k].nodes) == n_expr(j))
+    m.c24b = pyo.Constraint(J, Nn, rule=lambda m, j, n: m.On[j, n] == sum(
+        m.y[j, k, n] for k in P[j] if n in inst.rings[k].nodes))
+    # (25) wavelength continuity along the ring (fix: one wavelength on all its links)
+    m.c25 = pyo.ConstraintList()
+    for j, k in JK:
+        lk = inst.rings[k].links
+        for l1, l2 in zip(lk, (*lk[1:], lk[0]), strict=True):
+            for b in range(max(inst.links[l1].wavelengths, inst.links[l2].wavelengths)):
+                x1 = m.Ojw[j, l1, b] if b < inst.links[l1].wavelengths else 0
+                x2 = m.Ojw[j, l2, b] if b < inst.links[l2].wavelengths else 0
+                m.c25.add(x1 - x2 <= 1 - m.S[j, k])
+                m.c25.add(x2 - x1 <= 1 - m.S[j, k])
+    # (26)-(27) activated CUs and wavelengths
+    m.c26a = pyo.Constraint(NC, rule=lambda m, n, c: m.Oc[n, c] <= sum(
+        m.Ojc[j, n, c] for j in J))
+    m.c26b = pyo.Constraint(NC, rule=lambda m, n, c: sum(
+        m.Ojc[j, n, c] for j in J) <= nr * m.Oc[n, c])
+    m.c27a = pyo.Constraint(LB, rule=lambda m, l, b: m.Ow[l, b] <= sum(
+        m.Ojw[j, l, b] for j in J))
+    m.c27b = pyo.Constraint(LB, rule=lambda m, l, b: sum(
+        m.Ojw[j, l, b] for j in J) <= nr * m.Ow[l, b])
+    # (28)-(29) occupancy of nodes and links per slot
+    m.c28a = pyo.Constraint(J, Nn, TT, rule=lambda m, j, n, t: m.Ont[j, n, t] <= sum(
+        m.C[j, t, n, c] for c in range(inst.nodes[n].cus)))
+    m.c28b = pyo.Constraint(J, Nn, TT, rule=lambda m, j, n, t: sum(
+        m.C[j, t, n, c] for c in range(inst.nodes[n].cus))
+        <= inst.nodes[n].cus * m.Ont[j, n, t])
+    m.c29a = pyo.Constraint(J, Ll, TT, rule=lambda m, j, l, t: m.Olt[j, l, t] <= sum(
+        m.f[j, t, l, b] for b in range(inst.links[l].wavelengths)))
+    m.c29b = pyo.Constraint(J, Ll, TT, rule=lambda m, j, l, t: sum(
+        m.f[j, t, l, b] for b in range(inst.links[l].wavelengths)) <= m.Olt[j, l, t])
+    # held CUs (fix, see docstring): a used CU serves every slot of the node's window
+    m.held = pyo.Constraint([(j, t, n, c) for j, n, c in JNC for t in TT],
+                            rule=lambda m, j, t, n, c: m.C[j, t, n, c]
+                            >= m.Ojc[j, n, c] + m.Ont[j, n, t] - 1)
+    # (30)-(31) window bounds where occupied
+    m.c30a = pyo.Constraint(J, Nn, TT, rule=lambda m, j, n, t: m.Tsn[j, n]
+                            <= t + T * (1 - m.Ont[j, n, t]))
+    m.c30b = pyo.Constraint(J, Nn, TT, rule=lambda m, j, n, t: m.Ten[j, n]
+                            >= t - T * (1 - m.Ont[j, n, t]))
+    m.c31a = pyo.Constraint(J, Ll, TT, rule=lambda m, j, l, t: m.Tsl[j, l]
+                            <= t + T * (1 - m.Olt[j, l, t]))
+    m.c31b = pyo.Constraint(J, Ll, TT, rule=lambda m, j, l, t: m.Tel[j, l]
+                            >= t - T * (1 - m.Olt[j, l, t]))
+
+    # (32)-(33) contiguity per CU and per wavelength
+    def c32(m, j, t, n, c):
+        later = sum(m.C[j, t1, n, c] for t1 in range(t + 2, T + 1))
+        return later <= (1 - m.C[j, t, n, c] + m.C[j, t + 1, n, c]) * (T - t - 1)
+
+    def c33(m, j, t, l, b):
+        later = sum(m.f[j, t1, l, b] for t1 in range(t + 2, T + 1))
+        return later <= (1 - m.f[j, t, l, b] + m.f[j, t + 1, l, b]) * (T - t - 1)
+
+    T2 = range(1, T - 1)
+    m.c32 = pyo.Constraint([(j, t, n, c) for j, n, c in JNC for t in T2], rule=c32)
+    m.c33 = pyo.Constraint([(j, t, l, b) for j, l, b in JLB for t in T2], rule=c33)
+    # (34)-(35) window length equals the occupied slots
+    big = 2 * T + 1
+    m.c34 = pyo.ConstraintList()
+    for j in J:
+        for n in Nn:
+            d = sum(m.Ont[j, n, t] for t in TT) - (m.Ten[j, n] - m.Tsn[j, n] + 1)
+            m.c34.add(d <= big * (1 - m.On[j, n]))
+            m.c34.add(d >= -big * (1 - m.On[j, n]))
+    m.c35 = pyo.ConstraintList()
+    for j, k in JK:
+        for l in inst.rings[k].links:
+            d = sum(m.Olt[j, l, t] for t in TT) - (m.Tel[j, l] - m.Tsl[j, l] + 1)
+            m.c35.add(d <= big * (1 - m.S[j, k]))
+            m.c35.add(d >= -big * (1 - m.S[j, k]))
+    # (36)-(37) nothing outside [t_a, t_d]
+    for j in J:
+        r = inst.requests[j]
+        for t in TT:
+            if not r.arrival <= t <= r.deadline:
+                for n in Nn:
+                    m.Ont[j, n, t].fix(0)
+                for l in Ll:
+                    m.Olt[j, l, t].fix(0)
+    # (38) window of the source inside [t_a, t_d]; a blocked request ends at 0
+    m.c38 = pyo.ConstraintList()
+    for j in J:
+        r, s = inst.requests[j], inst.requests[j].source
+        m.c38.add(m.Tsn[j, s] >= r.arrival * m.eta[j])
+        m.c38.add(m.Tsn[j, s] <= m.Ten[j, s])
+        m.c38.add(m.Ten[j, s] <= r.deadline + T * (1 - m.eta[j]))
+        m.c38.add(m.Ten[j, s] <= T * m.eta[j])
+    # (39)-(40) every computing node and ring link shares the source's window
+    m.c39 = pyo.ConstraintList()
+    for j in J:
+        s = inst.requests[j].source
+        for n in Nn:
+            if n == s:
+                continue
+            for var_n, var_s in ((m.Tsn[j, n], m.Tsn[j, s]), (m.Ten[j, n], m.Ten[j, s])):
+                m.c39.add(var_n - var_s <= T * (1 - m.On[j, n]))
+                m.c39.add(var_s - var_n <= T * (1 - m.On[j, n]))
+    m.c40 = pyo.ConstraintList()
+    m.c41 = pyo.ConstraintList()
+    for j, k in JK:
+        s = inst.requests[j].source
+        for l in inst.rings[k].links:
+            for var_l, var_s in ((m.Tsl[j, l], m.Tsn[j, s]), (m.Tel[j, l], m.Ten[j, s])):
+                m.c40.add(var_l - var_s <= T * (1 - m.S[j, k]))
+                m.c40.add(var_s - var_l <= T * (1 - m.S[j, k]))
+            # (41) ring links are lit whenever the source computes
+            for t in TT:
+                m.c41.add(m.S[j, k] + m.Ont[j, s, t] - 1 <= m.Olt[j, l, t])
+    m._rar = "paper"
+    return m
+
+
+def _size_paper(instance: Instance) -> tuple[int, int]:
+    inst = instance
+    nr, T = len(inst.requests), inst.slots
+    nn, nl = len(inst.nodes), len(inst.links)
+    sc, sw = inst.total_cus, inst.total_wavelengths
+    P = _ring_sets(inst)
+    nk = sum(len(v) for v in P.values())
+    nkn = sum(inst.rings[k].size for v in P.values() for k in v)
+    n_vars = (nr * T * (sc + sw) + nr * (sc + sw) + sc + sw + nr * T * (nn + nl)
+              + nk + nkn + nr * (2 + 4 * nn + 2 * nl)
+              + sum(len(r.node_counts) for r in inst.requests))
+    n_cons = (3 * nr * T * sc + 2 * nr * T * sw + T * (sc + sw) + 2 * nr * (sc + sw)
+              + 6 * nr * T * (nn + nl) + nk * (nl + 4 * T + 4 * nl) + 2 * nk * 20
+              + 3 * nkn + nr * (10 + 8 * nn) + 2 * (sc + sw))
+    return n_vars, n_cons
+
+
+def _mode_starts(instance: Instance, j: int) -> list[tuple[int, int, int, int]]:
+    """(N, k, d, start) of request j: every mode whose window fits in [t_a, t_d]."""
+    r = instance.requests[j]
+    k_max = max(nd.cus for nd in instance.nodes)
+    out = []
+    for nn, k, d in modes(instance, j, k_max):
+        for s in range(r.arrival, r.deadline - d + 2):
+            out.append((nn, k, d, s))
+    return out
+
+
+def build_aggregated(instance: Instance) -> Any:
+    """Integer CU counts per node and slot, modes (N, k, d) and starts (module docstring)."""
+    import pyomo.environ as pyo
+
+    inst = instance
+    nr, T = len(inst.requests), inst.slots
+    J = range(nr)
+    TT = range(1, T + 1)
+    P = {j: inst.candidate_rings(j) for j in J}
+    ms = {j: _mode_starts(inst, j) for j in J}
+    ring_nodes = {j: sorted({v for k in P[j] for v in inst.rings[k].nodes}) for j in J}
+    ring_links_ = {j: sorted({i for k in P[j] for i in inst.rings[k].links}) for j in J}
+    m = pyo.ConcreteModel(name=f"rar_aggregated_{inst.name}")
+    JK = [(j, k) for j in J for k in P[j]]
+    JQ = [(j, q) for j in J for q in range(len(ms[j]))]
+    JNQ = [(j, n, q) for j in J for q, (nn, k, d, s) in enumerate(ms[j])
+           for n in ring_nodes[j] if inst.nodes[n].cus >= k]
+    uniform_w = len({lk.wavelengths for lk in inst.links}) == 1
+    w_min = min(lk.wavelengths for lk in inst.links)
+    free_wl = _wavelengths_never_bind(inst)
+    JB = [(j, b) for j in J for b in range(w_min)
+          if (not uniform_w or b <= j) and not free_wl]
+    m.eta = pyo.Var(J, domain=pyo.Binary)
+    m.a = pyo.Var(JK, domain=pyo.Binary)  # ring choice (S_k^j)
+    m.q = pyo.Var(JQ, domain=pyo.Binary)  # mode and start
+    m.w = pyo.Var(JNQ, domain=pyo.Binary)  # node n computes in mode/start q
+    m.g = pyo.Var(JB, domain=pyo.Binary)  # wavelength b (same on every ring link)
+    m.eta_def = pyo.Constraint(J, rule=lambda m, j: sum(
+        m.q[j, q] for q in range(len(ms[j]))) == m.eta[j])
+    m.ring_one = pyo.Constraint(J, rule=lambda m, j: sum(m.a[j, k] for k in P[j]) == m.eta[j])
+    if not free_wl:
+        m.wl_one = pyo.Constraint(J, rule=lambda m, j: sum(
+            m.g[jj, b] for jj, b in JB if jj == j) == m.eta[j])
+    w_by_jq: dict[tuple[int, int], list[int]] = {}
+    w_by_jn: dict[tuple[int, int], list[int]] = {}
+    for j, n, q in JNQ:
+        w_by_jq.setdefault((j, q), []).append(n)
+        w_by_jn.setdefault((j, n), []).append(q)
+    # N computing nodes in the chosen mode (eq. 24)
+    m.n_nodes = pyo.Constraint(JQ, rule=lambda m, j, q: sum(
+        m.w[j, n, q] for n in w_by_jq.get((j, q), [])) == ms[j][q][0] * m.q[j, q])
+
+    # explicit node choice y_{j,n} = sum_q w (a better branching variable than the w's)
+    JN = [(j, n) for j in J for n in ring_nodes[j]]
+    m.y = pyo.Var(JN, domain=pyo.Binary)
+    m.y_def = pyo.Constraint(JN, rule=lambda m, j, n: m.y[j, n] == sum(
+        m.w[j, n, q] for q in w_by_jn.get((j, n), [])))
+
+    def y(j, n):
+        return m.y[j, n] if (j, n) in m.y else 0  # noqa: SIM401 (pyomo component)
+
+    # computing nodes on the chosen ring (eqs. 21-23), the source computes (eq. 17)
+    m.on_ring = pyo.Constraint([(j, n) for j in J for n in ring_nodes[j]],
+                               rule=lambda m, j, n: y(j, n) <= sum(
+                                   m.a[j, k] for k in P[j] if n in inst.rings[k].nodes))
+    m.source = pyo.Constraint(J, rule=lambda m, j: y(j, inst.requests[j].source) == m.eta[j])
+    # CU capacity per node and slot (eq. 8 aggregated) and activated CUs as peak usage
+    usage: dict[tuple[int, int], list] = {}
+    for j, n, q in JNQ:
+        _, k, d, s = ms[j][q]
+        for t in range(s, s + d):
+            usage.setdefault((n, t), []).append(k * m.w[j, n, q])
+    NT = sorted(usage)
+    m.cap = pyo.Constraint(NT, rule=lambda m, n, t: sum(usage[n, t]) <= inst.nodes[n].cus)
+    # occupancy of request j at slot t
+    occ: dict[tuple[int, int], list] = {}
+    for j, q in JQ:
+        _, _, d, s = ms[j][q]
+        for t in range(s, s + d):
+            occ.setdefault((j, t), []).append(m.q[j, q])
+    # h_{j,l,b} = g_{j,b} * [l on the ring of j], linearised by sum_b h = on-ring, h <= g
+    def on_link(j, l):
+        return sum(m.a[j, k] for k in P[j] if l in inst.rings[k].links)
+
+    JLB = [(j, l, b) for j, b in JB for l in ring_links_[j]]
+    m.h = pyo.Var(JLB, bounds=(0, 1))
+    m.h_g = pyo.Constraint(JLB, rule=lambda m, j, l, b: m.h[j, l, b] <= m.g[j, b])
+    JL = sorted({(j, l) for j, l, _ in JLB})
+    bs_of = {j: [b for jj, b in JB if jj == j] for j in J}
+    m.h_on = pyo.Constraint(JL, rule=lambda m, j, l: sum(
+        m.h[j, l, b] for b in bs_of[j]) == on_link(j, l))
+    # wavelength load per link, wavelength and slot (eq. 9): f >= h + occ - 1
+    JLBT = [(j, l, b, t) for j, l, b in JLB for t in TT if (j, t) in occ]
+    m.f = pyo.Var(JLBT, bounds=(0, 1))
+    m.f_def = pyo.Constraint(JLBT, rule=lambda m, j, l, b, t: m.f[j, l, b, t]
+                             >= m.h[j, l, b] + sum(occ[j, t]) - 1)
+    load: dict[tuple[int, int, int], list] = {}
+    for j, l, b, t in JLBT:
+        load.setdefault((l, b, t), []).append(m.f[j, l, b, t])
+    m.rho = pyo.Constraint(
+        [key for key, v in load.items() if len(v) > inst.rho],
+        rule=lambda m, l, b, t: sum(load[l, b, t]) <= inst.rho)
+    # objective (4)
+    if inst.scheme == "MinCU":
+        per_jn: dict[tuple[int, int], list] = {}
+        for j, n, q in JNQ:
+            per_jn.setdefault((j, n), []).append(ms[j][q][1] * m.w[j, n, q])
+        zeta = activated_cus(m, inst, usage, per_jn)
+    elif inst.scheme == "MinW":
+        zeta = activated_wavelengths(m, JLB)
+    elif inst.scheme == "MinT":
+        zeta = sum((ms[j][q][3] + ms[j][q][2] - 1) / inst.requests[j].deadline * m.q[j, q]
+                   for j, q in JQ)
+    else:
+        zeta = sum(1 - sum(inst.rings[k].reliability * m.a[j, k] for k in P[j]) for j in J)
+    m.obj = pyo.Objective(expr=_objective_expr(inst, m.eta, zeta), sense=pyo.minimize)
+    m._rar = "aggregated"
+    m._rar_modes = ms
+    return m
+
+
+def activated_cus(m: Any, inst: Instance, usage: dict[tuple[int, int], list],
+                  per_jn: dict[tuple[int, int], list]) -> Any:
+    """MinCU's zeta_1 (eq. 4): integer activated CUs ``m.A[n]`` >= the usage of node n in every
+    slot (``usage[n, t]``: CU terms), plus the valid cut ``m.A[n]`` >= the CUs request j takes
+    on node n, whatever its window (``per_jn[j, n]``). Shared by ``aggregated`` and ``config``.
+    """
+    import pyomo.environ as pyo
+
+    m.A = pyo.Var(range(len(inst.nodes)), domain=pyo.NonNegativeIntegers,
+                  bounds=lambda m, n: (0, inst.nodes[n].cus))
+    m.peak = pyo.Constraint(sorted(usage), rule=lambda m, n, t: m.A[n] >= sum(usage[n, t]))
+    m.peak_j = pyo.Constraint(sorted(per_jn), rule=lambda m, j, n: m.A[n] >= sum(per_jn[j, n]))
+    return sum(m.A[n] for n in range(len(inst.nodes)))
+
+
+def activated_wavelengths(m: Any, JLB: list[tuple[int, int, int]]) -> Any:
+    """MinW's zeta_2 (eq. 4): ``m.Ow[l, b]`` >= ``m.h[j, l, b]`` (request j holds wavelength b on
+    link l) for the (j, l, b) in ``JLB``. Shared by ``aggregated`` and ``config``."""
+    import pyomo.environ as pyo
+
+    LB = sorted({(l, b) for _, l, b in JLB})
+    m.Ow = pyo.Var(LB, bounds=(0, 1))
+    m.ow_def = pyo.Constraint(JLB, rule=lambda m, j, l, b: m.Ow[l, b] >= m.h[j, l, b])
+    return sum(m.Ow[l, b] for l, b in LB)
+
+
+def _wavelengths_never_bind(instance: Instance) -> bool:
+    """True if wavelengths cannot matter: not MinW and |R| <= rho min_l |W_l|.
+
+    Then wavelength floor(i / rho) for the i-th deployed request loads no (link, wavelength,
+    slot) above rho, whatever the rings and windows, and no other term of eq. (4) sees
+    wavelengths; the aggregated model then has no wavelength variables (decode assigns them).
+    """
+    w_min = min(lk.wavelengths for lk in instance.links)
+    return instance.scheme != "MinW" and len(instance.requests) <= instance.rho * w_min
+
+
+def _size_aggregated(instance: Instance) -> tuple[int, int]:
+    inst = instance
+    nr, T = len(inst.requests), inst.slots
+    n_vars = n_cons = 0
+    wmin = min(lk.wavelengths for lk in inst.links)
+    for j in range(nr):
+        r = inst.requests[j]
+        window = r.deadline - r.arrival + 1
+        nq = len(r.node_counts) * window * (window + 1) // 2  # upper bound on mode-starts
+        rings = inst.candidate_rings(j)
+        nodes = len({v for k in rings for v in inst.rings[k].nodes})
+        links = len({i for k in rings for i in inst.rings[k].links})
+        nb = min(wmin, j + 1)
+        n_vars += 1 + len(rings) + nq + nq * nodes + nodes + nb + links * nb * (window + 1)
+        n_cons += 4 + nq + 2 * nodes + links * nb * (window + 2) + links
+    n_cons += len(inst.nodes) * T * 2 + inst.total_wavelengths * T
+    n_vars += len(inst.nodes) + inst.total_wavelengths
+    return n_vars, n_cons
+
+
+#: the exact models (module docstring); "config" decodes and warm-starts with its own
+FORMULATIONS: dict[str, Formulation] = {
+    "paper": Formulation(build_paper, _size_paper,
+                         "the ILP of section 4.D (eqs. 4-38) over the enumerated rings"),
+    "aggregated": Formulation(build_aggregated, _size_aggregated,
+                              "ours: modes (node count, CUs, duration) and start slots instead "
+                              "of per-slot CU variables, symmetry breaking"),
+    "config": Formulation(_rar_config.build_config, _rar_config.size_config,
+                          "ours: one binary per (ring, node set, CUs, window) configuration",
+                          decode=_rar_config.decode_config,
+                          warm_start=_rar_config.warm_start_config),
+}
+
+
+def build(instance: Instance, formulation: str = "paper") -> Any:
+    """The Pyomo model of ``instance`` in ``formulation`` (see :data:`FORMULATIONS`)."""
+    return FORMULATIONS[formulation].build(instance)
+
+
+def estimate_size(instance: Instance, formulation: str = "paper") -> tuple[int, int]:
+    """(variables, constraints) of the model, computed without building it (upper bounds)."""
+    return FORMULATIONS[formulation].estimate_size(instance)
+
+
+def _val(var: Any) -> float:
+    v = var.value
+    return 0.0 if v is None else float(v)
+
+
+def decode(model: Any, instance: Instance) -> Solution:
+    """The Solution of a solved paper or aggregated model."""
+    inst = instance
+    out: list[Assignment | None] = []
+    if model._rar == "config":
+        return _rar_config.decode_config(model, instance)
+    if model._rar == "paper":
+        for j, r in enumerate(inst.requests):
+            if _val(model.eta[j]) < 0.5:
+                out.append(None)
+                continue
+            k = next(k for k in inst.candidate_rings(j) if _val(model.S[j, k]) > 0.5)
+            ring = inst.rings[k]
+            nodes = [v for v in ring.nodes if _val(model.On[j, v]) > 0.5]
+            cus = [[c for c in range(inst.nodes[v].cus) if _val(model.Ojc[j, v, c]) > 0.5]
+                   for v in nodes]
+            l0 = ring.links[0]
+            b = next(b for b in range(inst.links[l0].wavelengths)
+                     if _val(model.Ojw[j, l0, b]) > 0.5)
+            busy = [t for t in range(1, inst.slots + 1) if _val(model.Ont[j, r.source, t]) > 0.5]
+            out.append(Assignment(ring=list(ring.nodes), nodes=nodes, cus=cus, wavelength=b,
+                                  start=min(busy), end=max(busy)))
+        return Solution(requests=out)
+    ms = model._rar_modes
+    plans: list[tuple[list[int], list[int], int, int] | None] = []
+    rings: list[tuple[int, ...] | None] = []
+    waves: list[int] = []
+    for j in range(len(inst.requests)):
+        if _val(model.eta[j]) < 0.5:
+            plans.append(None)
+            rings.append(None)
+            waves.append(-1)
+            continue
+        k = next(k for k in inst.candidate_rings(j) if _val(model.a[j, k]) > 0.5)
+        q = next(q for q in range(len(ms[j])) if _val(model.q[j, q]) > 0.5)
+        _, kk, d, s = ms[j][q]
+        nodes = [v for v in inst.rings[k].nodes
+                 if (j, v, q) in model.w and _val(model.w[j, v, q]) > 0.5]
+        if _wavelengths_never_bind(inst):
+            b = sum(1 for p in plans if p is not None) // inst.rho
+        else:
+            b = next(b for (jj, b) in model.g if jj == j and _val(model.g[jj, b]) > 0.5)
+        plans.append((nodes, [kk] * len(nodes), s, s + d - 1))
+        rings.append(inst.rings[k].nodes)
+        waves.append(b)
+    ids = assign_cu_ids(inst, plans)
+    for j, plan in enumerate(plans):
+        if plan is None:
+            out.append(None)
+            continue
+        nodes, _, s, e = plan
+        out.append(Assignment(ring=list(rings[j]), nodes=nodes, cus=ids[j],  # type: ignore[arg-type]
+                              wavelength=waves[j], start=s, end=e))
+    return Solution(requests=out)
+
+
+def _canon_ring(nodes: list[int]) -> tuple[int, ...]:
+    """The cyclic order of ``nodes`` as :func:`enumerate_rings` stores it."""
+    i = nodes.index(min(nodes))
+    rot = nodes[i:] + nodes[:i]
+    if rot[1] > rot[-1]:
+        rot = [rot[0]] + rot[1:][::-1]
+    return tuple(rot)
+
+
+def wavelength_relabel(instance: Instance, solution: Solution) -> dict[int, int]:
+    """Wavelengths renumbered in order of first use (b <= j, the symmetry breaking of the
+    ``aggregated`` and ``config`` models) when all links have the same count; else empty."""
+    relabel: dict[int, int] = {}
+    if len({lk.wavelengths for lk in instance.links}) == 1:
+        for a in solution.requests:
+            if a is not None and a.wavelength not in relabel:
+                relabel[a.wavelength] = len(relabel)
+    return relabel
+
+
+def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
+    """Set the model's variables from ``solution`` (paper model: eta and S only).
+
+    Aggregated model: every variable is set (rings, modes, nodes, wavelengths relabelled in
+    order of first use when the symmetry breaking is on, the linearised loads, activated CUs and
+    wavelengths). A request whose window is longer than its mode's duration or whose CU counts
+    are not the fewest for it cannot be expressed and is left unset (the start is then partial).
+    """
+    inst = instance
+    if model._rar == "config":
+        _rar_config.warm_start_config(model, instance, solution)
+        return
+    ring_index = {ring.nodes: k for k, ring in enumerate(inst.rings)}
+    if model._rar == "paper":
+        for j, a in enumerate(solution.requests):
+            model.eta[j].set_value(0.0 if a is None else 1.0)
+            k = None if a is None else ring_index.get(_canon_ring(a.ring))
+            for (jj, kk), var in model.S.items():
+                if jj == j and not var.fixed:
+                    var.set_value(1.0 if kk == k else 0.0)
+        return
+    ms = model._rar_modes
+    relabel = wavelength_relabel(inst, solution)
+    import pyomo.environ as pyo
+
+    for var in model.component_data_objects(pyo.Var):
+        var.set_value(0.0)
+    occ: dict[tuple[int, int], int] = {}
+    on_link: dict[tuple[int, int], int] = {}
+    for j, a in enumerate(solution.requests):
+        if a is None:
+            continue
+        k = ring_index.get(_canon_ring(a.ring))
+        hit = None
+        ks = {len(c) for c in a.cus}
+        for q, (nn, kk, d, st) in enumerate(ms[j]):
+            if nn == len(a.nodes) and ks == {kk} and st == a.start and st + d - 1 == a.end:
+                hit = q
+        if k is None or (j, k) not in model.a or hit is None:
+            continue
+        model.eta[j].set_value(1.0)
+        model.a[j, k].set_value(1.0)
+        model.q[j, hit].set_value(1.0)
+        for n in a.nodes:
+            model.w[j, n, hit].set_value(1.0)
+            model.y[j, n].set_value(1.0)
+        b = relabel.get(a.wavelength, a.wavelength)
+        if (j, b) in model.g:
+            model.g[j, b].set_value(1.0)
+        for t in range(a.start, a.end + 1):
+            occ[j, t] = 1
+        for i in inst.rings[k].links:
+            on_link[j, i] = b
+    for (j, l, b), var in model.h.items():
+        var.set_value(1.0 if on_link.get((j, l)) == b else 0.0)
+    if hasattr(model, "f"):
+        for (j, l, b, t), var in model.f.items():
+            var.set_value(1.0 if on_link.get((j, l)) == b and occ.get((j, t)) else 0.0)
+    if hasattr(model, "Ow"):
+        for (l, b), var in model.Ow.items():
+            var.set_value(1.0 if any(on_link.get((j, l)) == b
+                                     for j in range(len(inst.requests))) else 0.0)
+    if hasattr(model, "A"):
+        use = np.zeros((len(inst.nodes), inst.slots + 1), dtype=np.int64)
+        for (j, n, q), var in model.w.items():
+            if var.value:
+                _, kk, d, st = ms[j][q]
+                use[n, st:st + d] += kk
+        for n, var in model.A.items():
+            var.set_value(float(use[n].max()))
