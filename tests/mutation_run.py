@@ -27,8 +27,8 @@ PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
 #: name -> (file, function, the tests that must kill its mutants)
 TARGETS: dict[str, tuple[str, str, str]] = {
     "report_gap": ("benchmarks/report.py", "_gap", "tests/test_bench_report.py -k gap"),
-    "inc_oxc": ("models/inc_oxc.py", "evaluate", "tests/test_inc_oxc.py -k 'fig2 or by_hand or "
-                "evaluator or heuristics_pass'"),
+    "inc_oxc": ("models/inc_oxc/evaluation.py", "evaluate",
+                "tests/test_inc_oxc.py -k 'fig2 or by_hand or evaluator or heuristics_pass'"),
     "tabgp": ("models/tabgp.py", "evaluate",
               "tests/test_tabgp_evaluator.py tests/test_tabgp_model.py"),
     "tap": ("models/tap/__init__.py", "evaluate",
@@ -36,7 +36,7 @@ TARGETS: dict[str, tuple[str, str, str]] = {
     "infer_tap": ("models/infer_tap.py", "evaluate", "tests/test_infer_problem.py"),
     "infer": ("models/infer/__init__.py", "evaluate", "tests/test_infer_evaluator.py "
               "tests/test_infer_problem.py tests/test_infer.py"),
-    "rar": ("models/rar/evaluate.py", "evaluate", "tests/test_rar.py"),
+    "rar": ("models/rar/evaluation.py", "evaluate", "tests/test_rar.py"),
     "nara": ("models/nara/__init__.py", "evaluate", "tests/test_nara.py"),
 }
 

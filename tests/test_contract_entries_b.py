@@ -355,7 +355,9 @@ def test_inc_oxc_racks_bounded_by_the_instance():
 
 def test_inc_oxc_time_shared_oxc_costs_what_it_lists(monkeypatch):
     inst = MI.Instance.model_validate(_inc_oxc(4))
-    monkeypatch.setattr(MI, "circuits_from_ports", _boom)  # no (R, R) matrix per entry
+    from dmlopt.models.inc_oxc import evaluation as inc_evaluate  # where circuits() calls it
+
+    monkeypatch.setattr(inc_evaluate, "circuits_from_ports", _boom)  # no (R, R) per entry
     sched = [(0.25, [(0, 4), (8, 12)]), (0.25, [(1, 5)])] + [(0.0, [])] * 10_000
     sol = MI.Solution(workers=[[0]], ps=[(1, "server")], bandwidth=[[1.0]], oxc_schedule=sched)
     c, bad = MI.circuits(inst, sol)

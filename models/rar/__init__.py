@@ -100,7 +100,7 @@ from dmlopt.models.rar.constants import (
     SENSE,
     TITLE,
 )
-from dmlopt.models.rar.evaluate import (
+from dmlopt.models.rar.evaluation import (
     Assignment,
     Plan,
     Solution,

@@ -8,7 +8,7 @@ import numpy as np
 
 from dmlopt.contract import Formulation
 from dmlopt.models.rar import config as _rar_config
-from dmlopt.models.rar.evaluate import Assignment, Solution, assign_cu_ids
+from dmlopt.models.rar.evaluation import Assignment, Solution, assign_cu_ids
 from dmlopt.models.rar.instance import Instance, modes, node_work
 
 # --------------------------------------------------------------------------------------------
