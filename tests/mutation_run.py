@@ -31,7 +31,7 @@ TARGETS: dict[str, tuple[str, str, str]] = {
                 "tests/test_inc_oxc.py -k 'fig2 or by_hand or evaluator or heuristics_pass'"),
     "tabgp": ("models/tabgp/instance.py", "evaluate",
               "tests/test_tabgp_evaluator.py tests/test_tabgp_model.py"),
-    "tap": ("models/tap/__init__.py", "evaluate",
+    "tap": ("models/tap/instance.py", "evaluate",
             "tests/test_tap_evaluator.py tests/test_tap.py"),
     "infer_tap": ("models/infer_tap.py", "evaluate", "tests/test_infer_problem.py"),
     "infer": ("models/infer/__init__.py", "evaluate", "tests/test_infer_evaluator.py "

@@ -80,8 +80,8 @@ c_{S,i,t}, plus (S3), (S4), (S6). Its per-step LP is the strong set-partitioning
 it has sum_{s<=k} C(n, s) l tau columns (3,576 for n = 12, k = 3), so the size guard refuses it
 quickly as n and k grow.
 
-Measured (benchmarks/scripts/tabgp_exact.py, HiGHS, one thread) "pairs" is the fastest; see the
-README for the figures.
+Measured (``python -m dmlopt.benchmarks.analysis.tabgp_exact``, HiGHS, one thread) "pairs" is
+the fastest; see docs/tabgp.md for the figures.
 
 Generators
 ----------
