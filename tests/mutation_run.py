@@ -37,7 +37,7 @@ TARGETS: dict[str, tuple[str, str, str]] = {
     "infer": ("models/infer/__init__.py", "evaluate", "tests/test_infer_evaluator.py "
               "tests/test_infer_problem.py tests/test_infer.py"),
     "rar": ("models/rar/evaluation.py", "evaluate", "tests/test_rar.py"),
-    "nara": ("models/nara/__init__.py", "evaluate", "tests/test_nara.py"),
+    "nara": ("models/nara/evaluation.py", "evaluate", "tests/test_nara.py"),
 }
 
 

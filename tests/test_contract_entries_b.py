@@ -318,14 +318,16 @@ def test_nara_path_search_budget_is_per_rack_over_all_hop_limits(monkeypatch):
 
 def test_nara_evaluator_counts_route_pairs_before_listing_them(monkeypatch):
     inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 1}, seed=0)
-    real = MN.combinations
+    from itertools import combinations as real
 
     def small_only(items, r):
         items = list(items)
         assert len(items) <= 8, "listed the pairs of a long server list"
         return real(items, r)
 
-    monkeypatch.setattr(MN, "combinations", small_only)
+    from dmlopt.models.nara import evaluation as nara_evaluation  # where evaluate lists pairs
+
+    monkeypatch.setattr(nara_evaluation, "combinations", small_only)
     S = inst.net.n_servers
     al = MN.Allocation(servers=list(range(S)), cpu=[1] * S, mem=[1] * S, routes=[])
     ev = MN.evaluate(inst, MN.Solution(allocations=[al]))
