@@ -433,7 +433,9 @@ WCG_BELOW_OPTIMUM = (1, 2, 3, 7)
 def test_local_search_closes_the_gap_of_its_start(seed, monkeypatch):
     """wcg-ls must improve on its start where the start is not optimal: at least half of the
     gap to the MILP optimum (on these seeds it reaches it), never beyond the optimum."""
-    monkeypatch.setattr(H, "time", _Clock())  # 2000 steps for time_limit=2
+    from dmlopt.heuristics.inc_oxc import search  # where the local search reads the clock
+
+    monkeypatch.setattr(search, "time", _Clock())  # 2000 steps for time_limit=2
     inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 3}, seed=seed)
     base = dmlopt.heuristic(inst, "wcg", circuits="optimal", bandwidth="optimal").objective
     opt = dmlopt.solve(inst, formulation="strong", threads=1).objective

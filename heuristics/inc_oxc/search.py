@@ -1,0 +1,289 @@
+"""INC/OXC heuristics (paper 002): the schedule of a placement and our local search (wcg-ls)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from dmlopt.heuristics.inc_oxc.bvn import bvn_decompose, stuff
+from dmlopt.heuristics.inc_oxc.circuits import (
+    _bandwidth,
+    _circuits_bvn,
+    _optimal,
+    optimal_circuits,
+    placement_f,
+)
+from dmlopt.heuristics.inc_oxc.placement import _BIG_NEIGHBOURHOOD, _EPS, _place_ps, _State
+from dmlopt.models.inc_oxc import (
+    Instance,
+    Solution,
+    flow_coefficients,
+    link_loads,
+    ports_from_circuits,
+)
+
+
+def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: str,
+              search: tuple[float, int] | None = None, rounding: str = "pairs") -> Solution:
+    if circuits not in ("bvn", "optimal"):
+        from dmlopt.errors import InstanceError
+
+        raise InstanceError("circuits", circuits, "must be 'bvn' or 'optimal'")
+    if bandwidth not in ("proportional", "optimal"):
+        from dmlopt.errors import InstanceError
+
+        raise InstanceError("bandwidth", bandwidth, "must be 'proportional' or 'optimal'")
+    rng = np.random.default_rng(seed)
+    st = _State(instance)
+    wrack = placer(instance, st, rng)
+    ps_rack, server = _place_ps(instance, st, wrack)
+    if search is not None:
+        _iterated_search(instance, wrack, ps_rack, server, rng, *search)
+    if circuits == "bvn":
+        c = _circuits_bvn(instance, wrack, ps_rack, server, rounding)
+    else:
+        c = optimal_circuits(instance, wrack, ps_rack, server)
+    schedule = []
+    if not _covered(instance, wrack, ps_rack, server, c):
+        schedule = _time_shared(instance, wrack, ps_rack, server)
+        c = sum(share * cs for share, cs, _ in schedule)
+    b = _bandwidth(instance, wrack, ps_rack, server, c, bandwidth)
+    offs = np.concatenate([[0], np.cumsum(instance.arrays["size"])])
+    return Solution(
+        workers=[wrack[offs[i]:offs[i + 1]].tolist() for i in range(len(instance.jobs))],
+        ps=[(int(k), "server" if s else "switch") for k, s in zip(ps_rack, server, strict=True)],
+        oxc=[] if schedule else ports_from_circuits(instance, c),
+        bandwidth=[b[offs[i]:offs[i + 1]].tolist() for i in range(len(instance.jobs))],
+        oxc_schedule=[(share, pairs) for share, _, pairs in schedule],
+    )
+
+
+def _covered(instance: Instance, wrack, ps_rack, server, c) -> bool:
+    """Every rack pair with inter-rack traffic has a circuit."""
+    _, _, D = link_loads(instance, wrack, ps_rack, server, np.ones(wrack.size))
+    return bool((c[(D + D.T) > 0] > 0).all())
+
+
+def _time_shared(instance: Instance, wrack, ps_rack, server) -> list:
+    """The time-shared BvN schedule (module docstring): configuration k = floor(N_ToR / 2)
+    copies of permutation P_k for a time share theta_k / sigma; [(share, c^k, port pairs)]."""
+    R, P = instance.n_racks, instance.n_tor
+    d = instance.arrays["data"][instance.arrays["job_of"]]
+    _, _, D = link_loads(instance, wrack, ps_rack, server, d)              # line 25
+    Dp, sigma = stuff(D)                                                   # line 26
+    out = []
+    for theta, perm in bvn_decompose(Dp):                                  # line 27
+        ck = np.zeros((R, R), np.int64)
+        for s_ in range(R):
+            t_ = int(perm[s_])
+            if t_ != s_:
+                ck[s_, t_] += P // 2
+                ck[t_, s_] += P // 2
+        out.append((float(theta / sigma), ck, ports_from_circuits(instance, ck)))
+    return out
+
+
+def _local_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
+                  server: np.ndarray, rng: np.random.Generator, time_limit: float,
+                  max_rounds: int) -> tuple[float, float]:
+    """First-improvement search on (f, -sum of squared pool-link utilisations), in place.
+
+    Moves: one worker to another rack, one PS to another switch slot or server, two workers
+    of different jobs swap racks. f of a placement is exact (:func:`placement_f`).
+    """
+    A = instance.arrays
+    R, cap = instance.n_racks, instance.capacity
+    job_of = A["job_of"]
+    free = A["cap"].copy()
+    np.subtract.at(free, wrack, A["wdem"])
+    np.subtract.at(free, ps_rack[server == 1], A["psdem"][server == 1])
+    slots = A["slots"] - np.bincount(ps_rack[server == 0], minlength=R)
+
+    def score() -> tuple[float, float]:
+        f = placement_f(instance, wrack, ps_rack, server)
+        a = flow_coefficients(instance, server)
+        ws, ps_, _ = link_loads(instance, wrack, ps_rack, server, a)
+        return f, -float(((ws / cap) ** 2).sum() + ((ps_ / cap) ** 2).sum())
+
+    best = score()
+    t_end = time.perf_counter() + time_limit
+    W, J = wrack.size, len(instance.jobs)
+    for _ in range(max_rounds):
+        improved = False
+        moves = [("w", n, k) for n in range(W) for k in range(R)]
+        moves += [("p", i, k, sv) for i in range(J) for k in range(R) for sv in (0.0, 1.0)]
+        moves += [("x", n, q) for n in range(W) for q in range(n + 1, W)
+                  if job_of[n] != job_of[q]]
+        moves += [("s", i, i2) for i in range(J) for i2 in range(i + 1, J)]
+        moves += [("g", i, k) for i in range(J) for k in range(R)]
+        order = rng.permutation(len(moves))
+        if len(moves) > _BIG_NEIGHBOURHOOD:  # large instances: bottleneck jobs' moves first
+            crit = _critical_jobs(instance, wrack, ps_rack, server)
+            hot = np.array([crit[job_of[m[1]]] if m[0] in "wx" else crit[m[1]] for m in moves],
+                           bool)
+            for m_i, m in enumerate(moves):
+                if m[0] in "xs" and not hot[m_i]:
+                    hot[m_i] = crit[job_of[m[2]]] if m[0] == "x" else crit[m[2]]
+            order = order[np.argsort(~hot[order], kind="stable")]
+        for mi in order:
+            if time.perf_counter() > t_end:
+                return best
+            mv = moves[mi]
+            if mv[0] == "w":
+                _, n, k = mv
+                old = wrack[n]
+                if k == old or (free[k] < A["wdem"][n] - _EPS).any():
+                    continue
+                wrack[n] = k
+                new = score()
+                if new > best:
+                    free[old] += A["wdem"][n]
+                    free[k] -= A["wdem"][n]
+                    best, improved = new, True
+                else:
+                    wrack[n] = old
+            elif mv[0] == "p":
+                _, i, k, sv = mv
+                ok_, os_ = ps_rack[i], server[i]
+                if (k, sv) == (ok_, os_):
+                    continue
+                need = A["psdem"][i]
+                if sv == 0.0 and slots[k] - (1 if (ok_ == k and os_ == 0) else 0) < 1:
+                    continue
+                back = need if (os_ == 1 and ok_ == k) else 0
+                if sv == 1.0 and (free[k] + back < need - _EPS).any():
+                    continue
+                ps_rack[i], server[i] = k, sv
+                new = score()
+                if new > best:
+                    if os_ == 1:
+                        free[ok_] += need
+                    else:
+                        slots[ok_] += 1
+                    if sv == 1:
+                        free[k] -= need
+                    else:
+                        slots[k] -= 1
+                    best, improved = new, True
+                else:
+                    ps_rack[i], server[i] = ok_, os_
+            elif mv[0] == "g":
+                # gather: the PS of job i to rack k (switch if a slot is free, else server),
+                # then as many of its workers as fit into k
+                _, i, k = mv
+                snap = (wrack.copy(), ps_rack.copy(), server.copy(), free.copy(), slots.copy())
+                if server[i] == 1:
+                    free[ps_rack[i]] += A["psdem"][i]
+                else:
+                    slots[ps_rack[i]] += 1
+                if slots[k] > 0:
+                    ps_rack[i], server[i] = k, 0.0
+                    slots[k] -= 1
+                elif (free[k] >= A["psdem"][i] - _EPS).all():
+                    ps_rack[i], server[i] = k, 1.0
+                    free[k] -= A["psdem"][i]
+                else:
+                    wrack[:], ps_rack[:], server[:], free[:], slots[:] = snap
+                    continue
+                for n in np.flatnonzero((job_of == i) & (wrack != k)):
+                    if (free[k] >= A["wdem"][n] - _EPS).all():
+                        free[wrack[n]] += A["wdem"][n]
+                        free[k] -= A["wdem"][n]
+                        wrack[n] = k
+                new = score()
+                if new > best:
+                    best, improved = new, True
+                else:
+                    wrack[:], ps_rack[:], server[:], free[:], slots[:] = snap
+            elif mv[0] == "s":
+                _, i, i2 = mv
+                loc1, loc2 = (ps_rack[i], server[i]), (ps_rack[i2], server[i2])
+                if loc1 == loc2:
+                    continue
+                f2 = free.copy()
+                for (k, sv), out, into in ((loc1, i, i2), (loc2, i2, i)):
+                    if sv == 1:
+                        f2[k] += A["psdem"][out] - A["psdem"][into]
+                if (f2 < -_EPS).any():
+                    continue
+                ps_rack[i], server[i] = loc2
+                ps_rack[i2], server[i2] = loc1
+                new = score()
+                if new > best:
+                    free[:] = f2
+                    best, improved = new, True
+                else:
+                    ps_rack[i], server[i] = loc1
+                    ps_rack[i2], server[i2] = loc2
+            else:
+                _, n, q = mv
+                kn, kq = wrack[n], wrack[q]
+                if kn == kq:
+                    continue
+                dn, dq = A["wdem"][n], A["wdem"][q]
+                if (free[kn] + dn - dq < -_EPS).any() or (free[kq] + dq - dn < -_EPS).any():
+                    continue
+                wrack[n], wrack[q] = kq, kn
+                new = score()
+                if new > best:
+                    free[kn] += dn - dq
+                    free[kq] += dq - dn
+                    best, improved = new, True
+                else:
+                    wrack[n], wrack[q] = kn, kq
+        if not improved:
+            break
+    return best
+
+
+def _critical_jobs(instance: Instance, wrack, ps_rack, server) -> np.ndarray:
+    """Jobs with a flow on a bottleneck link (optimal circuits): only moving them, or flows
+    sharing their links, can raise f."""
+    A = instance.arrays
+    job_of = A["job_of"]
+    f, c = _optimal(instance, wrack, ps_rack, server)
+    a = flow_coefficients(instance, server)
+    ws, pss, mat = link_loads(instance, wrack, ps_rack, server, a)
+    tight = f * (1 + 1e-9)
+    cap = instance.capacity
+    with np.errstate(divide="ignore"):
+        bad_w = (ws > 0) & (cap / np.where(ws > 0, ws, 1) <= tight)
+        bad_p = (pss > 0) & (cap / np.where(pss > 0, pss, 1) <= tight)
+        need = np.maximum(mat, mat.T)
+        bad_c = (need > 0) & (instance.port_bw * c / np.where(need > 0, need, 1) <= tight)
+    prack = ps_rack[job_of]
+    hit = bad_w[wrack] | (bad_p[prack] & (server[job_of] == 1)) | bad_c[wrack, prack]
+    crit = np.zeros(len(instance.jobs), bool)
+    crit[job_of[hit]] = True
+    return crit
+
+
+def _iterated_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
+                     server: np.ndarray, rng: np.random.Generator, time_limit: float,
+                     max_rounds: int, kick: int = 3) -> None:
+    """Local search, then kicks (``kick`` random feasible worker moves) and local search again
+    until ``time_limit``; the best placement is left in the arrays."""
+    A = instance.arrays
+    t_end = time.perf_counter() + time_limit
+    best = _local_search(instance, wrack, ps_rack, server, rng, time_limit, max_rounds)
+    keep = (wrack.copy(), ps_rack.copy(), server.copy())
+    while time.perf_counter() < t_end and wrack.size > 1:
+        w, p, sv = keep[0].copy(), keep[1].copy(), keep[2].copy()
+        free = A["cap"].copy()
+        np.subtract.at(free, w, A["wdem"])
+        np.subtract.at(free, p[sv == 1], A["psdem"][sv == 1])
+        for n in rng.choice(w.size, min(kick, w.size), replace=False):
+            ok = np.flatnonzero((free >= A["wdem"][n] - _EPS).all(axis=1))
+            if ok.size:
+                k = int(rng.choice(ok))
+                free[w[n]] += A["wdem"][n]
+                free[k] -= A["wdem"][n]
+                w[n] = k
+        left = t_end - time.perf_counter()
+        if left <= 0:
+            break
+        new = _local_search(instance, w, p, sv, rng, left, max_rounds)
+        if new > best:
+            best, keep = new, (w, p, sv)
+    wrack[:], ps_rack[:], server[:] = keep
