@@ -21,7 +21,6 @@ import datetime as _dt
 import importlib
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -151,16 +150,15 @@ def run(paper: str, names: list[str] | None = None, quick: bool = False,
     (here / "stores").mkdir(parents=True, exist_ok=True)
     stores = {s.name: here / "stores" / f"{s.name}.sqlite" for s in suites}
     workers = workers or runner.default_workers()
-    t0 = time.perf_counter()
     for s in suites:
         run_suite(s, stores[s.name], workers, summary=sys.stderr)
-    minutes = (time.perf_counter() - t0) / 60
     written: list[Path] = []
     blocks: dict[str, str] = {}
     for t in chosen:
         records = [r for n in (t.quick if quick else t.suites) for r in store.read(stores[n])]
         body = t.render(rows(records), here)
-        text = _page(t, body, quick, len(records), workers, minutes)
+        run_minutes = sum(r.get("wall_seconds") or 0.0 for r in records) / 60
+        text = _page(t, body, quick, len(records), run_minutes)
         path = here / f"{t.name}.md"
         io.atomic_write_text(path, text)
         written.append(path)
@@ -209,14 +207,13 @@ def _command(t: Table, quick: bool) -> str:
     return f"dmlopt reproduce {t.paper} {t.name}" + (" --quick" if quick else "")
 
 
-def _page(t: Table, body: str, quick: bool, runs: int, workers: int, minutes: float) -> str:
+def _page(t: Table, body: str, quick: bool, runs: int, run_minutes: float) -> str:
     kind = "quick run (reduced: see the suites)" if quick else "full run"
     date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
     suites = ", ".join(t.quick if quick else t.suites)
     return (f"### {t.title}\n\n"
             f"*Written by `{_command(t, quick)}` ({kind}) on {date}, dmlopt {__version__}: "
-            f"{runs} runs of {suites}; {workers} worker(s); this call took {minutes:.1f} min "
-            f"(runs already in its stores are not run again).*"
+            f"{runs} runs of {suites}, {run_minutes:.1f} min of run time in all.*"
             f"\n\n{body.strip()}\n")
 
 
