@@ -28,6 +28,7 @@ PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
 TARGETS: dict[str, tuple[str, str, str]] = {
     "report_gap": ("benchmarks/report.py", "_gap", "tests/test_bench_report.py -k gap"),
     "inc_oxc": ("models/inc_oxc/evaluation.py", "evaluate",
+                "tests/test_inc_oxc_evaluator.py "
                 "tests/test_inc_oxc.py -k 'fig2 or by_hand or evaluator or heuristics_pass'"),
     "tabgp": ("models/tabgp/instance.py", "evaluate",
               "tests/test_tabgp_evaluator.py tests/test_tabgp_model.py"),
