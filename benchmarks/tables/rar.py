@@ -136,15 +136,15 @@ def trends(runs: pd.DataFrame, outdir: Path) -> str:
             + _table(["network / method", "scheme", "runs", *SHORT], rows))
 
 
-# minutes: the full paper-rar suite is sized for about 30 minutes on one worker (a bound from its
-# time limits: 45-60 s per ILP run); quick-rar measured 54 s with --workers 2 (2026-11-24)
+# minutes measured on 2026-11-24 (2 shared cores): paper-rar 956 s with --workers 1, quick-rar
+# 55 s with --workers 2
 TABLES = [
     Table("rar", "table2", "Table 2: running time of the ILP (6-node) and RDDA (38-node)",
-          ("paper-rar",), ("quick-rar",), table2, minutes=35.0, quick_minutes=1.0),
+          ("paper-rar",), ("quick-rar",), table2, minutes=16.0, quick_minutes=1.0),
     Table("rar", "small", "Figs. 5-7, 14-16: ILP vs RDDA on the 6-node network, 2..12 requests",
-          ("paper-rar",), ("quick-rar",), small, minutes=35.0, quick_minutes=1.0),
+          ("paper-rar",), ("quick-rar",), small, minutes=16.0, quick_minutes=1.0),
     Table("rar", "large", "Figs. 8-13: RDDA on the 38-node network, 50..500 requests",
-          ("paper-rar",), ("quick-rar",), large, minutes=35.0, quick_minutes=1.0),
+          ("paper-rar",), ("quick-rar",), large, minutes=16.0, quick_minutes=1.0),
     Table("rar", "trends", "Section 6: the schemes' trends on both networks",
-          ("paper-rar",), ("quick-rar",), trends, minutes=35.0, quick_minutes=1.0),
+          ("paper-rar",), ("quick-rar",), trends, minutes=16.0, quick_minutes=1.0),
 ]
