@@ -217,18 +217,18 @@ def scale(runs: pd.DataFrame, outdir: Path) -> str:
     return "One run each (seed 0), best objective first.\n\n" + "\n".join(lines)
 
 
-# minutes: quick-tabgp measured with --workers 2 (2026-11-24); full: paper-tabgp's 1938 runs,
-# most exact runs prove in seconds, the formulation group runs into its 120 s limits (a bound)
+# minutes measured on 2026-11-24 (2 shared cores, --workers 2): paper-tabgp and
+# paper-tabgp-scale 1079 s together (the scale suite 21 s); quick-tabgp 129 s
 TABLES = [
     Table("tabgp", "fig4.2", "Figure 4.2: relative error of the heuristics to the optimum "
-          "(n = 12, tau 1 and 3)", ("paper-tabgp",), ("quick-tabgp",), fig42, 90.0, 2.0),
+          "(n = 12, tau 1 and 3)", ("paper-tabgp",), ("quick-tabgp",), fig42, 18.0, 2.0),
     Table("tabgp", "exact", "The optima of Figure 4.2's 180 instances: proven count and time",
-          ("paper-tabgp",), ("quick-tabgp",), exact, 90.0, 2.0),
+          ("paper-tabgp",), ("quick-tabgp",), exact, 18.0, 2.0),
     Table("tabgp", "formulations", "Exact formulations side by side (paper ILP, strong, "
           "clusters, pairs; HiGHS and SCIP)", ("paper-tabgp",), ("quick-tabgp",), formulations,
-          90.0, 2.0),
+          18.0, 2.0),
     Table("tabgp", "n16", "n = 16, tau = 3: optimum and Dense-Refine", ("paper-tabgp",),
-          ("quick-tabgp",), n16, 90.0, 2.0),
+          ("quick-tabgp",), n16, 18.0, 2.0),
     Table("tabgp", "scale", "The heuristics on 10,000 vertices (drift, tau = 10, l = 64)",
-          ("paper-tabgp-scale",), ("quick-tabgp-scale",), scale, 30.0, 0.2),
+          ("paper-tabgp-scale",), ("quick-tabgp-scale",), scale, 0.4, 0.2),
 ]
