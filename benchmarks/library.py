@@ -46,6 +46,7 @@ class Spec:
     ship_instance: bool = True  # False: the record points at the generator spec
     known: Callable[[Any], tuple[Any, str]] | None = None
     options: dict = field(default_factory=dict)
+    heuristic: str | None = None  # best known from a heuristic (no exact model at this size)
 
 
 def _tabgp() -> Iterator[Spec]:
@@ -114,6 +115,19 @@ def _rar() -> Iterator[Spec]:
                             "params": {"requests": n, "scheme": scheme}, "seed": s},
                            {"generator": "cpn6", "requests": n, "scheme": scheme}, s,
                            "aggregated", "rdda")
+    yield from _rar38()
+
+
+def _rar38() -> Iterator[Spec]:
+    # 100 and 200 requests only: a 500-request solution file is 0.4 MB
+    for n in (100, 200):
+        for scheme in ("MinCU", "MinW", "MinT", "MaxR"):
+            yield Spec(f"cpn38-r{n}-{scheme.lower()}-s0", "rar",
+                       {"paper": "003", "table": "Figs. 8-13, Table 2 (RDDA)",
+                        "generator": "cpn38", "params": {"requests": n, "scheme": scheme},
+                        "seed": 0},
+                       {"generator": "cpn38", "requests": n, "scheme": scheme}, 0,
+                       heuristic="rdda")
 
 
 def _nara() -> Iterator[Spec]:
@@ -144,7 +158,11 @@ def build(spec: Spec, root: Path, time_limit: float) -> dict:
     base = root / spec.problem
     inst = dmlopt.generate(spec.problem, spec.generator, seed=spec.seed)
     t0 = time.perf_counter()
-    if spec.known is not None:
+    if spec.heuristic is not None:
+        res = dmlopt.heuristic(inst, spec.heuristic, seed=0)
+        sol, method, bound, solver = res.solution, spec.heuristic, None, ""
+        res_status, seconds = "best-known", res.seconds
+    elif spec.known is not None:
         sol, method = spec.known(inst)
         ev = dmlopt.evaluate(inst, sol)
         res_status, bound, solver = "best-known", None, ""
