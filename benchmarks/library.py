@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -47,6 +48,11 @@ class Spec:
     known: Callable[[Any], tuple[Any, str]] | None = None
     options: dict = field(default_factory=dict)
     heuristic: str | None = None  # best known from a heuristic (no exact model at this size)
+    time_limit: float | None = None  # frontier entries: their own budget (None: --time-limit)
+
+
+#: seconds per exact solve of a frontier entry (issue 19: "each within one hour on one core")
+FRONTIER_SECONDS = 3600.0
 
 
 def _tabgp() -> Iterator[Spec]:
@@ -59,6 +65,24 @@ def _tabgp() -> Iterator[Spec]:
                             "params": {"n": 12, "p": p, "tau": tau, "l": 4}, "seed": s},
                            {"generator": "er", "n": 12, "p": p, "tau": tau, "l": 4}, s,
                            "pairs", "dense-refine")
+    # the paper's "slightly larger" set (suite paper-tabgp, table n16): n = 16, k = 4
+    for p in (0.2, 0.5, 0.8):
+        for s in range(2):
+            yield _tabgp_spec(f"n16-p{round(10 * p):02d}-tau3-s{s}", 16, p, s, "n = 16 (k = 4)")
+    # the frontier: n = 20, tau = 3 (k = 5, l = 4), never solved (section 4.2: Gurobi ran two
+    # weeks on larger instances without a proof)
+    for p in (0.2, 0.5, 0.8):
+        yield _tabgp_spec(f"n20-p{round(10 * p):02d}-tau3-s0", 20, p, 0,
+                          "frontier: n = 20, tau = 3", FRONTIER_SECONDS)
+
+
+def _tabgp_spec(sid: str, n: int, p: float, s: int, table: str,
+                time_limit: float | None = None) -> Spec:
+    params = {"n": n, "p": p, "tau": 3, "l": 4}
+    return Spec(sid, "tabgp", {"paper": "004", "table": table, "generator": "er",
+                               "params": params, "seed": s},
+                {"generator": "er", **params}, s, "pairs", "dense-refine",
+                time_limit=time_limit)
 
 
 def _qaplib_known(name: str) -> Callable[[Any], tuple[Any, str]]:
@@ -95,6 +119,14 @@ def _tap() -> Iterator[Spec]:
                     "generator": "qaplib", "params": {"name": name}, "seed": 0},
                    {"generator": "qaplib", "name": name}, 0, ship_instance=False,
                    known=_qaplib_known(name))
+    # the frontier: ten times Fig. 11's size (fat-tree k = 8: 128 servers, 32 modules, K = 1)
+    for overlay in ("ps", "allreduce"):
+        params = {"topology": "fat-tree", "k": 8, "overlay": overlay, "modules": 32, "K": 1}
+        yield Spec(f"frontier-fat-tree-k8-{overlay}-m32-s0", "tap",
+                   {"paper": "000", "table": "frontier: fat-tree k = 8, 32 modules",
+                    "generator": "dc", "params": params, "seed": 0},
+                   {"generator": "dc", **params}, 0, "class", "rts",
+                   time_limit=FRONTIER_SECONDS)
 
 
 def _inc_oxc() -> Iterator[Spec]:
@@ -104,17 +136,27 @@ def _inc_oxc() -> Iterator[Spec]:
                        {"paper": "002", "table": "Fig. 4 / Table II", "generator": "small",
                         "params": {"racks": racks}, "seed": s},
                        {"generator": "small", "racks": racks}, s, "strong", "wcg-ls")
+    # the frontier: 8 racks (the paper stops at 6, 1,556 s in Gurobi); goal: proven in 600 s
+    for s in range(4):
+        yield Spec(f"fig4-r8-s{s}", "inc_oxc",
+                   {"paper": "002", "table": "frontier: 8 racks", "generator": "small",
+                    "params": {"racks": 8}, "seed": s},
+                   {"generator": "small", "racks": 8}, s, "strong", "wcg-ls", time_limit=600.0)
 
 
 def _rar() -> Iterator[Spec]:
-    for n in (2, 6):
+    for n in (2, 6, 10, 12):
         for scheme in ("MinCU", "MinW", "MinT", "MaxR"):
-            for s in range(5):
+            # the frontier: MinCU at 10 requests, seeds 0-9 (issue 19: 3 of 10 proven in 600 s)
+            frontier = n == 10 and scheme == "MinCU"
+            for s in range(10 if frontier else 5):
                 yield Spec(f"cpn6-r{n}-{scheme.lower()}-s{s}", "rar",
-                           {"paper": "003", "table": "Table 2, Figs. 5-7", "generator": "cpn6",
+                           {"paper": "003", "generator": "cpn6",
+                            "table": "frontier: MinCU, 10 requests" if frontier
+                            else "Table 2, Figs. 5-7",
                             "params": {"requests": n, "scheme": scheme}, "seed": s},
                            {"generator": "cpn6", "requests": n, "scheme": scheme}, s,
-                           "aggregated", "rdda")
+                           "aggregated", "rdda", time_limit=FRONTIER_SECONDS if frontier else None)
     yield from _rar38()
 
 
@@ -153,10 +195,15 @@ def _write(path: Path, recs: list[dict]) -> None:
     io.atomic_write_text(path, "[\n" + ",\n".join(json.dumps(r) for r in recs) + "\n]\n")
 
 
-def build(spec: Spec, root: Path, time_limit: float) -> dict:
-    """Make one record (writing its instance and solution files under ``root``)."""
+def build(spec: Spec, root: Path, time_limit: float, old: dict | None = None) -> dict:
+    """Make one record (writing its instance and solution files under ``root``).
+
+    With ``old`` (a best-known record of the same spec) the solver starts from the stored
+    solution, and the record keeps the better objective and the tighter bound of the two runs
+    (both are valid for the instance), with their seconds added up."""
     base = root / spec.problem
     inst = dmlopt.generate(spec.problem, spec.generator, seed=spec.seed)
+    warm = spec.warm_start if old is None else str(base / old["solution"])
     t0 = time.perf_counter()
     if spec.heuristic is not None:
         res = dmlopt.heuristic(inst, spec.heuristic, seed=0)
@@ -169,13 +216,16 @@ def build(spec: Spec, root: Path, time_limit: float) -> dict:
         seconds = time.perf_counter() - t0
     else:
         res = dmlopt.solve(inst, "highs", formulation=spec.formulation, threads=1,
-                           time_limit=time_limit, warm_start=spec.warm_start)
+                           time_limit=time_limit, warm_start=warm)
         if res.solution is None or res.objective is None:
             raise DmloptError(f"{spec.problem}/{spec.id}: {res.status}, no solution "
                               f"({res.message})")
         sol, bound, seconds = res.solution, res.bound, res.seconds
         res_status = "optimal" if res.status == "optimal" else "best-known"
         method, solver = f"highs:{spec.formulation}", f"highspy {version('highspy')}"
+        if old is not None:
+            sol, bound, res_status = _merge(inst, spec.problem, old, base, sol, bound)
+            seconds += float(old["seconds"])
     ev = dmlopt.evaluate(inst, sol)
     if not ev.feasible:
         raise DmloptError(f"{spec.problem}/{spec.id}: the solution is infeasible")
@@ -201,20 +251,46 @@ def build(spec: Spec, root: Path, time_limit: float) -> dict:
     return rec
 
 
+def _merge(inst: Any, problem: str, old: dict, base: Path, sol: Any,
+           bound: float | None) -> tuple[Any, float | None, str]:
+    """The better of the stored and the new solution, the tighter of the two bounds, and the
+    status they prove together."""
+    from dmlopt import registry
+
+    sense = registry.get(problem).sense
+    better = min if sense == "min" else max
+    old_sol = io.load_solution(inst, base / old["solution"])
+    new_obj, old_obj = dmlopt.evaluate(inst, sol).objective, float(old["objective"])
+    if better(new_obj, old_obj) != new_obj:
+        sol, new_obj = old_sol, old_obj
+    bounds = [b for b in (bound, old["bound"]) if b is not None]
+    tight = None if not bounds else (max(bounds) if sense == "min" else min(bounds))
+    proven = tight is not None and \
+        abs(new_obj - tight) <= references.GAP * max(1.0, abs(new_obj))
+    return sol, tight, "optimal" if proven else "best-known"
+
+
 def run(problems: list[str], root: Path, time_limit: float, only: set[str] | None = None,
-        out: Any = sys.stderr) -> int:
-    """Build the missing records of ``problems``; the number made."""
+        out: Any = sys.stderr, improve: bool = False, frontier_seconds: float | None = None
+        ) -> int:
+    """Build the missing records of ``problems`` (with ``improve``, also solve the best-known
+    records with an exact formulation again, from their stored solution); the number made or
+    re-solved. Frontier entries get ``frontier_seconds`` (default: their own budget)."""
     made = 0
     for problem in problems:
         path = root / problem / "references.json"
         recs = {r["id"]: r for r in _load(path)}
         specs = [s for s in SPECS[problem]() if only is None or s.id in only]
         for i, spec in enumerate(specs, 1):
-            if spec.id in recs:
+            old = recs.get(spec.id)
+            if old is not None and not (improve and old["status"] == "best-known"
+                                        and spec.formulation is not None):
                 continue
+            limit = time_limit if spec.time_limit is None else \
+                (frontier_seconds or spec.time_limit)
             t0 = time.perf_counter()
             try:
-                rec = build(spec, root, time_limit)
+                rec = build(spec, root, limit, old)
             except DmloptError as exc:
                 print(f"[{problem} {i}/{len(specs)}] {spec.id}: skipped ({exc})", file=out,
                       flush=True)
@@ -227,6 +303,49 @@ def run(problems: list[str], root: Path, time_limit: float, only: set[str] | Non
     return made
 
 
+def _gap(rec: references.Record) -> str:
+    if rec.bound is None:
+        return "-"
+    return f"{100.0 * abs(rec.objective - rec.bound) / max(1e-9, abs(rec.objective)):.2f}"
+
+
+def frontier_table(recs: list[references.Record]) -> str:
+    """The frontier records (provenance table ``frontier: ...``) as a Markdown table: per
+    instance its status, value, bound, gap and time, each checkable from the library."""
+    rows = [r for r in recs if str(r.provenance.get("table", "")).startswith("frontier")]
+    if not rows:
+        return "No frontier record yet.\n"
+    lines = ["| problem | instance | setting | status | value | bound | gap % | seconds | "
+             "method |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r.problem, r.provenance["table"], r.id)):
+        bound = "-" if r.bound is None else f"{r.bound:.6g}"
+        lines.append(f"| {r.problem} | `{r.id}` | {r.provenance['table'][10:]} | {r.status} "
+                     f"| {r.objective:.6g} | {bound} | {_gap(r)} | {r.seconds:.0f} | "
+                     f"`{r.method}` |")
+    proven = sum(r.status == "optimal" for r in rows)
+    return (f"{proven} of {len(rows)} frontier instances proven optimal; seconds are the "
+            "solver's wall time summed over the runs (one HiGHS thread).\n\n"
+            + "\n".join(lines) + "\n")
+
+
+_BLOCK = re.compile(r"(<!-- frontier -->\n).*?(<!-- /frontier -->)", re.S)
+
+
+def write_frontier(page: Path, root: Path, problems: list[str]) -> None:
+    """Replace the ``<!-- frontier -->`` block of ``page`` by :func:`frontier_table` of the
+    libraries of ``problems`` (the rest of the page byte for byte, written atomically)."""
+    if not page.is_file():
+        raise DmloptError(f"--frontier-docs: {page} is not an existing Markdown page")
+    text = page.read_text()
+    if not _BLOCK.search(text):
+        raise DmloptError(f"--frontier-docs: {page} has no <!-- frontier --> block")
+    recs = [r for p in problems for r in references.records(p, root)]
+    stamp = (f"*Written by `python -m dmlopt.benchmarks.library {' '.join(problems)} "
+             f"--frontier-docs PAGE` on {_dt.date.today().isoformat()} from the library.*\n\n")
+    body = stamp + frontier_table(recs)
+    io.atomic_write_text(page, _BLOCK.sub(lambda m: m.group(1) + body + m.group(2), text))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.library",
                                  description=__doc__.split("\n\n")[0])
@@ -235,11 +354,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, metavar="ID", help="only these ids")
     ap.add_argument("--time-limit", type=float, default=600.0,
                     help="seconds per exact solve (default 600)")
+    ap.add_argument("--frontier-seconds", type=float, default=None, metavar="S",
+                    help=f"seconds per frontier solve (default {FRONTIER_SECONDS:g})")
+    ap.add_argument("--improve", action="store_true",
+                    help="also re-solve best-known records from their stored solution, keeping "
+                         "the better objective and the tighter bound")
     ap.add_argument("--root", default=None, metavar="DIR",
                     help="data root holding <problem>/ (default: the installed dmlopt.data)")
+    ap.add_argument("--frontier-docs", default=None, metavar="PAGE",
+                    help="only rewrite the frontier table of PAGE (its <!-- frontier --> block)")
     args = ap.parse_args(argv)
     root = Path(args.root) if args.root else references.data_root()
-    n = run(args.problems, root, args.time_limit, set(args.only) if args.only else None)
+    if args.frontier_docs:
+        write_frontier(Path(args.frontier_docs), root, args.problems)
+        print(f"frontier table written to {args.frontier_docs}")
+        return 0
+    n = run(args.problems, root, args.time_limit, set(args.only) if args.only else None,
+            improve=args.improve, frontier_seconds=args.frontier_seconds)
     print(f"{n} record(s) made under {root}")
     return 0
 

@@ -114,3 +114,64 @@ def test_malformed_file_names_the_field(tmp_path):
     (tmp_path / "tabgp" / "references.json").write_text('{"not": "a list"}')
     with pytest.raises(dmlopt.DmloptError, match="must be a JSON list"):
         references.records(root=tmp_path)
+
+
+def test_improve_keeps_the_better_value_and_the_tighter_bound(tiny_root, tmp_path):
+    """A best-known record made from a poor start (random, no bound) is re-solved by
+    ``--improve`` from its stored solution: it becomes the proven optimum of the original build;
+    the merge never keeps the worse of two solutions or the looser of two bounds."""
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(tiny_root, root)
+    path = root / "tabgp" / "references.json"
+    recs = json.loads(path.read_text())
+    rec = next(r for r in recs if r["id"] == "fig42-p01-tau3-s1")
+    optimum = rec["objective"]
+    inst = dmlopt.load(str(root / "tabgp" / rec["instance"]))
+    poor = dmlopt.heuristic(inst, "random", seed=3)
+    assert poor.objective > optimum  # a start the solver must improve on
+    dmlopt.io.save(poor.solution, root / "tabgp" / rec["solution"])
+    rec.update(objective=poor.objective, bound=None, status="best-known", seconds=1.5)
+    path.write_text(json.dumps(recs))
+    assert references.verify(references.records(root=root)) == []
+    made = library.run(["tabgp"], root, 60.0, only={"fig42-p01-tau3-s1"},
+                       out=open("/dev/null", "w"), improve=True)  # noqa: SIM115
+    assert made == 1
+    new = next(r for r in references.records(root=root) if r.id == "fig42-p01-tau3-s1")
+    assert new.status == "optimal" and new.objective == optimum and new.bound is not None
+    assert new.seconds > 1.5  # the runs' seconds add up
+    assert references.verify([new]) == []
+    # the merge itself: a worse new solution never replaces the stored one, the tighter bound
+    # (the larger, for a min problem) wins
+    old = {"solution": f"solutions/{new.id}.json", "objective": optimum, "bound": optimum - 3}
+    sol, bound, status = library._merge(inst, "tabgp", old, root / "tabgp", poor.solution,
+                                        optimum - 5)
+    assert dmlopt.evaluate(inst, sol).objective == optimum
+    assert bound == optimum - 3 and status == "best-known"
+
+
+def test_frontier_table_is_generated_from_the_records(tiny_root, tmp_path):
+    recs = references.records(root=tiny_root)
+    base = next(r for r in recs if r.id == "qaplib-nug12")
+    import dataclasses
+
+    front = dataclasses.replace(base, id="front-1", objective=10.0, bound=8.0,
+                                status="best-known", seconds=12.4,
+                                provenance={**base.provenance, "table": "frontier: tiny"})
+    table = library.frontier_table([*recs, front])
+    lines = [ln for ln in table.splitlines() if ln.startswith("| tap")]
+    assert len(lines) == 1  # only the frontier record, not the library's others
+    # gap = |10 - 8| / 10 = 20 %
+    assert "| `front-1` | tiny | best-known | 10 | 8 | 20.00 | 12 |" in lines[0]
+    assert table.startswith("0 of 1 frontier instances proven optimal")
+    page = tmp_path / "page.md"
+    page.write_text("before\n<!-- frontier -->\nold\n<!-- /frontier -->\nafter\n")
+    library.write_frontier(page, tiny_root, ["tap"])
+    text = page.read_text()
+    assert text.startswith("before\n<!-- frontier -->\n*Written by") and "old" not in text
+    assert text.endswith("<!-- /frontier -->\nafter\n") and "No frontier record yet." in text
+    bare = tmp_path / "bare.md"
+    bare.write_text("no block\n")
+    with pytest.raises(dmlopt.DmloptError, match="no <!-- frontier --> block"):
+        library.write_frontier(bare, tiny_root, ["tap"])
