@@ -123,12 +123,29 @@ def preload_modules(tasks: Iterable[Task]) -> list[str]:
     return list(dict.fromkeys(mods))
 
 
+#: thread pools a run may start on its own (BLAS under numpy/scipy, OpenMP, numba): one thread
+#: each unless the environment sets them, so a run uses the one core its worker stands for. Measured
+#: on 2026-11-25: the Nara rollout on delta (2,048 requests, dense 16-unit GNN layers) took 181 s
+#: with OpenBLAS's default threads on the shared 2-core machine at load 4, 10.7 s with one.
+SINGLE_THREADED = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                   "NUMBA_NUM_THREADS")
+
+
+def child_env(preload: Iterable[str] = ()) -> dict[str, str]:
+    """The environment of a helper process: the caller's, one thread per pool where the caller
+    sets none (:data:`SINGLE_THREADED`), and the helper's own variables."""
+    env = {k: "1" for k in SINGLE_THREADED}
+    env.update(os.environ)
+    env.update({"DMLOPT_HELPER_PARENT": str(os.getpid()),
+                "DMLOPT_HELPER_PRELOAD": ",".join(preload)})
+    return env
+
+
 class Helper:
     """One forking helper process (``python -m dmlopt.benchmarks.child``), used by one thread."""
 
     def __init__(self, preload: Iterable[str] = ()) -> None:
-        env = {**os.environ, "DMLOPT_HELPER_PARENT": str(os.getpid()),
-               "DMLOPT_HELPER_PRELOAD": ",".join(preload)}
+        env = child_env(preload)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "dmlopt.benchmarks.child"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True, env=env,

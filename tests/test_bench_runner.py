@@ -47,6 +47,12 @@ def die(instance, *, seed=0):
     os._exit(7)
 
 
+def threads(instance, *, seed=0, out=""):
+    names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+    Path(out).write_text(",".join(os.environ.get(k, "unset") for k in names))
+    return random_partition(instance, seed=seed)
+
+
 def nap(instance, *, seed=0, pids="", gate="", free=2):
     if pids:  # written whole or not at all: the run may be killed at any moment
         tmp = Path(pids, f"{seed}.tmp")
@@ -146,6 +152,20 @@ def test_import_of_code_needs_the_env_var(tmp_path, monkeypatch, capsys):
     assert "groups[0].methods[0].heuristic: 'bench_fakes:ok'" in err
     assert "DMLOPT_BENCH_ALLOW_IMPORT=1" in err
     assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_runs_get_one_thread_per_pool_unless_the_caller_says(tmp_path, allow_import,
+                                                               monkeypatch):
+    """A worker stands for one core: BLAS, OpenMP, MKL and numba pools get one thread each in
+    the run's process, except where the caller's environment sets a count."""
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    seen = tmp_path / "seen.txt"
+    suite = write_suite(tmp_path, f'{{ heuristic = "bench_fakes:threads", '
+                                  f'options = {{ out = "{seen}" }} }},')
+    assert main(["bench", str(suite), "-o", str(tmp_path / "r.sqlite")]) == 0
+    assert seen.read_text() == "1,3,1,1"
 
 
 def _alive(pid: int) -> bool:
