@@ -69,6 +69,22 @@ def test_tap_fig11_cost_ratio(tmp_path):
     assert "`cle` 100x" in text
 
 
+def test_tap_formulations_take_a_run_stored_under_fig11s_label(tmp_path):
+    """The harness runs an instance once per method: on the paper-size instance (all 16 servers)
+    Fig. 11's `highs:class` run (label vms=16) is the formulations table's run too."""
+    full = run("tap", "dc(topology=fat-tree,overlay=ps)#0", "highs:rlt", 34.0, status="optimal",
+               seconds=1.0)
+    fig11 = run("tap", "dc(topology=fat-tree,overlay=ps,modules=8,vms=16,K=1)#0",
+                "highs:class", 34.0, status="optimal", seconds=0.5)
+    fig11["instance_hash"] = full["instance_hash"]
+    other = run("tap", "dc(topology=fat-tree,overlay=ps,modules=8,vms=8,K=1)#0", "highs:class",
+                30.0, status="optimal")  # another instance: not in the table
+    text = tap.formulations(rows([full, fig11, other]), tmp_path)
+    assert "| topology | overlay | `highs:class` | `highs:rlt` |" in text
+    assert "| fat-tree | ps | optimal, 34, 0.5 s | optimal, 34, 1.0 s |" in text
+    assert "30" not in text
+
+
 def test_every_renderer_survives_no_runs(tmp_path):
     from dmlopt.benchmarks import reproduce
 

@@ -221,14 +221,14 @@ def fig11_inferred(runs: pd.DataFrame, outdir: Path) -> str:
             + "\n" + "\n".join(f"![{p.stem}]({p.name})" for p in pngs) + "\n")
 
 
-# minutes: quick suites measured with --workers 2 (2026-11-24); full: 2400 + 4320 runs of well
-# under a second plus the harness's ~0.05 s each (a bound)
+# minutes: quick suites measured with --workers 2 (2026-11-24); full runs measured with
+# --workers 1 on 2026-11-25 (2 shared cores, load 4-6): paper-infer 99 s, paper-infer_tap 248 s
 TABLES = [
     Table("tap", "flow-tracking", "Figs. 5-10: Flow Tracking, RNJ and CE (hops error, GDE, PDE, "
           "NGED, H2) on fat-tree and DCell, four routings", ("paper-infer",), ("quick-infer",),
-          flow_tracking, 40.0, 0.3),
+          flow_tracking, 1.7, 0.3),
     Table("tap", "fig11-inferred", "Fig. 11 on the FT-inferred topology: allocation cost on "
-          "the truth", ("paper-infer_tap",), ("quick-infer_tap",), fig11_inferred, 60.0, 0.4),
+          "the truth", ("paper-infer_tap",), ("quick-infer_tap",), fig11_inferred, 4.1, 0.4),
 ]
 
 
