@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import math
 import re
 import sys
 import time
@@ -364,13 +365,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frontier-docs", default=None, metavar="PAGE",
                     help="only rewrite the frontier table of PAGE (its <!-- frontier --> block)")
     args = ap.parse_args(argv)
-    root = Path(args.root) if args.root else references.data_root()
-    if args.frontier_docs:
-        write_frontier(Path(args.frontier_docs), root, args.problems)
-        print(f"frontier table written to {args.frontier_docs}")
-        return 0
-    n = run(args.problems, root, args.time_limit, set(args.only) if args.only else None,
-            improve=args.improve, frontier_seconds=args.frontier_seconds)
+    try:
+        for flag, value in (("--time-limit", args.time_limit),
+                            ("--frontier-seconds", args.frontier_seconds)):
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise DmloptError(f"{flag}: {value} (must be a finite number of seconds > 0)")
+        root = Path(args.root) if args.root else references.data_root()
+        if args.frontier_docs:
+            write_frontier(Path(args.frontier_docs), root, args.problems)
+            print(f"frontier table written to {args.frontier_docs}")
+            return 0
+        n = run(args.problems, root, args.time_limit, set(args.only) if args.only else None,
+                improve=args.improve, frontier_seconds=args.frontier_seconds)
+    except DmloptError as exc:  # bad input: one line, exit 2 (README, "Errors and limits")
+        print(f"library: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # finished records are already written (atomically)
+        print("library: interrupted (finished records are kept; run again to resume)",
+              file=sys.stderr)
+        return 130
     print(f"{n} record(s) made under {root}")
     return 0
 

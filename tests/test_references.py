@@ -175,3 +175,16 @@ def test_frontier_table_is_generated_from_the_records(tiny_root, tmp_path):
     bare.write_text("no block\n")
     with pytest.raises(dmlopt.DmloptError, match="no <!-- frontier --> block"):
         library.write_frontier(bare, tiny_root, ["tap"])
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["tabgp", "--frontier-docs", "nosuch-page.md"], "is not an existing Markdown page"),
+    (["tabgp", "--time-limit", "nan"], "--time-limit: nan"),
+    (["tabgp", "--frontier-seconds", "-5"], "--frontier-seconds: -5"),
+])
+def test_builder_bad_input_is_one_line_and_exit_2(argv, words, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert library.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("library: ") and words in err
+    assert list(tmp_path.iterdir()) == []  # nothing written
