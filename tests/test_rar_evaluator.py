@@ -191,3 +191,43 @@ def test_wrong_length_and_structural_errors_are_reported():
     # a rejected request counts neither as deployed nor as blocked-by-choice: metrics stay
     # those of the rest, the objective is infinite
     assert ev.metrics["deployed"] == 1
+
+
+def test_fifth_message_of_a_node_comes_from_its_next_cu():
+    # node 0: CU 0 overloaded in slots 2..5 (4 cells), then CU 1: exactly one more message
+    r0 = a([0, 1, 2], [0], [[0, 1]], 0, 2, 5)
+    r1 = a([0, 2, 3], [0], [[0]], 1, 2, 5)
+    r2 = a([0, 1, 2, 3], [0], [[1]], 1, 2, 8)
+    ev = solve(instance(rho=3), [r0, r1, r2])
+    assert [v[:24] for v in ev.violations] == ["node 0 CU 0 serves 2 req"] * 4 + [
+        "node 0 CU 1 serves 2 req"]
+
+
+def test_low_reliability_rings_and_low_thresholds():
+    # Gamma below 1/2 and r_j far below Gamma: 1 - Gamma and (Gamma - r_j) / r_j by hand
+    fail = [0.3, 0.2, 0.25, 0.1]
+    inst = instance("MaxR").model_copy(update={"nodes": [
+        rar.Node(cus=3, failure=f) for f in fail]})
+    inst = inst.model_copy(update={"requests": [r.model_copy(update={"reliability": 0.1})
+                                                for r in inst.requests]})
+    inst = rar.Instance.model_validate(inst.model_dump())
+    g = (1 - 0.3) * (1 - 0.2) * (1 - 0.25) * (1 - PER_KM * 10) * (1 - PER_KM * 20) * (
+        1 - PER_KM * 50)
+    assert 0.1 < g < 0.5
+    ev = solve(inst, [R0, None, None])
+    assert ev.feasible, ev.violations
+    assert ev.objective == pytest.approx(2 / 3 + 100 / 3 * ((1 - g) + 2.0), rel=1e-12)
+    assert ev.metrics["reliability_gain"] == pytest.approx((g - 0.1) / 0.1, rel=1e-12)
+
+
+def test_more_entries_than_requests_is_reported_not_raised():
+    ev = solve(instance(), [R0, R1, None, None])
+    assert not ev.feasible and ev.violations == ("requests: 4 entries, the instance has 3",)
+
+
+def test_length_rule_compares_values_not_objects():
+    # 300 requests (counts above CPython's small-int cache) and 300 entries: feasible
+    inst = instance(requests=1)
+    inst = inst.model_copy(update={"requests": inst.requests * 300})
+    ev = solve(inst, [None] * 300)
+    assert ev.feasible and ev.metrics["blocking_rate"] == 1.0
