@@ -144,3 +144,56 @@ def test_violations_are_capped_at_fifty():
     ev = nara.evaluate(episode(reqs), nara.Solution(allocations=[al([0], [2], [1])] * 60))
     assert len(ev.violations) == 50
     assert ev.violations[49] == "allocations[49].cpu: sums to 2, the request needs 1"
+
+
+def test_fractional_holding_time_releases_at_the_first_step_past_it():
+    # t = 1.5: request 0 holds server 0 at step 1 and is gone at step 2 (1.5 <= 2)
+    inst = episode([(10, 10, 0.1, 1.5), (1, 1, 0.1, 1), (10, 10, 0.1, 1)])
+    sol = [al([0], [10], [10]), al([1], [1], [1]), al([0], [10], [10])]
+    assert nara.evaluate(inst, nara.Solution(allocations=sol)).feasible
+    sol[1] = al([0], [1], [1])  # at step 1 server 0 is still full
+    ev = nara.evaluate(inst, nara.Solution(allocations=sol))
+    assert ev.violations == ("allocations[1]: server 0 gives 1 CPU but has 0 free",
+                             "allocations[1]: server 0 gives 1 memory but has 0 free")
+
+
+def test_locality_and_servers_per_allocation_with_one_of_each_class():
+    # one single-server and one intra-rack allocation, one dropped: locality 2/2, 3/2 servers
+    inst = episode([(1, 1, 0.1, 1), (2, 2, 0.1, 1), (1, 1, 0.1, 1)])
+    ev = nara.evaluate(inst, nara.Solution(allocations=[
+        al([0], [1], [1]), al([2, 3], [1, 1], [1, 1]), None]))
+    assert ev.feasible
+    assert ev.metrics["rack_locality"] == 1.0
+    assert ev.metrics["servers_per_allocation"] == pytest.approx(3 / 2)
+    assert ev.metrics["single_server"] == ev.metrics["intra_rack"] == pytest.approx(1 / 2)
+
+
+def test_one_allocation_of_two_servers_in_a_three_request_episode():
+    two_pods = {**ONE_POD, "nodes": [*ONE_POD["nodes"], {"kind": "fabric"}, {"kind": "spine"}],
+                "links": [*ONE_POD["links"][:4], {"u": 4, "v": 6, "capacity": 1.0},
+                          {"u": 5, "v": 7, "capacity": 1.0}, {"u": 6, "v": 8, "capacity": 1.0},
+                          {"u": 7, "v": 8, "capacity": 1.0}]}
+    ev = nara.evaluate(episode([(2, 2, 0.5, 5), (1, 1, 0.1, 1), (1, 1, 0.1, 1)], two_pods),
+                       nara.Solution(allocations=[al([0, 3], [1, 1], [1, 1]), None, None]))
+    assert ev.feasible
+    assert ev.metrics["servers_per_allocation"] == 2.0
+    # tier 3 (capacity 2): 1.0 in use at each of the 3 steps
+    assert ev.metrics["bw_util_tier3"] == pytest.approx(3 * 1.0 / 2.0 / 3)
+
+
+def test_a_topology_without_cpu_has_zero_cpu_utilisation():
+    no_cpu = {**ONE_POD, "nodes": [*[{"kind": "server", "cpu": 0, "mem": 10}] * 4,
+                                   *ONE_POD["nodes"][4:]]}
+    ev = nara.evaluate(episode([(0, 5, 0.1, 1)], no_cpu),
+                       nara.Solution(allocations=[al([0], [0], [5])]))
+    assert ev.feasible and ev.metrics["cpu_util"] == 0
+    assert ev.metrics["mem_util"] == pytest.approx(5 / 40)
+    assert ev.metrics["rack_locality"] == 1.0  # one accepted, on one server
+
+
+def test_more_entries_than_requests_and_large_episodes():
+    ev = nara.evaluate(episode(REQS), nara.Solution(allocations=[None] * 6))
+    assert ev.violations == ("allocations: 6 entries, the episode has 5 requests",)
+    # 300 requests and entries (beyond CPython's small-int cache): the lengths match
+    ev = nara.evaluate(episode([(1, 1, 0.1, 1)] * 300), nara.Solution(allocations=[None] * 300))
+    assert ev.feasible and ev.objective == 0
