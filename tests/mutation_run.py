@@ -37,8 +37,10 @@ TARGETS: dict[str, tuple[str, str, str]] = {
     "infer_tap": ("models/infer_tap.py", "evaluate", "tests/test_infer_problem.py"),
     "infer": ("models/infer/__init__.py", "evaluate", "tests/test_infer_evaluator.py "
               "tests/test_infer_problem.py tests/test_infer.py"),
-    "rar": ("models/rar/evaluation.py", "evaluate", "tests/test_rar.py"),
-    "nara": ("models/nara/evaluation.py", "evaluate", "tests/test_nara.py"),
+    "rar": ("models/rar/evaluation.py", "evaluate",
+            "tests/test_rar_evaluator.py tests/test_rar.py"),
+    "nara": ("models/nara/evaluation.py", "evaluate",
+             "tests/test_nara_evaluator.py tests/test_nara.py"),
 }
 
 
