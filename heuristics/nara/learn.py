@@ -448,11 +448,16 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "nara-netfit, dmlopt.heuristics.nara.nara_netfit_learn)")
     parser.add_argument("--episode", type=int, default=None,
                         help="requests per episode (paper 32, netfit 128)")
-    parser.add_argument("--lr", type=float, default=None, help="(paper 5e-3, netfit 1e-3)")
-    parser.add_argument("--batch", type=int, default=2048)
+    parser.add_argument("--lr", type=float, default=None, help="(paper 5e-3, netfit 5e-4)")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="steps per PPO iteration (paper 2048, netfit 8192)")
     parser.add_argument("--minibatch", type=int, default=256)
     parser.add_argument("--epochs", type=int, default=None,
                         help="SGD epochs per batch (paper 10, netfit 4)")
+    parser.add_argument("--gamma", type=float, default=None,
+                        help="discount (paper 0.99, netfit 0.95)")
+    parser.add_argument("--lambda", dest="lam", type=float, default=None,
+                        help="GAE lambda (paper 1.0, netfit 0.9)")
     parser.add_argument("--entropy", type=float, default=0.0,
                         help="entropy coefficient (--arch paper only)")
     parser.add_argument("--init", default=None, choices=("netfit-probe", "random"),
@@ -488,8 +493,10 @@ def run(args: argparse.Namespace) -> int:
         return v if v is not None else (ours if netfit else paper)
 
     n_val = max(pick("val_episodes", len(VALIDATION_SEEDS), 16), 0)
-    kw = dict(episode=pick("episode", 32, 128), lr=pick("lr", 5e-3, 1e-3), batch=args.batch,
-              minibatch=args.minibatch, epochs=pick("epochs", 10, 4),
+    kw = dict(episode=pick("episode", 32, 128), lr=pick("lr", 5e-3, 5e-4),
+              batch=pick("batch", 2048, 8192), minibatch=args.minibatch,
+              epochs=pick("epochs", 10, 4), gamma=pick("gamma", 0.99, 0.95),
+              lam=pick("lam", 1.0, 0.9),
               validation=tuple(range(900_000, 900_000 + n_val)), resume=not args.no_resume)
     old = signal.signal(signal.SIGTERM, _term)
     try:
