@@ -297,7 +297,7 @@ def test_table_columns_for_nara_netfit():
     lines = T.losses(df).splitlines()
     # nara-netfit's mean 0.780 equals netfit-probe's: not a loss, so only Nara has a line
     assert len(lines) == 1 and lines[0].startswith("* alpha uniform: Nara 0.720 < ")
-    assert "nara-netfit (learned over netfit-probe's candidates, ours) 0.780" in lines[0]
+    assert "nara-netfit (learned, ours) 0.780" in lines[0]
     cross = T.cross(df)
     assert "| nara-netfit-Alibaba-like | 0.500 ± 0.000 | - | - |" in cross
     assert "nara-netfit-uniform" not in cross  # no runs of that policy: no row

@@ -34,7 +34,7 @@ LEARNED = ("nara", "nara-netfit")
 TITLES = {"random": "Random", "tetris": "Tetris", "nalb": "NALB", "nulb": "NULB",
           "netfit": "netfit (ours)", "netfit-probe": "netfit-probe (ours)",
           "nara": "Nara (learned, ours)",
-          "nara-netfit": "nara-netfit (learned over netfit-probe's candidates, ours)"}
+          "nara-netfit": "nara-netfit (learned, ours)"}
 DATASETS = ("uniform", "azure", "alibaba")
 DATASET_TITLES = {"uniform": "uniform", "azure": "Azure-like", "alibaba": "Alibaba-like"}
 #: Table 1 of paper 001: acceptance ratio of Nara and Tetris per request set and topology
