@@ -12,7 +12,7 @@ action is:
   one server). The actions are the candidate allocations of ``netfit-probe``
   (:func:`dmlopt.heuristics.nara.probe._candidates`, ``max_cand`` = 4: up to 5 one-server
   best fits, or up to 8 one-rack orders, or netfit's several-rack plan; every one already
-  checked against constraint 3) padded to :data:`CMAX` slots, plus a **reject** action
+  checked against constraint 3) padded to :data:`CMAX` - 1 slots, plus a **reject** action
   (admission control, which is what makes netfit-probe better than netfit). A request with
   no candidate is dropped.
 * **Features** (our "netfit features"). Per candidate (:data:`CF` = 12): the fraction of
