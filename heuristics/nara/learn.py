@@ -1,11 +1,12 @@
 """Train Nara's policy with PPO (paper 001, section 3.3, Appendix E.3), in numpy.
 
 ``dmlopt train nara --topology alpha --dataset uniform --steps N --seed S -o policy.npz``
-(:func:`configure` + :func:`run`), or :func:`train` from Python. ``--arch netfit`` trains
-ours instead, ``nara-netfit`` (:mod:`.nara_netfit_learn`; its defaults differ, see ``--help``). No learning framework: the
-policy's backward pass is hand-written (:func:`dmlopt.models.nara.policy.backward_policy`,
-checked against finite differences in the tests) and Adam is below, so training needs only what
-``pip install dmlopt`` installs (the ``learn`` extra adds nothing heavy, see the README).
+(:func:`configure` + :func:`run`), or :func:`train` from Python. ``--arch netfit`` trains ours
+instead, ``nara-netfit`` (:mod:`.nara_netfit_learn`; its defaults differ, see ``--help``). No
+learning framework: the policy's backward pass is hand-written
+(:func:`dmlopt.models.nara.policy.backward_policy`, checked against finite differences in the
+tests) and Adam is below, so training needs only what ``pip install dmlopt`` installs (the
+``learn`` extra adds nothing heavy, see the README).
 
 PPO [30] as RLlib runs it with the paper's settings (Appendix E.3): learning rate 5e-3, train
 batch 2048 steps of *complete episodes* (episodes of 32 requests on alpha), minibatch 256,
