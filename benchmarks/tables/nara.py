@@ -28,10 +28,13 @@ import pandas as pd
 
 from dmlopt.benchmarks.tables import Table
 
-METHODS = ("random", "tetris", "nalb", "nulb", "netfit", "netfit-probe", "nara")
+METHODS = ("random", "tetris", "nalb", "nulb", "netfit", "netfit-probe", "nara", "nara-netfit")
+#: the learned policies: the paper's agent and ours over netfit-probe's candidates
+LEARNED = ("nara", "nara-netfit")
 TITLES = {"random": "Random", "tetris": "Tetris", "nalb": "NALB", "nulb": "NULB",
           "netfit": "netfit (ours)", "netfit-probe": "netfit-probe (ours)",
-          "nara": "Nara (learned, ours)"}
+          "nara": "Nara (learned, ours)",
+          "nara-netfit": "nara-netfit (learned, ours)"}
 DATASETS = ("uniform", "azure", "alibaba")
 DATASET_TITLES = {"uniform": "uniform", "azure": "Azure-like", "alibaba": "Alibaba-like"}
 #: Table 1 of paper 001: acceptance ratio of Nara and Tetris per request set and topology
@@ -104,9 +107,10 @@ def _cell(sub: pd.DataFrame, bold: bool = False, seconds: bool = False) -> str:
 
 def _family_table(df: pd.DataFrame, topologies: tuple[str, ...], seconds: bool = False) -> str:
     """Rows (topology, dataset); columns the allocators; best mean in bold; last columns
-    Nara / Tetris and Nara minus the best other allocator."""
+    Nara / Tetris, Nara minus the best other allocator, the paper's values and
+    nara-netfit / Tetris."""
     head = ["topology / requests", *(TITLES[m] for m in METHODS), "Nara / Tetris",
-            "Nara - best other", "paper: Nara / Tetris"]
+            "Nara - best other", "paper: Nara / Tetris", "nara-netfit / Tetris"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for topo in topologies:
         for ds in DATASETS:
@@ -125,8 +129,10 @@ def _family_table(df: pd.DataFrame, topologies: tuple[str, ...], seconds: bool =
             nara, tetris = PAPER_TABLE1.get(ds, {}).get(topo, (None, None))
             paper = "-" if nara is None else f"{nara:.2f} / " + (
                 "-" if tetris is None else f"{tetris:.2f}")
+            ours = means["nara-netfit"] / means["tetris"] if means["tetris"] else math.nan
             lines.append(f"| {topo} {DATASET_TITLES[ds]} ({n_req} req.) | " + " | ".join(cells)
-                         + f" | {ratio:.3f} | {diff:+.3f} | {paper} |")
+                         + f" | {ratio:.3f} | {diff:+.3f} | {paper} | "
+                         + ("-" if math.isnan(ours) else f"{ours:.3f}") + " |")
     return "\n".join(lines)
 
 
@@ -147,14 +153,18 @@ def size(df: pd.DataFrame) -> str:
 
 def cross(df: pd.DataFrame) -> str:
     """Table 7: rows the shipped policies (trained on one request set), columns the request
-    sets they are rolled out on (alpha); Tetris and netfit-probe for reference."""
+    sets they are rolled out on (alpha); Tetris and netfit-probe for reference; the
+    nara-netfit policies (ours) when the store has their runs."""
     alpha = df[df["topology"] == "alpha"]
     head = ["policy trained on", *(DATASET_TITLES[d] for d in DATASETS)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for p in DATASETS:
-        cells = [_cell(alpha[(alpha["label"] == f"nara[{p}]") & (alpha["dataset"] == d)],
-                       bold=p == d) for d in DATASETS]
-        lines.append(f"| Nara-{DATASET_TITLES[p]} | " + " | ".join(cells) + " |")
+    for method, name in (("nara", "Nara"), ("nara-netfit", "nara-netfit")):
+        for p in DATASETS:
+            sub = alpha[alpha["label"] == f"{method}[{p}]"]
+            if method != "nara" and sub.empty:
+                continue
+            cells = [_cell(sub[sub["dataset"] == d], bold=p == d) for d in DATASETS]
+            lines.append(f"| {name}-{DATASET_TITLES[p]} | " + " | ".join(cells) + " |")
     for m in ("tetris", "netfit-probe"):
         cells = [_cell(alpha[(alpha["label"] == m) & (alpha["dataset"] == d)])
                  for d in DATASETS]
@@ -163,17 +173,19 @@ def cross(df: pd.DataFrame) -> str:
 
 
 def losses(df: pd.DataFrame) -> str:
-    """One line per (topology, request set) where Nara's mean is below another allocator's."""
+    """One line per (topology, request set) and learned policy (Nara, then nara-netfit)
+    whose mean is below another allocator's."""
     out = []
     for (topo, ds), fam in df[df["ok"]].groupby(["topology", "dataset"]):
         means = fam.groupby("label")["acceptance"].mean()
-        if "nara" not in means:
-            continue
-        better = means[(means > means["nara"]) & means.index.isin(METHODS)]
-        if len(better):
-            out.append(f"* {topo} {DATASET_TITLES.get(ds, ds)}: Nara {means['nara']:.3f} < "
-                       + ", ".join(f"{TITLES[m]} {v:.3f}" for m, v in
-                                   better.sort_values(ascending=False).items()))
+        for m0, name in (("nara", "Nara"), ("nara-netfit", "nara-netfit")):
+            if m0 not in means:
+                continue
+            better = means[(means > means[m0]) & means.index.isin(METHODS)]
+            if len(better):
+                out.append(f"* {topo} {DATASET_TITLES.get(ds, ds)}: {name} {means[m0]:.3f} < "
+                           + ", ".join(f"{TITLES[m]} {v:.3f}" for m, v in
+                                       better.sort_values(ascending=False).items()))
     return "\n".join(out) if out else "* none"
 
 

@@ -36,6 +36,10 @@ name               allocator
                    policy, rolled out greedily in the Gymnasium environment; the shipped policy
                    of the instance's dataset (trained on alpha, ``data/nara/policies``) or the
                    option ``policy=PATH``; numpy only
+``nara-netfit``    ours (:mod:`.nara_netfit`), not the paper's agent: a learned policy (GNN
+                   embedding + MLP, PPO) that picks one of netfit-probe's candidate
+                   allocations or rejects, on netfit's features; cloned from netfit-probe,
+                   then trained (``dmlopt train nara --arch netfit``); numpy only
 ``milp``           the per-request MILP of :mod:`dmlopt.models.nara` (formulation "request" with the
                    current free capacities): accept whenever any allocation exists, fewest charged
                    links, then fewest servers; HiGHS through Pyomo at every arrival (slow: small
@@ -73,6 +77,7 @@ import pydantic
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.heuristics.nara import agent as _nara_agent
+from dmlopt.heuristics.nara import nara_netfit as _nara_netfit_learned
 from dmlopt.heuristics.nara import netfit as _nara_netfit
 from dmlopt.heuristics.nara import probe as _nara_probe
 from dmlopt.models import nara
@@ -360,6 +365,10 @@ HEURISTICS: dict[str, Heuristic] = {
                               "ours: netfit with probe look-ahead and admission control"),
     "nara": Heuristic(_nara_agent.allocate_nara, _nara_agent.Options, _nara_agent.estimate,
                       "Nara (paper 001): the learned GNN policy (PPO), greedy; numpy rollout"),
+    "nara-netfit": Heuristic(_nara_netfit_learned.allocate, _nara_netfit_learned.Options,
+                             _nara_netfit_learned.estimate,
+                             "ours: learned policy (GNN + PPO) over netfit-probe's candidates "
+                             "and reject, netfit features; numpy rollout"),
     "milp": Heuristic(allocate_milp, MilpOptions, milp_estimate,
                       "per-request MILP (HiGHS at every arrival; small topologies only)"),
 }

@@ -1,10 +1,12 @@
 """Train Nara's policy with PPO (paper 001, section 3.3, Appendix E.3), in numpy.
 
 ``dmlopt train nara --topology alpha --dataset uniform --steps N --seed S -o policy.npz``
-(:func:`configure` + :func:`run`), or :func:`train` from Python. No learning framework: the
-policy's backward pass is hand-written (:func:`dmlopt.models.nara.policy.backward_policy`,
-checked against finite differences in the tests) and Adam is below, so training needs only what
-``pip install dmlopt`` installs (the ``learn`` extra adds nothing heavy, see the README).
+(:func:`configure` + :func:`run`), or :func:`train` from Python. ``--arch netfit`` trains ours
+instead, ``nara-netfit`` (:mod:`.nara_netfit_learn`; its defaults differ, see ``--help``). No
+learning framework: the policy's backward pass is hand-written
+(:func:`dmlopt.models.nara.policy.backward_policy`, checked against finite differences in the
+tests) and Adam is below, so training needs only what ``pip install dmlopt`` installs (the
+``learn`` extra adds nothing heavy, see the README).
 
 PPO [30] as RLlib runs it with the paper's settings (Appendix E.3): learning rate 5e-3, train
 batch 2048 steps of *complete episodes* (episodes of 32 requests on alpha), minibatch 256,
@@ -211,7 +213,8 @@ def _save_npz(path: Path, arrays: dict[str, Any]) -> None:
         np.savez(fh, **arrays)
 
 
-def _write_curve(paths: dict[str, Path], rows: list[dict[str, float]], title: str) -> None:
+def _write_curve(paths: dict[str, Path], rows: list[dict[str, float]], title: str, *,
+                 train_label: str = "training (stochastic, 32 req.)") -> None:
     from dmlopt.io import atomic_path, atomic_write_text
 
     lines = [",".join(CURVE_FIELDS)]
@@ -225,7 +228,7 @@ def _write_curve(paths: dict[str, Path], rows: list[dict[str, float]], title: st
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     steps = [r["steps"] for r in rows]
-    ax.plot(steps, [r["train_acceptance"] for r in rows], label="training (stochastic, 32 req.)")
+    ax.plot(steps, [r["train_acceptance"] for r in rows], label=train_label)
     val = [(r["steps"], r["val_acceptance"]) for r in rows if r["val_acceptance"] >= 0]
     if val:
         ax.plot(*zip(*val, strict=True), "o-", label="validation (greedy, 128 req.)")
@@ -440,15 +443,31 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--out", required=True, help="weights (.npz); the model card, "
                         "learning curve and checkpoint are written beside it")
-    parser.add_argument("--episode", type=int, default=32, help="requests per episode (32)")
-    parser.add_argument("--lr", type=float, default=5e-3)
-    parser.add_argument("--batch", type=int, default=2048)
+    parser.add_argument("--arch", default="paper", choices=("paper", "netfit"),
+                        help="paper: the paper's GNN policy, one action per server (heuristic "
+                        "nara); netfit: ours, a policy over netfit-probe's candidates with "
+                        "netfit's features, cloned from netfit-probe then PPO (heuristic "
+                        "nara-netfit, dmlopt.heuristics.nara.nara_netfit_learn)")
+    parser.add_argument("--episode", type=int, default=None,
+                        help="requests per episode (paper 32, netfit 128)")
+    parser.add_argument("--lr", type=float, default=None, help="(paper 5e-3, netfit 5e-4)")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="steps per PPO iteration (paper 2048, netfit 8192)")
     parser.add_argument("--minibatch", type=int, default=256)
-    parser.add_argument("--epochs", type=int, default=10, help="SGD epochs per batch")
-    parser.add_argument("--entropy", type=float, default=0.0, help="entropy coefficient")
-    parser.add_argument("--val-episodes", type=int, default=len(VALIDATION_SEEDS),
-                        help="validation episodes (128 requests, seeds 900000...; 0: none, "
-                        "the last iterate is kept)")
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="SGD epochs per batch (paper 10, netfit 4)")
+    parser.add_argument("--gamma", type=float, default=None,
+                        help="discount (paper 0.99, netfit 0.95)")
+    parser.add_argument("--lambda", dest="lam", type=float, default=None,
+                        help="GAE lambda (paper 1.0, netfit 0.9)")
+    parser.add_argument("--entropy", type=float, default=0.0,
+                        help="entropy coefficient (--arch paper only)")
+    parser.add_argument("--init", default=None, choices=("netfit-probe", "random"),
+                        help="--arch netfit: initial policy, netfit-probe's rule cloned "
+                        "(default) or random weights")
+    parser.add_argument("--val-episodes", type=int, default=None,
+                        help="validation episodes (128 requests, seeds 900000...; paper 8, "
+                        "netfit 16; 0: none, the last iterate is kept)")
     parser.add_argument("--no-resume", action="store_true", help="ignore a checkpoint")
     return parser
 
@@ -462,13 +481,35 @@ def run(args: argparse.Namespace) -> int:
     def _term(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
+    from dmlopt.errors import InstanceError
+
+    arch = getattr(args, "arch", "paper")
+    netfit = arch == "netfit"
+    if not netfit and getattr(args, "init", None) is not None:
+        raise InstanceError("init", args.init, "is an option of --arch netfit only")
+    if netfit and args.entropy:
+        raise InstanceError("entropy", args.entropy, "is an option of --arch paper only")
+
+    def pick(name: str, paper: Any, ours: Any) -> Any:
+        v = getattr(args, name, None)
+        return v if v is not None else (ours if netfit else paper)
+
+    n_val = max(pick("val_episodes", len(VALIDATION_SEEDS), 16), 0)
+    kw = dict(episode=pick("episode", 32, 128), lr=pick("lr", 5e-3, 5e-4),
+              batch=pick("batch", 2048, 8192), minibatch=args.minibatch,
+              epochs=pick("epochs", 10, 4), gamma=pick("gamma", 0.99, 0.95),
+              lam=pick("lam", 1.0, 0.9),
+              validation=tuple(range(900_000, 900_000 + n_val)), resume=not args.no_resume)
     old = signal.signal(signal.SIGTERM, _term)
     try:
-        card = train(args.topology, args.dataset, args.steps, args.seed, args.out,
-                     episode=args.episode, lr=args.lr, batch=args.batch,
-                     minibatch=args.minibatch, epochs=args.epochs, entropy=args.entropy,
-                     validation=tuple(range(900_000, 900_000 + max(args.val_episodes, 0))),
-                     resume=not args.no_resume)
+        if netfit:
+            from dmlopt.heuristics.nara import nara_netfit_learn
+
+            card = nara_netfit_learn.train(args.topology, args.dataset, args.steps, args.seed,
+                                           args.out, init=args.init or "netfit-probe", **kw)
+        else:
+            card = train(args.topology, args.dataset, args.steps, args.seed, args.out,
+                         entropy=args.entropy, **kw)
     except KeyboardInterrupt:
         print("interrupted; run the same command to resume", file=sys.stderr)
         return 130

@@ -146,16 +146,8 @@ def logits(params: dict[str, np.ndarray], g: Graph, nodes: np.ndarray, links: np
     if X.ndim == 2:
         X, links, state, mask = X[None], np.asarray(links)[None], np.asarray(state)[None], \
             np.asarray(mask)[None]
-    # (B, N, 2): mean link features of the messages (3.3.1)
-    Be = _spmm(g.E, np.asarray(links, dtype=float)) if z0 is None else z0[..., -2:]
-    h = X
-    zs, pres = [], []
-    for i in range(STAGES):
-        z = z0 if i == 0 and z0 is not None else np.concatenate([_spmm(g.A, h), Be], axis=2)
-        pre = z @ params[f"W{i}"] + params[f"b{i}"]
-        h = np.maximum(pre, 0.0)
-        zs.append(z)
-        pres.append(pre)
+    gc: dict[str, Any] = {}
+    h = gnn_forward(params, g, X, links, gc, z0)
     hs = h[:, g.server_node]  # (B, S, 16)
     sel = X[:, g.server_node, 3]  # selected flag (feature 3)
     cnt = np.maximum(sel.sum(axis=1), 1.0)
@@ -171,7 +163,7 @@ def logits(params: dict[str, np.ndarray], g: Graph, nodes: np.ndarray, links: np
     out = (q @ params["C2"])[..., 0] + params["c2"][0]
     out = np.where(mask, out, -np.inf)
     if cache is not None:
-        cache.update(zs=zs, pres=pres, sel=sel, cnt=cnt, s_in=s_in, p1h=p1h, u=u, q=q,
+        cache.update(zs=gc["zs"], pres=gc["pres"], sel=sel, cnt=cnt, s_in=s_in, p1h=p1h, u=u, q=q,
                      B=B, N=X.shape[1])
     return out
 
@@ -234,6 +226,37 @@ def backward_policy(params: dict[str, np.ndarray], g: Graph, cache: dict[str, An
     grads["a1"] = dp1.sum(axis=0)
     dh = np.zeros((cache["B"], cache["N"], HIDDEN))
     dh[:, g.server_node] = dhs
+    grads.update(gnn_backward(params, g, cache, dh))
+    return grads
+
+
+def gnn_forward(params: dict[str, np.ndarray], g: Graph, X: np.ndarray, links: np.ndarray,
+                cache: dict[str, Any] | None = None, z0: np.ndarray | None = None
+                ) -> np.ndarray:
+    """The message-passing stages (section 3.3.1, module docstring) of a batch: node
+    embeddings (B, N, 16) from node features ``X`` (B, N, F) and ``links`` (B, L, 2). When
+    ``cache`` is a dict, the stage inputs and pre-activations for :func:`gnn_backward` are
+    stored in it (keys ``zs``, ``pres``); ``z0`` is :func:`first_input` when precomputed."""
+    # (B, N, 2): mean link features of the messages (3.3.1)
+    Be = _spmm(g.E, np.asarray(links, dtype=float)) if z0 is None else z0[..., -2:]
+    h = X
+    zs, pres = [], []
+    for i in range(STAGES):
+        z = z0 if i == 0 and z0 is not None else np.concatenate([_spmm(g.A, h), Be], axis=2)
+        pre = z @ params[f"W{i}"] + params[f"b{i}"]
+        h = np.maximum(pre, 0.0)
+        zs.append(z)
+        pres.append(pre)
+    if cache is not None:
+        cache.update(zs=zs, pres=pres)
+    return h
+
+
+def gnn_backward(params: dict[str, np.ndarray], g: Graph, cache: dict[str, Any],
+                 dh: np.ndarray) -> dict[str, np.ndarray]:
+    """Gradients of the stage weights W_i, b_i given d(loss)/d(embeddings) ``dh`` (B, N, 16)
+    and the cache of :func:`gnn_forward`."""
+    grads: dict[str, np.ndarray] = {}
     for i in reversed(range(STAGES)):
         dpre = dh * (cache["pres"][i] > 0)
         z = cache["zs"][i]
