@@ -278,19 +278,20 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-# minutes: quick measured with --workers 2 on 2026-11-24; full: a bound from the suites (the
-# delta rollouts dominate: ~2 minutes each, 10 seeds x 7 allocators)
+# minutes: quick measured with --workers 2 on 2026-11-24; full measured on 2026-11-25 at load 4-5
+# (paper-nara-learn 790 runs in 892 s on one worker, then nara-netfit's 190 in 250 s on two;
+# paper-nara 316 runs in 1047 s on one worker, the offline MILP's 150 s runs dominate)
 TABLES = [
     Table("nara", "table1", "Table 1: acceptance ratio on topology alpha, three request sets",
-          ("paper-nara-learn",), ("quick-nara",), _t(table1), 180.0, 1.7),
+          ("paper-nara-learn",), ("quick-nara",), _t(table1), 20.0, 1.7),
     Table("nara", "shape", "Table 6's test: the alpha-trained policy on topology beta",
-          ("paper-nara-learn",), ("quick-nara",), _t(shape), 180.0, 1.7),
+          ("paper-nara-learn",), ("quick-nara",), _t(shape), 20.0, 1.7),
     Table("nara", "size", "Section 5.2: topologies gamma (896 requests) and delta (2048)",
-          ("paper-nara-learn",), ("quick-nara",), _t(size), 180.0, 1.7),
+          ("paper-nara-learn",), ("quick-nara",), _t(size), 20.0, 1.7),
     Table("nara", "cross", "Table 7: each shipped policy on each request set (alpha)",
-          ("paper-nara-learn",), ("quick-nara",), _t(cross), 180.0, 1.7),
+          ("paper-nara-learn",), ("quick-nara",), _t(cross), 20.0, 1.7),
     Table("nara", "losses", "Where the learned policy loses",
-          ("paper-nara-learn",), ("quick-nara",), _t(losses), 180.0, 1.7),
+          ("paper-nara-learn",), ("quick-nara",), _t(losses), 20.0, 1.7),
     Table("nara", "bound", "The offline upper bound vs the online allocators (32 requests)",
-          ("paper-nara",), ("quick-nara",), _t(bound), 60.0, 1.7),
+          ("paper-nara",), ("quick-nara",), _t(bound), 18.0, 1.7),
 ]
