@@ -69,13 +69,14 @@ def test_delta_matrix_stays_equal_to_recomputation_after_swaps(m, n_vm, K):
     st.p[:] = rng.permutation(size)
     st.tabu[:] = rng.integers(-50, 50, (size, size))
     st.tabu_t[:] = st.tabu.T
-    c0 = kern.reset(f, b, m, kc, st.p, st.bp, st.delta, st.tabu, st.t2, st.work, st.iwork)
+    c0 = kern.reset(f, b, m, kc, st.p, st.bp, st.q, st.delta, st.tabu, st.t2, st.iwork)
     assert c0 == pytest.approx(qap_cost(f, b, st.p))
 
     def check() -> None:
         p = st.p
         assert sorted(p.tolist()) == list(range(size))
         np.testing.assert_allclose(st.bp, b[np.ix_(p, p)])
+        np.testing.assert_allclose(st.q[:m], (f @ b[np.ix_(p, p)])[:m], atol=1e-9)
         base = qap_cost(f, b, p)
         for i in range(min(m, size - 1)):
             for j in range(i + 1, size):
@@ -93,8 +94,8 @@ def test_delta_matrix_stays_equal_to_recomputation_after_swaps(m, n_vm, K):
         if st.p[r] // kc == st.p[s] // kc:
             continue
         st.tabu[r, st.p[r]] = st.tabu_t[st.p[r], r] = rng.integers(-50, 50)  # as a move does
-        kern.swap(f, m, kc, st.p, st.bp, st.delta, st.tabu, st.tabu_t, st.t2, st.work, st.iwork,
-                  r, s)
+        kern.swap(f, m, kc, st.p, st.bp, st.q, st.delta, st.tabu, st.tabu_t, st.t2, st.work,
+                  st.iwork, r, s)
         check()
 
 

@@ -228,7 +228,7 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
     chunk = _chunk(size)
     while True:
         st.p[:] = p
-        c = kern.reset(f, b, qap.m, qap.kc, st.p, st.bp, st.delta, st.tabu, st.t2, st.work,
+        c = kern.reset(f, b, qap.m, qap.kc, st.p, st.bp, st.q, st.delta, st.tabu, st.t2,
                        st.iwork)
         sf[0] = sf[1] = c
         si[2] = si[0]
@@ -239,7 +239,7 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
                 break
             n_it = int(min(chunk, budget - out.iterations))
             before = int(si[0])
-            code = kern.run(f, b, qap.m, qap.kc, st.p, st.bp, st.delta, st.tabu, st.tabu_t,
+            code = kern.run(f, b, qap.m, qap.kc, st.p, st.bp, st.q, st.delta, st.tabu, st.tabu_t,
                             st.t2, st.work, st.iwork, phase_best, si, sf, n_it, stall, target,
                             aspiration, lo, hi, int(rng.integers(2**31 - 1)))
             out.iterations += int(si[0]) - before

@@ -51,12 +51,13 @@ class State:
     """Arrays of one search (N slots): permutation, P = B[p][:, p], delta, tabu, scratch."""
 
     p: np.ndarray  # facility -> slot, int64 (N,)
-    bp: np.ndarray  # (N, N) float64
+    bp: np.ndarray  # (N, N) float64: P = B[p][:, p]
+    q: np.ndarray  # (N, N) float64: Q = F P (rows < m)
     delta: np.ndarray  # (N, N) float64, upper triangle of rows < m
     tabu: np.ndarray  # (N, N) int64: tabu[i, slot], the iteration until i may not return to slot
     tabu_t: np.ndarray  # (N, N) int64: tabu_t[slot, i] = tabu[i, slot]
     t2: np.ndarray  # (N, N) int64: min(tabu[i, p(j)], tabu[j, p(i)]), upper triangle
-    work: np.ndarray  # (5, N) float64: u, v, dr, ds scratch; g (row sums of F * P)
+    work: np.ndarray  # (4, N) float64 scratch: u, v, dr, ds
     iwork: np.ndarray  # (3, N) int64: t2 of the pairs touching r and s (scratch); VM of each
     # facility
 
@@ -67,8 +68,9 @@ def state(size: int) -> State:
     for i in range(size):  # distinct old values, as in Taillard's code
         tabu[i] = -(size * i + np.arange(size)) - 1
     return State(np.arange(size, dtype=np.int64), np.zeros((size, size)), np.zeros((size, size)),
+                 np.zeros((size, size)),
                  tabu, np.ascontiguousarray(tabu.T), np.zeros((size, size), dtype=np.int64),
-                 np.zeros((5, size)), np.zeros((3, size), dtype=np.int64))
+                 np.zeros((4, size)), np.zeros((3, size), dtype=np.int64))
 
 
 @numba.njit(cache=True, fastmath=True)
@@ -102,18 +104,20 @@ def cost(f, b, p):
 
 
 @numba.njit(cache=True)
-def reset(f, b, m, kc, p, bp, delta, tabu, t2, work, iwork):
-    """Fill ``bp``, ``g = work[4]``, the VMs ``iwork[2]``, ``delta`` and ``t2`` (upper triangles
-    of rows < m) for ``p``; return the cost of ``p``."""
+def reset(f, b, m, kc, p, bp, q, delta, tabu, t2, iwork):
+    """Fill ``bp``, ``q = F P``, the VMs ``iwork[2]``, ``delta`` and ``t2`` (upper triangles of
+    rows < m) for ``p``; return the cost of ``p``."""
     n = p.shape[0]
     for i in range(n):
         iwork[2, i] = p[i] // kc
     for i in range(n):
         for j in range(n):
             bp[i, j] = b[p[i], p[j]]
-    g = work[4]
-    for i in range(n):
-        g[i] = _dot(f[i, :m], bp[i, :m]) if i < m else 0.0
+    q[:] = 0.0
+    for i in range(m):
+        for ll in range(m):
+            if f[i, ll] != 0.0:
+                _axpy(q[i], f[i, ll], bp[ll])
     for i in range(min(m, n)):
         for j in range(i + 1, n):
             if p[i] // kc == p[j] // kc:
@@ -207,55 +211,57 @@ def _dot(x, y):
     return acc
 
 
-@numba.njit(cache=True, fastmath=True, inline="always")
-def _axpy2(y1, y2, a1, a2, x):
-    """``y1 += a1 x``, ``y2 += a2 x`` (one load of x; vectorised)."""
-    for k in range(x.shape[0]):
-        y1[k] += a1 * x[k]
-        y2[k] += a2 * x[k]
-
-
 @numba.njit(cache=True, inline="always")
-def _column_deltas(f, bp, g, m, vmf, r, s, dr, ds):
-    """``dr[k]``, ``ds[k]`` = delta of the pairs (k, r), (k, s) for every k (BIG when the two
-    facilities sit on one VM), in O(N m) as matrix-vector products written as axpys (rows of
-    zero flows skipped):
+def _column_deltas(f, bp, q, vmf, r, out):
+    """``out[k]`` = delta of the pair (k, r) for every k (BIG when the two facilities sit on one
+    VM), in O(N) from ``Q = F P``:
 
-        delta(k, r) = 2 ((F P[r])[k] + (P F[r])[k] - g[k] - g[r] + 2 F[k, r] P[k, r]),
+        delta(k, r) = 2 (Q[k, r] + Q[r, k] - Q[k, k] - Q[r, r] + 2 F[k, r] P[k, r])
 
-    ``g[k] = sum_l F[k, l] P[k, l]`` (F, P symmetric with zero diagonals; F is zero from row and
-    column m on).
+    (F, P symmetric with zero diagonals, so ``(P F)[k, r] = Q[r, k]``).
     """
     n = vmf.shape[0]
-    dr[:] = 0.0
-    ds[:] = 0.0
-    pr = bp[r]
-    ps = bp[s]
+    qr = q[r]
     fr = f[r]
-    fs = f[s]
-    for ll in range(m):  # (F P[r])[k] = sum_l P[r, l] F[l, k]
-        _axpy2(dr[:m], ds[:m], pr[ll], ps[ll], f[ll, :m])
-    for ll in range(m):  # (P F[r])[k] = sum_l F[r, l] P[l, k]
-        a1 = fr[ll]
-        a2 = fs[ll]
-        if a1 != 0.0 or a2 != 0.0:
-            _axpy2(dr, ds, a1, a2, bp[ll])
-    gr = g[r]
-    gs = g[s]
+    pr = bp[r]
+    qrr = qr[r]
     vr = vmf[r]
-    vs = vmf[s]
     for k in range(n):
-        dr[k] = BIG if vmf[k] == vr else 2.0 * (dr[k] - g[k] - gr + 2.0 * fr[k] * pr[k])
-        ds[k] = BIG if vmf[k] == vs else 2.0 * (ds[k] - g[k] - gs + 2.0 * fs[k] * ps[k])
+        if vmf[k] == vr:
+            out[k] = BIG
+        else:
+            out[k] = 2.0 * (q[k, r] + qr[k] - q[k, k] - qrr + 2.0 * fr[k] * pr[k])
 
 
 @numba.njit(cache=True)
-def _move(f, m, kc, p, bp, delta, tabu, tabu_t, t2, work, iwork, r, s, select, lim, it, old, sel,
-          sd):
-    """Swap facilities r < s (r < m) and update ``bp``, ``delta`` and ``t2``; when ``select``,
-    choose the move of iteration ``it`` in the same pass (into ``sel``, ``sd``)."""
+def _move(f, m, kc, p, bp, q, delta, tabu, tabu_t, t2, work, iwork, r, s, select, lim, it, old,
+          sel, sd):
+    """Swap facilities r < s (r < m) and update ``bp``, ``q = F P``, ``delta`` and ``t2``; when
+    ``select``, choose the move of iteration ``it`` in the same pass (into ``sel``, ``sd``)."""
     n = p.shape[0]
     rows = min(m, n - 1)
+    u = work[0]
+    v = work[1]
+    dr = work[2]
+    ds = work[3]
+    t2r = iwork[0]
+    t2s = iwork[1]
+    fr = f[r]
+    fs = f[s]
+    br = bp[r]
+    bs = bp[s]
+    for k in range(n):  # before the swap: u = 2 (F[r] - F[s]), v = P[r] - P[s]
+        u[k] = 2.0 * (fr[k] - fs[k])
+        v[k] = br[k] - bs[k]
+    # F P' = (F with columns r, s exchanged) P, columns r, s exchanged: a rank-one update of the
+    # rows k < m with a flow difference (F[k, s] - F[k, r] = -u[k] / 2), then a column swap
+    for k in range(m):
+        w = -0.5 * u[k]
+        if w != 0.0:
+            _axpy(q[k], w, v)
+        y = q[k, r]
+        q[k, r] = q[k, s]
+        q[k, s] = y
     x = p[r]
     p[r] = p[s]
     p[s] = x
@@ -267,29 +273,16 @@ def _move(f, m, kc, p, bp, delta, tabu, tabu_t, t2, work, iwork, r, s, select, l
         y = bp[k, r]
         bp[k, r] = bp[k, s]
         bp[k, s] = y
-    u = work[0]
-    v = work[1]
-    dr = work[2]
-    ds = work[3]
-    g = work[4]
-    t2r = iwork[0]
-    t2s = iwork[1]
-    fr = f[r]
-    fs = f[s]
     br = bp[r]
     bs = bp[s]
-    for k in range(n):
-        u[k] = 2.0 * (fr[k] - fs[k])
+    for k in range(n):  # after the swap: v = P[s] - P[r]
         v[k] = bs[k] - br[k]
-    for k in range(m):  # g[k] = sum_l F[k, l] P[k, l]: P[k, r] and P[k, s] were exchanged
-        g[k] -= 0.5 * u[k] * v[k]
-    g[r] = _dot(fr[:m], br[:m])
-    g[s] = _dot(fs[:m], bs[:m]) if s < m else 0.0
     vmf = iwork[2]  # VM of each facility
     x = vmf[r]
     vmf[r] = vmf[s]
     vmf[s] = x
-    _column_deltas(f, bp, g, m, vmf, r, s, dr, ds)
+    _column_deltas(f, bp, q, vmf, r, dr)
+    _column_deltas(f, bp, q, vmf, s, ds)
     tr = tabu[r]
     ts = tabu[s]
     tcr = tabu_t[p[r]]  # tabu[k, p(r)] for every k, contiguous
@@ -341,18 +334,19 @@ def _move(f, m, kc, p, bp, delta, tabu, tabu_t, t2, work, iwork, r, s, select, l
 
 
 @numba.njit(cache=True)
-def swap(f, m, kc, p, bp, delta, tabu, tabu_t, t2, work, iwork, r, s):
+def swap(f, m, kc, p, bp, q, delta, tabu, tabu_t, t2, work, iwork, r, s):
     """Public form of the move (r, s) with its updates, no tabu change and no move choice (for
     tests and perturbations). One of r, s must be a real module (< m)."""
     if r > s:
         r, s = s, r
     sel = np.zeros(5, dtype=np.int64)
     sd = np.zeros(2)
-    _move(f, m, kc, p, bp, delta, tabu, tabu_t, t2, work, iwork, r, s, False, 0.0, 0, 0, sel, sd)
+    _move(f, m, kc, p, bp, q, delta, tabu, tabu_t, t2, work, iwork, r, s, False, 0.0, 0, 0, sel,
+          sd)
 
 
 @numba.njit(cache=True)
-def run(f, b, m, kc, p, bp, delta, tabu, tabu_t, t2, work, iwork, best, si, sf, max_iters,
+def run(f, b, m, kc, p, bp, q, delta, tabu, tabu_t, t2, work, iwork, best, si, sf, max_iters,
         stall, target, aspiration, lo, hi, seed):
     """Robust tabu search (Taillard 1991) from the state, for at most ``max_iters`` iterations.
 
@@ -414,7 +408,7 @@ def run(f, b, m, kc, p, bp, delta, tabu, tabu_t, t2, work, iwork, best, si, sf, 
         stop = done >= max_iters or (not improved and it - si[2] >= stall)
         nxt = it + 1
         nlim = best_cost - 1e-9 * max(1.0, abs(best_cost)) - cur
-        _move(f, m, kc, p, bp, delta, tabu, tabu_t, t2, work, iwork, ri, rj, not stop, nlim, nxt,
+        _move(f, m, kc, p, bp, q, delta, tabu, tabu_t, t2, work, iwork, ri, rj, not stop, nlim, nxt,
               nxt - aspiration, sel, sd)
         if improved:
             sf[1] = cur
@@ -444,9 +438,9 @@ def _warm_up() -> None:
     """Load (or compile, the first time) the kernel at import, not inside a timed run."""
     f = np.zeros((3, 3))
     st = state(3)
-    reset(f, f, 3, 1, st.p, st.bp, st.delta, st.tabu, st.t2, st.work, st.iwork)
-    swap(f, 3, 1, st.p, st.bp, st.delta, st.tabu, st.tabu_t, st.t2, st.work, st.iwork, 0, 1)
-    run(f, f, 3, 1, st.p, st.bp, st.delta, st.tabu, st.tabu_t, st.t2, st.work, st.iwork,
+    reset(f, f, 3, 1, st.p, st.bp, st.q, st.delta, st.tabu, st.t2, st.iwork)
+    swap(f, 3, 1, st.p, st.bp, st.q, st.delta, st.tabu, st.tabu_t, st.t2, st.work, st.iwork, 0, 1)
+    run(f, f, 3, 1, st.p, st.bp, st.q, st.delta, st.tabu, st.tabu_t, st.t2, st.work, st.iwork,
         st.p.copy(), np.zeros(3, dtype=np.int64), np.zeros(2), 1, 1, -np.inf, 10, 1, 2, 0)
 
 
