@@ -83,6 +83,9 @@ class Options(ContractOptions):
     restart: int = pydantic.Field(
         default=50, ge=1, description="phases without improving the chain's reference "
         "solution before the chain ends and a new one starts")
+    tenure: float = pydantic.Field(
+        default=1.0, gt=0, le=2, description="tabu tenure, in slots: drawn in [0.9, 1.1] * "
+        "tenure * N (Taillard: 1)")
     population: int = pydantic.Field(
         default=10, ge=1, description="elite pool of chain results; once full, a new chain "
         "starts from a crossover of two members, before that (or with 1) from a random "
@@ -157,6 +160,14 @@ def _perturb(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, swaps: 
                 break
 
 
+def _better(a: float, b: float) -> bool:
+    """``a`` improves on ``b`` by more than a relative 1e-9 (any finite a improves on b = inf;
+    the tolerance of an infinite b would be NaN)."""
+    if not math.isfinite(b):
+        return a < b
+    return a < b - 1e-9 * max(1.0, abs(b))
+
+
 def _offer(pool: list[tuple[float, np.ndarray]], perm: np.ndarray, cost: float,
            capacity: int) -> None:
     """Add a chain's result to the elite pool: if not a duplicate (same cost) and either the
@@ -214,8 +225,8 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
     st = kern.state(size)
     si = np.zeros(3, dtype=np.int64)
     sf = np.zeros(2)
-    lo = max(1, int(0.9 * size))
-    hi = max(lo + 1, int(1.1 * size) + 1)
+    lo = max(1, int(0.9 * opts.tenure * size))
+    hi = max(lo + 1, int(1.1 * opts.tenure * size) + 1)
     si[1] = int(rng.integers(lo, hi))
     aspiration = 5 * size * size
     stall = max(1, int(opts.stall * size))
@@ -245,9 +256,9 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
             out.iterations += int(si[0]) - before
         out.phases += 1
         pc = float(kern.cost(f, b, phase_best))  # exact (sf[1] sums deltas)
-        if pc < best_cost - 1e-9 * max(1.0, abs(best_cost)):
+        if _better(pc, best_cost):
             best, best_cost = phase_best.copy(), pc
-        if pc < ref_cost - 1e-9 * max(1.0, abs(ref_cost)):
+        if _better(pc, ref_cost):
             ref, ref_cost = phase_best.copy(), pc
             jump = jmin
             since_ref = 0
@@ -282,6 +293,7 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
 def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         iterations: int | None = None, target: float | None = None, stall: float = 5.0,
         jump_min: float = 0.1, jump_max: float = 0.5, restart: int = 50, population: int = 10,
+        tenure: float = 1.0,
         clock: str = "wall") -> Solution:
     """Iterated robust tabu search with BLS-style perturbation and restarts (ours).
 
@@ -290,7 +302,7 @@ def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
     """
     opts = options(time_limit=time_limit, iterations=iterations, target=target, stall=stall,
                    jump_min=jump_min, jump_max=jump_max, restart=restart, population=population,
-                   clock=clock)
+                   tenure=tenure, clock=clock)
     if opts.jump_max < opts.jump_min:
         raise InstanceError("jump_max", jump_max, f"must be >= jump_min = {jump_min}")
     if opts.time_limit == 0 and opts.iterations is None and opts.target is None:
