@@ -80,3 +80,34 @@ def test_structured_generators_have_their_structure():
                                              [2, 1, 1, 0]]).all()
     flows, dist = helpers_tap.cube_instance(rng, 3, 4)
     assert dist[0, 7] == 3 and np.count_nonzero(flows.any(axis=1)) <= 4
+
+
+def test_chain_starts_adapt_to_what_wins():
+    """Random starts until the pool is warm; then the kinds are drawn by their record, so a kind
+    that keeps winning is drawn more often, and a kind that never wins is still drawn."""
+    from dmlopt.heuristics.tap import search as ts
+
+    qap = ts.padded(np.ones((6, 6)) - np.eye(6), np.ones((6, 6)) - np.eye(6), 1)
+    rng = np.random.default_rng(0)
+    starts = rts.Starts(3)
+    pool = [(1.0, np.arange(6)), (2.0, np.arange(6)[::-1].copy())]
+    for _ in range(5):  # pool of 2 < warm = 3: random starts only
+        p = starts.start(qap, pool, rng, 2)
+        assert sorted(p.tolist()) == list(range(6))
+    assert starts.trials["random"][0] == 5 and starts.trials["crossover"][0] == 0
+    starts.score(0.5)  # beats the pool's median 1.5: a win for the kind that started it
+    assert starts.trials["random"][1] == 1
+    starts.score(0.1)  # nothing pending: no credit
+    assert starts.trials["random"][1] == 1
+    pool.append((3.0, np.roll(np.arange(6), 1)))
+    starts.trials = {"random": [50, 0], "crossover": [50, 49], "kick": [50, 0]}
+    drawn = {k: 0 for k in rts.Starts.KINDS}
+    for _ in range(600):
+        before = {k: v[0] for k, v in starts.trials.items()}
+        child = starts.start(qap, pool, rng, 2)
+        assert sorted(child.tolist()) == list(range(6))
+        kind = next(k for k in before if starts.trials[k][0] > before[k])
+        drawn[kind] += 1
+        starts.score(10.0)  # a loss: keeps the record about where it was
+    assert drawn["crossover"] > 3 * max(drawn["random"], drawn["kick"])
+    assert min(drawn.values()) > 0

@@ -1,4 +1,5 @@
-"""``rts``: our TAP heuristic for QAPLIB-scale instances (iterated robust tabu search, BLS-style).
+"""``rts``: our TAP heuristic for QAPLIB-scale instances (iterated robust tabu search, BLS-style,
+with adaptive restarts).
 
 Ours, not the paper's (paper 000 has CLE and ABM, section IV). It searches the padded QAP of
 :mod:`dmlopt.heuristics.tap.search` (N = n min(K, m) slots, dummy modules in the free slots),
@@ -16,12 +17,15 @@ dummy moves it to a VM with free capacity. The search, following the literature:
   magnitude), and falls back to ``jump_min * N`` when the reference improves.
 * Chains and a small memetic layer: after ``restart`` phases without improving its reference, a
   chain ends, its result enters an elite pool of ``population`` distinct solutions (replacing the
-  worst when better), and a new chain starts from a uniformly random solution while the pool is
-  not full, then from a crossover of two pool members (the assignments both share are kept, the
-  rest placed at random: the spirit of Merz and Freisleben's memetic QAP algorithm, which works
-  well on structured instances such as tai*b). The defaults were chosen on the 76 shipped QAPLIB
-  instances, one set for all (no per-instance or per-family parameters); ``stall`` = 5 beat 20
-  and 100 on tai*b there (one seed each, tai30b/60b/80b; 100 on tai30b only).
+  worst when better), and a new chain starts (class :class:`Starts`, chosen adaptively during the
+  run): from a uniformly random solution, from a crossover of two pool members (the assignments
+  both share are kept, the rest placed at random: the spirit of Merz and Freisleben's memetic QAP
+  algorithm, which suits structured instances such as tai*b), or from a pool member after
+  ``jump_max * N`` random swaps. Random starts until the pool holds 3 members; then each kind is
+  drawn in proportion to its record on this run (a chain wins when its result beats the pool's
+  median at its start), with a prior that keeps every kind in play. Nothing depends on the
+  instance's name or family; the defaults (``stall`` = 5, ``restart`` = 50, ...) were measured on
+  the 76 shipped QAPLIB instances, one set for all.
 
 Stopping: a time budget ``time_limit`` (default ``max(1, 10 (N/100)^2)`` seconds: about 10 s at
 N = 100), an iteration budget ``iterations`` (total tabu iterations; when neither is given, a cap of
@@ -144,6 +148,7 @@ class Outcome:
     restarts: int
     reached_target: bool
     seconds: float
+    starts: dict[str, list[int]] | None = None  # chain starts: kind -> [chains, wins]
 
 
 def _perturb(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, swaps: int) -> None:
@@ -195,6 +200,54 @@ def _crossover(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.nda
     return child.astype(np.int64)
 
 
+class Starts:
+    """Adaptive choice of how a new chain starts (ours): ``random`` (a uniformly random
+    solution), ``crossover`` (of two elite members, :func:`_crossover`) or ``kick`` (an elite
+    member after ``jump_max * N`` random swaps).
+
+    Random starts until the pool holds ``warm`` members; then each kind is drawn with probability
+    proportional to ``(wins + 1) / (chains + 2)``, where a chain wins when its result beats the
+    median cost of the pool at its start. So the run shifts its restarts to what has worked on
+    this instance (crossover on structured ones, kicks on rugged ones), never to zero for any
+    kind.
+    """
+
+    KINDS = ("random", "crossover", "kick")
+
+    def __init__(self, warm: int) -> None:
+        self.warm = max(2, warm)
+        self.trials: dict[str, list[int]] = {k: [0, 0] for k in self.KINDS}
+        self._pending: tuple[str, float] | None = None
+
+    def score(self, result: float) -> None:
+        """Credit the chain that just ended with ``result`` to the kind that started it."""
+        if self._pending is not None:
+            kind, median = self._pending
+            self.trials[kind][1] += int(_better(result, median))
+            self._pending = None
+
+    def start(self, qap: ts.Padded, pool: list[tuple[float, np.ndarray]],
+              rng: np.random.Generator, jump: int) -> np.ndarray:
+        """The start of the next chain (and remember its kind for :meth:`score`)."""
+        size = qap.size
+        if len(pool) < self.warm:
+            kind = "random"
+        else:
+            w = np.array([(self.trials[k][1] + 1) / (self.trials[k][0] + 2) for k in self.KINDS])
+            kind = self.KINDS[int(rng.choice(len(w), p=w / w.sum()))]
+        self.trials[kind][0] += 1
+        if len(pool) >= 2:
+            self._pending = (kind, float(np.median([c for c, _ in pool])))
+        if kind == "random":
+            return rng.permutation(size).astype(np.int64)
+        if kind == "crossover":
+            i, j = rng.choice(len(pool), 2, replace=False)
+            return _crossover(pool[i][1], pool[j][1], rng)
+        child = pool[int(rng.integers(len(pool)))][1].copy()
+        _perturb(qap, child, rng, jump)
+        return child
+
+
 def _chunk(size: int) -> int:
     """Iterations per kernel call: a few tens of milliseconds, so the clock is checked often."""
     return int(min(1 << 16, max(64, 20_000_000 // (size * size))))
@@ -236,6 +289,8 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
     ref, ref_cost = p.copy(), best_cost
     since_ref = 0
     pool: list[tuple[float, np.ndarray]] = []  # elite chain results (memetic layer)
+    starts = Starts(min(3, opts.population))
+    out.starts = starts.trials
     chunk = _chunk(size)
     while True:
         st.p[:] = p
@@ -270,12 +325,9 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
         if out.iterations >= budget or now() >= deadline:
             break
         if since_ref >= opts.restart:  # the chain is spent: keep its result, start another
+            starts.score(ref_cost)
             _offer(pool, ref, ref_cost, opts.population)
-            if len(pool) < max(2, opts.population):
-                ref = rng.permutation(size).astype(np.int64)
-            else:
-                i, j = rng.choice(len(pool), 2, replace=False)
-                ref = _crossover(pool[i][1], pool[j][1], rng)
+            ref = starts.start(qap, pool, rng, jmax)
             ref_cost = math.inf
             since_ref = 0
             jump = jmin
