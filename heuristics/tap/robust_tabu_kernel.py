@@ -14,18 +14,25 @@ O(1),
     delta[i, j] += (u[i] - u[j]) (v[i] - v[j]),
     u = 2 (F[r] - F[s]),  v = P[s] - P[r],
 
-with ``P[a, b] = B[p(a), p(b)]`` (rows and columns r, s swapped after the move), and the O(N)
-pairs touching r or s are recomputed in O(m) each: O(N^2) per iteration in all. Only rows i < m
-exist (a pair of two dummies never changes anything). Pairs that change nothing (two slots of one
-VM) hold the sentinel :data:`BIG`: their update term is exactly 0 (their columns of P are equal),
-so they keep it and the move choice needs no test for them.
+with ``P[a, b] = B[p(a), p(b)]`` (rows and columns r, s swapped after the move). The 2N pairs
+touching r or s take O(1) each from ``Q = F P`` (ours: Taillard recomputes them in O(N) each),
 
-Fused pass: the pairs touching r or s are computed first (``dr``, ``ds``); then each row is
-updated (a branch-free loop the compiler vectorises), its r and s entries are filled in, and the
-row is scanned for the next move while it is still in the L1 cache. The tabu status of a pair is
-read from ``t2[i, j] = min(tabu[i, p(j)], tabu[j, p(i)])``, kept up to date in O(N) per move (only
-pairs touching r or s change), so the scan reads two contiguous rows and takes its (rare) slow
-branch only for a pair that could become the chosen move.
+    delta(k, r) = 2 (Q[k, r] + Q[r, k] - Q[k, k] - Q[r, r] + 2 F[k, r] P[k, r]),
+
+and Q follows a move by a rank-one update of its m rows (rows with no flow change skipped) and a
+column swap: O(N m) multiply-adds, a quarter of the 2N recomputations of O(2m) each. O(N^2) per
+iteration in all. Only rows i < m exist (a pair of two dummies never changes anything). Pairs
+that change nothing (two slots of one VM) hold the sentinel :data:`BIG`: their update term is
+exactly 0 (their columns of P are equal), so they keep it and the move choice needs no test for
+them.
+
+Fused pass (ours): the pairs touching r or s are computed first (``dr``, ``ds``); then each row
+is updated by a branch-free loop the compiler vectorises, which also counts the pairs that could
+be the next move (delta below the best candidate so far, or aspired by age); its r and s entries
+are filled in, and only a row with such pairs is scanned, while it is still in the L1 cache.
+The tabu status of a pair is read from ``t2[i, j] = min(tabu[i, p(j)], tabu[j, p(i)])``, kept
+up to date in O(N) per move (only pairs touching r or s change), so the scan reads two
+contiguous rows and takes its (rare) slow branch only for a pair that could become the move.
 
 Integer state ``si``: 0 iteration counter, 1 tenure, 2 iteration of the last phase-best
 improvement. Float state ``sf``: 0 current cost, 1 phase-best cost.
@@ -200,15 +207,6 @@ def _axpy(y, a, x):
     """``y += a x`` (vectorised)."""
     for k in range(y.shape[0]):
         y[k] += a * x[k]
-
-
-@numba.njit(cache=True, fastmath=True, inline="always")
-def _dot(x, y):
-    """``x . y``."""
-    acc = 0.0
-    for k in range(x.shape[0]):
-        acc += x[k] * y[k]
-    return acc
 
 
 @numba.njit(cache=True, inline="always")
