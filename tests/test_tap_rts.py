@@ -111,3 +111,22 @@ def test_chain_starts_adapt_to_what_wins():
         starts.score(10.0)  # a loss: keeps the record about where it was
     assert drawn["crossover"] > 3 * max(drawn["random"], drawn["kick"])
     assert min(drawn.values()) > 0
+
+
+def test_kick_levels_follow_their_record():
+    """Levels are geometric between the bounds; a level that keeps improving the reference is
+    drawn most, none is starved."""
+    jumps = rts.Jumps(2, 40)
+    assert jumps.levels[0] == 2 and jumps.levels[-1] == 40 and len(jumps.levels) == 5
+    assert all(a < b for a, b in itertools.pairwise(jumps.levels))
+    rng = np.random.default_rng(1)
+    counts = dict.fromkeys(jumps.levels, 0)
+    for _ in range(2000):
+        level = jumps.draw(rng)
+        counts[level] += 1
+        jumps.score(level == jumps.levels[1])  # only the second level ever wins
+    assert counts[jumps.levels[1]] > 0.5 * 2000
+    assert min(counts.values()) > 0
+    jumps.score(True)  # nothing drawn since the last score: no credit
+    assert jumps.trials[:, 1].sum() == counts[jumps.levels[1]]
+    assert rts.Jumps(2, 2).levels == [2]

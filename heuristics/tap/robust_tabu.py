@@ -10,11 +10,14 @@ dummy moves it to a VM with free capacity. The search, following the literature:
   2N iterations, aspiration by objective and by age), with Taillard's O(N^2)-per-iteration
   delta-matrix update (numba kernel :mod:`dmlopt.heuristics.tap.robust_tabu_kernel`). A phase ends
   after ``stall * N`` iterations without improving its own best.
-* Iterated tabu search (Misevicius 2005) with a breakout-local-search perturbation (Benlic and
-  Hao 2013): a chain of phases; the next phase starts from the chain's reference solution (its
-  best phase result) after L random swaps; L starts at ``jump_min * N`` and grows by one after
-  each phase that does not improve the reference, up to ``jump_max * N`` (adaptive jump
-  magnitude), and falls back to ``jump_min * N`` when the reference improves.
+* Iterated tabu search (Misevicius 2005), with an adaptive perturbation strength in the spirit of
+  breakout local search (Benlic and Hao 2013): a chain of phases; the next phase starts from the
+  chain's reference solution (its best phase result) after L random swaps, L one of 5 levels
+  geometric from ``max(2, jump_min * N)`` to ``jump_max * N``, drawn by each level's record of
+  improving the reference during the run (class :class:`Jumps`, ours; BLS instead grows L after
+  each failure). Small kicks win on narrow valleys (tree-shaped or sparse flows: with BLS's
+  growing kicks, chr-like instances ended 2-8 % above what other seeds found), larger ones on
+  rugged random instances.
 * Chains and a small memetic layer: after ``restart`` phases without improving its reference, a
   chain ends, its result enters an elite pool of ``population`` distinct solutions (replacing the
   worst when better), and a new chain starts (class :class:`Starts`, chosen adaptively during the
@@ -81,9 +84,11 @@ class Options(ContractOptions):
         default=5.0, gt=0, description="a tabu phase ends after stall * N iterations without "
         "improving its best")
     jump_min: float = pydantic.Field(
-        default=0.1, gt=0, le=1, description="smallest perturbation, in random swaps per slot")
+        default=0.0, ge=0, le=1, description="smallest perturbation, in random swaps per slot "
+        "(at least 2 swaps)")
     jump_max: float = pydantic.Field(
-        default=0.5, gt=0, le=1, description="largest perturbation, in random swaps per slot")
+        default=0.5, gt=0, le=1, description="largest perturbation, in random swaps per slot; "
+        "the levels in between are geometric and chosen adaptively")
     restart: int = pydantic.Field(
         default=50, ge=1, description="phases without improving the chain's reference "
         "solution before the chain ends and a new one starts")
@@ -200,6 +205,33 @@ def _crossover(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.nda
     return child.astype(np.int64)
 
 
+class Jumps:
+    """Adaptive perturbation strength (ours): the number of random swaps before a phase is one of
+    a few levels, geometric from 2 to ``jump_max * N``; each phase draws a level with probability
+    proportional to ``(wins + 1) / (phases + 2)``, a win being a phase that improves the chain's
+    reference. Small kicks win on instances with narrow valleys (tree or sparse flows), larger
+    ones when small kicks fall back into the same local optimum.
+    """
+
+    def __init__(self, jmin: int, jmax: int) -> None:
+        self.levels = sorted({int(round(x)) for x in np.geomspace(jmin, jmax, 5)})
+        self.trials = np.zeros((len(self.levels), 2), dtype=np.int64)
+        self._last = -1
+
+    def draw(self, rng: np.random.Generator) -> int:
+        """The number of swaps of the next kick."""
+        w = (self.trials[:, 1] + 1) / (self.trials[:, 0] + 2)
+        self._last = int(rng.choice(len(w), p=w / w.sum()))
+        self.trials[self._last, 0] += 1
+        return self.levels[self._last]
+
+    def score(self, improved: bool) -> None:
+        """Credit the last kick's level with the phase's outcome."""
+        if self._last >= 0:
+            self.trials[self._last, 1] += int(improved)
+            self._last = -1
+
+
 class Starts:
     """Adaptive choice of how a new chain starts (ours): ``random`` (a uniformly random
     solution), ``crossover`` (of two elite members, :func:`_crossover`) or ``kick`` (an elite
@@ -285,7 +317,7 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
     stall = max(1, int(opts.stall * size))
     jmin = max(2, int(round(opts.jump_min * size)))
     jmax = max(jmin, int(round(opts.jump_max * size)))
-    jump = jmin
+    jumps = Jumps(jmin, jmax)
     ref, ref_cost = p.copy(), best_cost
     since_ref = 0
     pool: list[tuple[float, np.ndarray]] = []  # elite chain results (memetic layer)
@@ -313,12 +345,11 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
         pc = float(kern.cost(f, b, phase_best))  # exact (sf[1] sums deltas)
         if _better(pc, best_cost):
             best, best_cost = phase_best.copy(), pc
+        jumps.score(_better(pc, ref_cost))
         if _better(pc, ref_cost):
             ref, ref_cost = phase_best.copy(), pc
-            jump = jmin
             since_ref = 0
         else:
-            jump = min(jmax, jump + 1)
             since_ref += 1
         if code in (kern.TARGET, kern.STUCK) or best_cost <= target or best_cost <= 0:
             break
@@ -330,12 +361,11 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
             ref = starts.start(qap, pool, rng, jmax)
             ref_cost = math.inf
             since_ref = 0
-            jump = jmin
             out.restarts += 1
             p = ref.copy()
         else:
             p = ref.copy()
-            _perturb(qap, p, rng, jump)
+            _perturb(qap, p, rng, jumps.draw(rng))
     out.perm, out.cost = best, float(kern.cost(f, b, best))
     out.reached_target = out.cost <= target
     out.seconds = now() - t0
@@ -344,7 +374,7 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
 
 def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         iterations: int | None = None, target: float | None = None, stall: float = 5.0,
-        jump_min: float = 0.1, jump_max: float = 0.5, restart: int = 50, population: int = 10,
+        jump_min: float = 0.0, jump_max: float = 0.5, restart: int = 50, population: int = 10,
         tenure: float = 1.0,
         clock: str = "wall") -> Solution:
     """Iterated robust tabu search with BLS-style perturbation and restarts (ours).
