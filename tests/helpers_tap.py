@@ -114,7 +114,7 @@ def _study(argv: list[str] | None = None) -> None:
     ap.add_argument("--seeds", type=int, default=4)
     ap.add_argument("--long", type=float, default=10.0)
     args = ap.parse_args(argv)
-    print("family  n  inst  long-run  gaps of the default runs (%)  spread")
+    print("family  n  inst  best-value  long-run  gaps of the default runs (%)  spread")
     worst = 0.0
     for family in args.families.split(","):
         for n in (int(x) for x in args.sizes.split(",")):
@@ -129,7 +129,7 @@ def _study(argv: list[str] | None = None) -> None:
                 gaps = [100 * (c - best) / best if best else c for c in costs]
                 lg = 100 * (long - best) / best if best else long
                 worst = max(worst, *gaps)
-                print(f"{family:6s} {inst.n:3d} {k:4d}  {lg:8.3f}  "
+                print(f"{family:6s} {inst.n:3d} {k:4d}  {best:10.6g}  {lg:8.3f}  "
                       + " ".join(f"{g:6.3f}" for g in gaps)
                       + f"  {max(gaps) - min(gaps):6.3f}", flush=True)
     print(f"worst gap of a default run: {worst:.3f} %")
