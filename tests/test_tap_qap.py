@@ -52,24 +52,51 @@ def rand_tap(seed: int, m: int, n: int, K: int):
 # ------------------------------------------------------------------------------ delta matrix
 
 
-@pytest.mark.parametrize("n", [2, 3, 9])
-def test_delta_matrix_stays_equal_to_recomputation_after_swaps(n):
-    rng = np.random.default_rng(n)
-    f, b = random_sym(rng, n), random_sym(rng, n)
-    p = rng.permutation(n).astype(np.int64)
-    bp, delta = np.empty((n, n)), np.zeros((n, n))
-    assert kern.reset(f, b, p, bp, delta) == pytest.approx(qap_cost(f, b, p))
-    for _ in range(40):
-        r, s = (int(x) for x in rng.choice(n, 2, replace=False))
-        kern.swap(f, p, bp, delta, r, s)
-        assert sorted(p.tolist()) == list(range(n))
-        np.testing.assert_allclose(bp, b[np.ix_(p, p)])
+@pytest.mark.parametrize("m, n_vm, K", [(2, 2, 1), (3, 3, 1), (9, 9, 1), (5, 4, 2), (4, 3, 3),
+                                         (3, 5, 1)])
+def test_delta_matrix_stays_equal_to_recomputation_after_swaps(m, n_vm, K):
+    """The fused kernel's delta matrix, its "no change" sentinels (two slots of one VM) and the
+    tabu pair matrix t2 equal a from-scratch recomputation after every one of many swaps, also on
+    a padded QAP (K > 1, dummy modules)."""
+    from dmlopt.heuristics.tap import search as ts
+
+    rng = np.random.default_rng(m * 100 + n_vm * 10 + K)
+    traffic = rng.integers(0, 9, (m, m)).astype(float)
+    np.fill_diagonal(traffic, 0)
+    qap = ts.padded(traffic, random_sym(rng, n_vm, 6) + 1 - np.eye(n_vm), K)
+    f, b, size, kc = qap.F, qap.B, qap.size, qap.kc
+    st = kern.state(size)
+    st.p[:] = rng.permutation(size)
+    st.tabu[:] = rng.integers(-50, 50, (size, size))
+    st.tabu_t[:] = st.tabu.T
+    c0 = kern.reset(f, b, m, kc, st.p, st.bp, st.q, st.delta, st.tabu, st.t2, st.iwork)
+    assert c0 == pytest.approx(qap_cost(f, b, st.p))
+
+    def check() -> None:
+        p = st.p
+        assert sorted(p.tolist()) == list(range(size))
+        np.testing.assert_allclose(st.bp, b[np.ix_(p, p)])
+        np.testing.assert_allclose(st.q[:m], (f @ b[np.ix_(p, p)])[:m], atol=1e-9)
         base = qap_cost(f, b, p)
-        for i in range(n):
-            for j in range(i + 1, n):
+        for i in range(min(m, size - 1)):
+            for j in range(i + 1, size):
+                assert st.t2[i, j] == min(st.tabu[i, p[j]], st.tabu[j, p[i]]), (i, j)
+                if p[i] // kc == p[j] // kc:
+                    assert st.delta[i, j] == kern.BIG, (i, j)
+                    continue
                 q = p.copy()
                 q[i], q[j] = q[j], q[i]
-                assert delta[i, j] == pytest.approx(qap_cost(f, b, q) - base, abs=1e-9), (i, j)
+                assert st.delta[i, j] == pytest.approx(qap_cost(f, b, q) - base, abs=1e-9), (i, j)
+
+    check()
+    for _ in range(60):
+        r, s = int(rng.integers(m)), int(rng.integers(size))
+        if st.p[r] // kc == st.p[s] // kc:
+            continue
+        st.tabu[r, st.p[r]] = st.tabu_t[st.p[r], r] = rng.integers(-50, 50)  # as a move does
+        kern.swap(f, m, kc, st.p, st.bp, st.q, st.delta, st.tabu, st.tabu_t, st.t2, st.work,
+                  st.iwork, r, s)
+        check()
 
 
 # ---------------------------------------------------------------------------- optimality

@@ -1,27 +1,38 @@
-"""``rts``: our TAP heuristic for QAPLIB-scale instances (iterated robust tabu search, BLS-style).
+"""``rts``: our TAP heuristic for QAPLIB-scale instances (iterated robust tabu search, BLS-style,
+with adaptive restarts).
 
 Ours, not the paper's (paper 000 has CLE and ABM, section IV). It searches the padded QAP of
 :mod:`dmlopt.heuristics.tap.search` (N = n min(K, m) slots, dummy modules in the free slots),
 so capacities K > 1 and m < n modules are handled by the same swap move: a swap of a module with a
 dummy moves it to a VM with free capacity. The search, following the literature:
 
-* Tabu phases: Taillard's robust tabu search (randomised tenure in [0.9 N, 1.1 N] redrawn every
+* Tabu phases: Taillard's robust tabu search (randomised tenure in [0.9 T, 1.1 T] redrawn every
   2N iterations, aspiration by objective and by age), with Taillard's O(N^2)-per-iteration
   delta-matrix update (numba kernel :mod:`dmlopt.heuristics.tap.robust_tabu_kernel`). A phase ends
-  after ``stall * N`` iterations without improving its own best.
-* Iterated tabu search (Misevicius 2005) with a breakout-local-search perturbation (Benlic and
-  Hao 2013): a chain of phases; the next phase starts from the chain's reference solution (its
-  best phase result) after L random swaps; L starts at ``jump_min * N`` and grows by one after
-  each phase that does not improve the reference, up to ``jump_max * N`` (adaptive jump
-  magnitude), and falls back to ``jump_min * N`` when the reference improves.
+  after ``stall * N`` iterations without improving its own best. Taillard's T is N; here T is
+  ``tenure * N`` times a level of :data:`TENURES` (0.25, 0.5, 1) drawn for each phase that
+  follows a kick by the levels' records of improving the chain's reference (class :class:`Arms`,
+  ours): on chr-like instances (tree-shaped flows, n = 30-40) the shorter tenures cut the spread
+  over seeds from 2-10 % to 0-5 %, while tai*a keeps choosing T = N often.
+* Iterated tabu search (Misevicius 2005), with an adaptive perturbation strength in the spirit of
+  breakout local search (Benlic and Hao 2013): a chain of phases; the next phase starts from the
+  chain's reference solution (its best phase result) after L random swaps, L one of 5 levels
+  geometric from ``max(2, jump_min * N)`` to ``jump_max * N``, drawn by each level's record of
+  improving the reference during the run (class :class:`Jumps`, ours; BLS instead grows L after
+  each failure). Small kicks win on narrow valleys (tree-shaped or sparse flows: with BLS's
+  growing kicks, chr-like instances ended 2-8 % above what other seeds found), larger ones on
+  rugged random instances.
 * Chains and a small memetic layer: after ``restart`` phases without improving its reference, a
   chain ends, its result enters an elite pool of ``population`` distinct solutions (replacing the
-  worst when better), and a new chain starts from a uniformly random solution while the pool is
-  not full, then from a crossover of two pool members (the assignments both share are kept, the
-  rest placed at random: the spirit of Merz and Freisleben's memetic QAP algorithm, which works
-  well on structured instances such as tai*b). The defaults were chosen on the 76 shipped QAPLIB
-  instances, one set for all (no per-instance or per-family parameters); ``stall`` = 5 beat 20
-  and 100 on tai*b there (one seed each, tai30b/60b/80b; 100 on tai30b only).
+  worst when better), and a new chain starts (class :class:`Starts`, chosen adaptively during the
+  run): from a uniformly random solution, from a crossover of two pool members (the assignments
+  both share are kept, the rest placed at random: the spirit of Merz and Freisleben's memetic QAP
+  algorithm, which suits structured instances such as tai*b), or from a pool member after
+  ``jump_max * N`` random swaps. Random starts until the pool holds 3 members; then each kind is
+  drawn in proportion to its record on this run (a chain wins when its result beats the pool's
+  median at its start), with a prior that keeps every kind in play. Nothing depends on the
+  instance's name or family; the defaults (``stall`` = 5, ``restart`` = 50, ...) were measured on
+  the 76 shipped QAPLIB instances, one set for all.
 
 Stopping: a time budget ``time_limit`` (default ``max(1, 10 (N/100)^2)`` seconds: about 10 s at
 N = 100), an iteration budget ``iterations`` (total tabu iterations; when neither is given, a cap of
@@ -77,12 +88,17 @@ class Options(ContractOptions):
         default=5.0, gt=0, description="a tabu phase ends after stall * N iterations without "
         "improving its best")
     jump_min: float = pydantic.Field(
-        default=0.1, gt=0, le=1, description="smallest perturbation, in random swaps per slot")
+        default=0.0, ge=0, le=1, description="smallest perturbation, in random swaps per slot "
+        "(at least 2 swaps)")
     jump_max: float = pydantic.Field(
-        default=0.5, gt=0, le=1, description="largest perturbation, in random swaps per slot")
+        default=0.5, gt=0, le=1, description="largest perturbation, in random swaps per slot; "
+        "the levels in between are geometric and chosen adaptively")
     restart: int = pydantic.Field(
         default=50, ge=1, description="phases without improving the chain's reference "
         "solution before the chain ends and a new one starts")
+    tenure: float = pydantic.Field(
+        default=1.0, gt=0, le=2, description="tabu tenure, in slots: drawn in [0.9, 1.1] * "
+        "tenure * N (Taillard: 1)")
     population: int = pydantic.Field(
         default=10, ge=1, description="elite pool of chain results; once full, a new chain "
         "starts from a crossover of two members, before that (or with 1) from a random "
@@ -117,7 +133,7 @@ def estimate(instance: Instance, opts: Options | None = None) -> Size:
     """(memory bytes, work operations) of a run: O(N^2) memory; O(N^2) work per iteration."""
     opts = opts or Options()
     size = instance.n * min(instance.K, instance.m)
-    memory = 8 * 6 * size * size  # F, B, P, delta, tabu, and the caller's copies
+    memory = 8 * 8 * size * size  # F, B, P, delta, tabu (and transpose), t2, caller copies
     if opts.iterations is not None:
         iters = opts.iterations
     elif opts.time_limit == 0:  # no clock and no iteration budget: unbounded (only a target
@@ -141,6 +157,7 @@ class Outcome:
     restarts: int
     reached_target: bool
     seconds: float
+    starts: dict[str, list[int]] | None = None  # chain starts: kind -> [chains, wins]
 
 
 def _perturb(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, swaps: int) -> None:
@@ -155,6 +172,14 @@ def _perturb(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, swaps: 
             if perm[r] // kc != perm[s] // kc:
                 perm[r], perm[s] = perm[s], perm[r]
                 break
+
+
+def _better(a: float, b: float) -> bool:
+    """``a`` improves on ``b`` by more than a relative 1e-9 (any finite a improves on b = inf;
+    the tolerance of an infinite b would be NaN)."""
+    if not math.isfinite(b):
+        return a < b
+    return a < b - 1e-9 * max(1.0, abs(b))
 
 
 def _offer(pool: list[tuple[float, np.ndarray]], perm: np.ndarray, cost: float,
@@ -184,6 +209,94 @@ def _crossover(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.nda
     return child.astype(np.int64)
 
 
+class Arms:
+    """Probability matching over a few settings (ours): each draw picks a level with probability
+    proportional to ``(wins + 1) / (draws + 2)`` (a prior that starves no level); :meth:`score`
+    credits the last draw. Used for the kick strength and the tabu tenure of a phase, a win being
+    a phase that improves the chain's reference."""
+
+    def __init__(self, levels: list) -> None:
+        self.levels = list(levels)
+        self.trials = np.zeros((len(self.levels), 2), dtype=np.int64)
+        self._last = -1
+
+    def draw(self, rng: np.random.Generator):
+        """The level of the next phase."""
+        w = (self.trials[:, 1] + 1) / (self.trials[:, 0] + 2)
+        self._last = int(rng.choice(len(w), p=w / w.sum()))
+        self.trials[self._last, 0] += 1
+        return self.levels[self._last]
+
+    def score(self, improved: bool) -> None:
+        """Credit the last draw with the phase's outcome (no draw pending: nothing)."""
+        if self._last >= 0:
+            self.trials[self._last, 1] += int(improved)
+            self._last = -1
+
+
+class Jumps(Arms):
+    """Adaptive perturbation strength (ours): the number of random swaps before a phase is one of
+    5 levels, geometric from ``jmin`` to ``jmax``, drawn by :class:`Arms`. Small kicks win on
+    instances with narrow valleys (tree or sparse flows), larger ones when small kicks fall back
+    into the same local optimum."""
+
+    def __init__(self, jmin: int, jmax: int) -> None:
+        super().__init__(sorted({int(round(x)) for x in np.geomspace(jmin, jmax, 5)}))
+
+
+#: tabu tenure levels of a phase, as multiples of the ``tenure`` option (Taillard's 1: rugged
+#: random instances; shorter tenures suit sparse, tree-like flows)
+TENURES = (0.25, 0.5, 1.0)
+
+
+class Starts:
+    """Adaptive choice of how a new chain starts (ours): ``random`` (a uniformly random
+    solution), ``crossover`` (of two elite members, :func:`_crossover`) or ``kick`` (an elite
+    member after ``jump_max * N`` random swaps).
+
+    Random starts until the pool holds ``warm`` members; then each kind is drawn with probability
+    proportional to ``(wins + 1) / (chains + 2)``, where a chain wins when its result beats the
+    median cost of the pool at its start. So the run shifts its restarts to what has worked on
+    this instance (crossover on structured ones, kicks on rugged ones), never to zero for any
+    kind.
+    """
+
+    KINDS = ("random", "crossover", "kick")
+
+    def __init__(self, warm: int) -> None:
+        self.warm = max(2, warm)
+        self.trials: dict[str, list[int]] = {k: [0, 0] for k in self.KINDS}
+        self._pending: tuple[str, float] | None = None
+
+    def score(self, result: float) -> None:
+        """Credit the chain that just ended with ``result`` to the kind that started it."""
+        if self._pending is not None:
+            kind, median = self._pending
+            self.trials[kind][1] += int(_better(result, median))
+            self._pending = None
+
+    def start(self, qap: ts.Padded, pool: list[tuple[float, np.ndarray]],
+              rng: np.random.Generator, jump: int) -> np.ndarray:
+        """The start of the next chain (and remember its kind for :meth:`score`)."""
+        size = qap.size
+        if len(pool) < self.warm:
+            kind = "random"
+        else:
+            w = np.array([(self.trials[k][1] + 1) / (self.trials[k][0] + 2) for k in self.KINDS])
+            kind = self.KINDS[int(rng.choice(len(w), p=w / w.sum()))]
+        self.trials[kind][0] += 1
+        if len(pool) >= 2:
+            self._pending = (kind, float(np.median([c for c, _ in pool])))
+        if kind == "random":
+            return rng.permutation(size).astype(np.int64)
+        if kind == "crossover":
+            i, j = rng.choice(len(pool), 2, replace=False)
+            return _crossover(pool[i][1], pool[j][1], rng)
+        child = pool[int(rng.integers(len(pool)))][1].copy()
+        _perturb(qap, child, rng, jump)
+        return child
+
+
 def _chunk(size: int) -> int:
     """Iterations per kernel call: a few tens of milliseconds, so the clock is checked often."""
     return int(min(1 << 16, max(64, 20_000_000 // (size * size))))
@@ -211,25 +324,30 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
     if size < 2 or out.reached_target or best_cost <= 0:
         out.seconds = now() - t0
         return out
-    bp = np.empty((size, size))
-    delta = np.zeros((size, size))
-    tabu = np.full((size, size), -(size * size + 1), dtype=np.int64)
+    st = kern.state(size)
     si = np.zeros(3, dtype=np.int64)
     sf = np.zeros(2)
-    lo = max(1, int(0.9 * size))
-    hi = max(lo + 1, int(1.1 * size) + 1)
-    si[1] = int(rng.integers(lo, hi))
+    tenures = Arms(list(TENURES))
+    kicked = False  # the phase starts from a kick (only those phases credit the arms)
     aspiration = 5 * size * size
     stall = max(1, int(opts.stall * size))
     jmin = max(2, int(round(opts.jump_min * size)))
     jmax = max(jmin, int(round(opts.jump_max * size)))
-    jump = jmin
+    jumps = Jumps(jmin, jmax)
     ref, ref_cost = p.copy(), best_cost
     since_ref = 0
     pool: list[tuple[float, np.ndarray]] = []  # elite chain results (memetic layer)
+    starts = Starts(min(3, opts.population))
+    out.starts = starts.trials
     chunk = _chunk(size)
     while True:
-        c = kern.reset(f, b, p, bp, delta)
+        scale = tenures.draw(rng) if kicked else TENURES[int(rng.integers(len(TENURES)))]
+        lo = max(1, int(0.9 * scale * opts.tenure * size))
+        hi = max(lo + 1, int(1.1 * scale * opts.tenure * size) + 1)
+        si[1] = int(rng.integers(lo, hi))
+        st.p[:] = p
+        c = kern.reset(f, b, qap.m, qap.kc, st.p, st.bp, st.q, st.delta, st.tabu, st.t2,
+                       st.iwork)
         sf[0] = sf[1] = c
         si[2] = si[0]
         phase_best = p.copy()
@@ -239,39 +357,39 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
                 break
             n_it = int(min(chunk, budget - out.iterations))
             before = int(si[0])
-            code = kern.run(f, b, qap.m, qap.kc, p, bp, delta, tabu, phase_best, si, sf, n_it,
-                            stall, target, aspiration, lo, hi, int(rng.integers(2**31 - 1)))
+            code = kern.run(f, b, qap.m, qap.kc, st.p, st.bp, st.q, st.delta, st.tabu, st.tabu_t,
+                            st.t2, st.work, st.iwork, phase_best, si, sf, n_it, stall, target,
+                            aspiration, lo, hi, int(rng.integers(2**31 - 1)))
             out.iterations += int(si[0]) - before
         out.phases += 1
-        pc = float(sf[1])
-        if pc < best_cost - 1e-9 * max(1.0, abs(best_cost)):
+        pc = float(kern.cost(f, b, phase_best))  # exact (sf[1] sums deltas)
+        if _better(pc, best_cost):
             best, best_cost = phase_best.copy(), pc
-        if pc < ref_cost - 1e-9 * max(1.0, abs(ref_cost)):
+        if kicked:
+            jumps.score(_better(pc, ref_cost))
+            tenures.score(_better(pc, ref_cost))
+        if _better(pc, ref_cost):
             ref, ref_cost = phase_best.copy(), pc
-            jump = jmin
             since_ref = 0
         else:
-            jump = min(jmax, jump + 1)
             since_ref += 1
         if code in (kern.TARGET, kern.STUCK) or best_cost <= target or best_cost <= 0:
             break
         if out.iterations >= budget or now() >= deadline:
             break
         if since_ref >= opts.restart:  # the chain is spent: keep its result, start another
+            starts.score(ref_cost)
             _offer(pool, ref, ref_cost, opts.population)
-            if len(pool) < max(2, opts.population):
-                ref = rng.permutation(size).astype(np.int64)
-            else:
-                i, j = rng.choice(len(pool), 2, replace=False)
-                ref = _crossover(pool[i][1], pool[j][1], rng)
+            ref = starts.start(qap, pool, rng, jmax)
             ref_cost = math.inf
             since_ref = 0
-            jump = jmin
             out.restarts += 1
             p = ref.copy()
+            kicked = False
         else:
             p = ref.copy()
-            _perturb(qap, p, rng, jump)
+            _perturb(qap, p, rng, jumps.draw(rng))
+            kicked = True
     out.perm, out.cost = best, float(kern.cost(f, b, best))
     out.reached_target = out.cost <= target
     out.seconds = now() - t0
@@ -280,7 +398,8 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
 
 def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         iterations: int | None = None, target: float | None = None, stall: float = 5.0,
-        jump_min: float = 0.1, jump_max: float = 0.5, restart: int = 50, population: int = 10,
+        jump_min: float = 0.0, jump_max: float = 0.5, restart: int = 50, population: int = 10,
+        tenure: float = 1.0,
         clock: str = "wall") -> Solution:
     """Iterated robust tabu search with BLS-style perturbation and restarts (ours).
 
@@ -289,7 +408,7 @@ def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
     """
     opts = options(time_limit=time_limit, iterations=iterations, target=target, stall=stall,
                    jump_min=jump_min, jump_max=jump_max, restart=restart, population=population,
-                   clock=clock)
+                   tenure=tenure, clock=clock)
     if opts.jump_max < opts.jump_min:
         raise InstanceError("jump_max", jump_max, f"must be >= jump_min = {jump_min}")
     if opts.time_limit == 0 and opts.iterations is None and opts.target is None:

@@ -1,0 +1,132 @@
+"""``rts`` search layer (issue #15): restarts, elite pool, structured instances (chr-like trees,
+els/esc-like sparse flows) against brute force written here.
+
+Runs are bounded by iteration budgets with the clock off (``time_limit=0``): deterministic, no
+dependence on the machine's speed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import helpers_tap
+import numpy as np
+import pytest
+
+import dmlopt
+from dmlopt.heuristics.tap import robust_tabu as rts
+
+
+def qap_optimum(f: np.ndarray, d: np.ndarray) -> float:
+    """min over permutations p of sum_ij F[i, j] D[p(i), p(j)] (numpy, every permutation)."""
+    n = f.shape[0]
+    perms = np.array(list(itertools.permutations(range(n))))
+    best = math.inf
+    for chunk in np.array_split(perms, max(1, len(perms) // 2000)):
+        costs = (f[None, :, :] * d[chunk[:, :, None], chunk[:, None, :]]).sum(axis=(1, 2))
+        best = min(best, float(costs.min()))
+    return best
+
+
+def test_better_handles_an_infinite_reference():
+    """A fresh chain has reference cost inf: any finite phase result must improve on it (the
+    tolerance of inf is NaN, which once made every restarted chain keep its random start)."""
+    assert rts._better(5.0, math.inf)
+    assert not rts._better(math.inf, math.inf)
+    assert rts._better(1.0, 2.0) and not rts._better(2.0, 2.0)
+    assert not rts._better(1e12 - 1e-6, 1e12)  # inside the relative tolerance
+
+
+def test_restarted_chains_deliver_their_results(monkeypatch):
+    """Every chain that ends offers a finite local optimum to the elite pool, no worse than the
+    optimum, and the pool fills (restarts from random solutions, then crossovers)."""
+    inst = helpers_tap.instance("tree", 8, 3)
+    opt = qap_optimum(inst.traffic, inst.distance)
+    offered: list[float] = []
+    real = rts._offer
+
+    def spy(pool, perm, cost, capacity):
+        offered.append(cost)
+        real(pool, perm, cost, capacity)
+
+    monkeypatch.setattr(rts, "_offer", spy)
+    _, out = rts.solve(inst, 0, rts.options(iterations=20_000, time_limit=0, stall=0.5,
+                                            restart=2, population=3))
+    assert out.restarts >= 5 and len(offered) == out.restarts
+    assert all(math.isfinite(c) and c >= opt - 1e-9 for c in offered)
+    assert out.cost == pytest.approx(opt)
+
+
+@pytest.mark.parametrize("family, n, seed", [("tree", 8, 0), ("tree", 8, 1), ("sparse", 8, 2),
+                                             ("sparse", 8, 3), ("cube", 8, 4)])
+def test_rts_reaches_brute_force_optimum_on_structured_instances(family, n, seed):
+    inst = helpers_tap.instance(family, n, seed)
+    opt = qap_optimum(inst.traffic, inst.distance)
+    res = dmlopt.heuristic(inst, "rts", seed=seed, iterations=4000, time_limit=0)
+    assert res.status == "feasible", res.message
+    assert res.objective == pytest.approx(opt)
+
+
+def test_structured_generators_have_their_structure():
+    rng = np.random.default_rng(0)
+    f = helpers_tap.tree_flows(rng, 12)
+    assert np.count_nonzero(np.triu(f)) == 11 and (f == f.T).all()  # a tree: n - 1 edges
+    reach = np.eye(12, dtype=bool)
+    for _ in range(12):
+        reach = reach | ((reach.astype(int) @ (f > 0).astype(int)) > 0)
+    assert reach.all()  # connected
+    assert (helpers_tap.grid_distance(4) == [[0, 1, 1, 2], [1, 0, 2, 1], [1, 2, 0, 1],
+                                             [2, 1, 1, 0]]).all()
+    flows, dist = helpers_tap.cube_instance(rng, 3, 4)
+    assert dist[0, 7] == 3 and np.count_nonzero(flows.any(axis=1)) <= 4
+
+
+def test_chain_starts_adapt_to_what_wins():
+    """Random starts until the pool is warm; then the kinds are drawn by their record, so a kind
+    that keeps winning is drawn more often, and a kind that never wins is still drawn."""
+    from dmlopt.heuristics.tap import search as ts
+
+    qap = ts.padded(np.ones((6, 6)) - np.eye(6), np.ones((6, 6)) - np.eye(6), 1)
+    rng = np.random.default_rng(0)
+    starts = rts.Starts(3)
+    pool = [(1.0, np.arange(6)), (2.0, np.arange(6)[::-1].copy())]
+    for _ in range(5):  # pool of 2 < warm = 3: random starts only
+        p = starts.start(qap, pool, rng, 2)
+        assert sorted(p.tolist()) == list(range(6))
+    assert starts.trials["random"][0] == 5 and starts.trials["crossover"][0] == 0
+    starts.score(0.5)  # beats the pool's median 1.5: a win for the kind that started it
+    assert starts.trials["random"][1] == 1
+    starts.score(0.1)  # nothing pending: no credit
+    assert starts.trials["random"][1] == 1
+    pool.append((3.0, np.roll(np.arange(6), 1)))
+    starts.trials = {"random": [50, 0], "crossover": [50, 49], "kick": [50, 0]}
+    drawn = {k: 0 for k in rts.Starts.KINDS}
+    for _ in range(600):
+        before = {k: v[0] for k, v in starts.trials.items()}
+        child = starts.start(qap, pool, rng, 2)
+        assert sorted(child.tolist()) == list(range(6))
+        kind = next(k for k in before if starts.trials[k][0] > before[k])
+        drawn[kind] += 1
+        starts.score(10.0)  # a loss: keeps the record about where it was
+    assert drawn["crossover"] > 3 * max(drawn["random"], drawn["kick"])
+    assert min(drawn.values()) > 0
+
+
+def test_kick_levels_follow_their_record():
+    """Levels are geometric between the bounds; a level that keeps improving the reference is
+    drawn most, none is starved."""
+    jumps = rts.Jumps(2, 40)
+    assert jumps.levels[0] == 2 and jumps.levels[-1] == 40 and len(jumps.levels) == 5
+    assert all(a < b for a, b in itertools.pairwise(jumps.levels))
+    rng = np.random.default_rng(1)
+    counts = dict.fromkeys(jumps.levels, 0)
+    for _ in range(2000):
+        level = jumps.draw(rng)
+        counts[level] += 1
+        jumps.score(level == jumps.levels[1])  # only the second level ever wins
+    assert counts[jumps.levels[1]] > 0.5 * 2000
+    assert min(counts.values()) > 0
+    jumps.score(True)  # nothing drawn since the last score: no credit
+    assert jumps.trials[:, 1].sum() == counts[jumps.levels[1]]
+    assert rts.Jumps(2, 2).levels == [2]
