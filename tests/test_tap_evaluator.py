@@ -66,3 +66,20 @@ def test_at_most_ten_violations_of_each_kind_are_listed():
     ev = evaluate(big, Solution(assignment=[v // 2 for v in range(m)]))  # 12 VMs hold 2 > K
     assert not ev.feasible and len(ev.violations) == 10
     assert ev.violations[0] == "VM 0 holds 2 modules, above K = 1 (11)"
+
+
+def test_length_rule_compares_values_not_objects():
+    """Kills ``len(a) != m`` -> ``is not``: 300 modules (beyond CPython's small-int cache)."""
+    m = 300
+    big = Instance(M=[[0.0] * m for _ in range(m)],
+                   D=[[float(i != j) for j in range(m)] for i in range(m)], K=1)
+    ev = evaluate(big, Solution(assignment=list(range(m))))
+    assert ev.feasible and ev.objective == 0
+
+
+def test_mean_hops_with_less_than_one_unit_of_traffic():
+    """Kills ``total > 0`` -> ``total > 1``: 0.25 + 0.25 units between two modules 3 hops
+    apart give (0.25 + 0.25) * 3 / 0.5 = 3 hops on average."""
+    light = Instance(M=[[0, 0.25], [0.25, 0]], D=[[0, 3], [3, 0]], K=1)
+    ev = evaluate(light, Solution(assignment=[0, 1]))
+    assert ev.objective == 1.5 and ev.metrics["mean_hops"] == 3.0
