@@ -60,8 +60,8 @@ class OnOptions(Options):
 class ExactOptions(OnOptions):
     """Options of ``exact``."""
 
-    time_limit: float = pydantic.Field(default=60.0, gt=0, description="HiGHS time limit in "
-                                       "seconds")
+    time_limit: float = pydantic.Field(default=60.0, gt=0, le=86_400,
+                                       description="HiGHS time limit in seconds")
 
 
 def _tap_estimate(name: str):

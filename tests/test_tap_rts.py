@@ -130,3 +130,12 @@ def test_kick_levels_follow_their_record():
     jumps.score(True)  # nothing drawn since the last score: no credit
     assert jumps.trials[:, 1].sum() == counts[jumps.levels[1]]
     assert rts.Jumps(2, 2).levels == [2]
+
+
+@pytest.mark.parametrize("method", ["rts", "tabu", "faq-2opt"])
+@pytest.mark.parametrize("value", [1e308, 86_401])
+def test_time_limits_beyond_a_day_are_refused_by_name(method, value):
+    # 1e308 used to reach an int conversion inside rts (OverflowError, CLI exit 1)
+    inst = dmlopt.generate("tap", {"generator": "qaplib", "name": "nug12"}, seed=0)
+    with pytest.raises(dmlopt.InstanceError, match="time_limit"):
+        dmlopt.heuristic(inst, method, seed=0, time_limit=value)

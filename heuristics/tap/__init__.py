@@ -203,7 +203,8 @@ class _TimeLimit(Options):
     """The time limit shared by the searches."""
 
     time_limit: float | None = pydantic.Field(
-        default=None, gt=0, description="seconds, checked between restarts (None: no limit)")
+        default=None, gt=0, le=86_400,
+        description="seconds (at most a day), checked between restarts (None: no limit)")
 
 
 class LocalSearchOptions(_TimeLimit):

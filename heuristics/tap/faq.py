@@ -33,7 +33,8 @@ class Options(ContractOptions):
 
     restarts: int = pydantic.Field(default=10, ge=1, description="FAQ + 2-opt runs, best kept")
     time_limit: float | None = pydantic.Field(
-        default=None, gt=0, description="seconds, checked between restarts; default none")
+        default=None, gt=0, le=86_400,
+        description="seconds (at most a day), checked between restarts; default none")
 
 
 def estimate(instance: Instance, opts: Options | None = None) -> Size:

@@ -77,7 +77,8 @@ class Options(ContractOptions):
     """Options of ``rts`` (validated; a bad value raises :class:`InstanceError`)."""
 
     time_limit: float | None = pydantic.Field(
-        default=None, ge=0, description="seconds; default max(1, 10 (N/100)^2) with N slots; "
+        default=None, ge=0, le=86_400,
+        description="seconds (at most a day); default max(1, 10 (N/100)^2) with N slots; "
         "0: no time limit (then give iterations)")
     iterations: int | None = pydantic.Field(
         default=None, ge=1, description="total tabu iterations (deterministic budget); default "
