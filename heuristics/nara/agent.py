@@ -14,6 +14,7 @@ unchanged).
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -64,9 +65,29 @@ def load_policy(path: str | Path) -> dict[str, np.ndarray]:
     if not p.is_file():
         raise InstanceError("policy", str(path), "is not a file")
     try:
-        return P.load(p)
-    except (ValueError, OSError) as exc:
+        params = P.load(p)
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile) as exc:
         raise InstanceError("policy", str(path), f"is not a Nara policy ({exc})") from None
+    check_weights(params, P.load(shipped_policy(DEFAULT_DATASET)), path, "Nara")
+    return params
+
+
+def check_weights(params: dict[str, np.ndarray], reference: dict[str, np.ndarray],
+                  path: str | Path, kind: str) -> None:
+    """Refuse weights the fixed architecture cannot use: every array of ``reference`` (a
+    shipped policy of the same kind) present with its shape, and every value finite.
+    Raises :class:`dmlopt.errors.InstanceError` naming the array."""
+    from dmlopt.errors import InstanceError
+
+    for key, ref in reference.items():
+        got = params.get(key)
+        if got is None or got.shape != ref.shape:
+            shape = None if got is None else got.shape
+            raise InstanceError("policy", str(path), f"is not a {kind} policy (weights {key!r} "
+                                f"have shape {shape}, the architecture needs {ref.shape})")
+        if not np.isfinite(got).all():
+            raise InstanceError("policy", str(path), f"is not a {kind} policy (weights {key!r} "
+                                "hold NaN or infinite values)")
 
 
 def rollout(instance: nara.Instance, params: dict[str, np.ndarray], *, greedy: bool = True,

@@ -38,6 +38,7 @@ the probes unplaceable), then PPO; both are reported. Rollouts are numpy only.
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -318,9 +319,13 @@ def load_policy(path: str | Path) -> dict[str, np.ndarray]:
     if not p.is_file():
         raise InstanceError("policy", str(path), "is not a file")
     try:
-        return load(p)
-    except (ValueError, OSError) as exc:
+        params = load(p)
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile) as exc:
         raise InstanceError("policy", str(path), f"is not a {KIND} policy ({exc})") from None
+    from dmlopt.heuristics.nara.agent import check_weights
+
+    check_weights(params, load(shipped_policy("uniform")), path, KIND)
+    return params
 
 
 # ---------------------------------------------------------------------- heuristic
