@@ -277,6 +277,11 @@ def run(problems: list[str], root: Path, time_limit: float, only: set[str] | Non
     """Build the missing records of ``problems`` (with ``improve``, also solve the best-known
     records with an exact formulation again, from their stored solution); the number made or
     re-solved. Frontier entries get ``frontier_seconds`` (default: their own budget)."""
+    if only is not None:
+        unknown = sorted(only - {s.id for problem in problems for s in SPECS[problem]()})
+        if unknown:
+            raise DmloptError(f"--only: {', '.join(unknown)} is not an id of "
+                              f"{', '.join(problems)} (dmlopt references lists them)")
     made = 0
     for problem in problems:
         path = root / problem / "references.json"

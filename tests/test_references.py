@@ -181,6 +181,7 @@ def test_frontier_table_is_generated_from_the_records(tiny_root, tmp_path):
     (["tabgp", "--frontier-docs", "nosuch-page.md"], "is not an existing Markdown page"),
     (["tabgp", "--time-limit", "nan"], "--time-limit: nan"),
     (["tabgp", "--frontier-seconds", "-5"], "--frontier-seconds: -5"),
+    (["tabgp", "--only", "fig42-p01-tau1-s0", "nosuch-id"], "--only: nosuch-id is not an id"),
 ])
 def test_builder_bad_input_is_one_line_and_exit_2(argv, words, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
