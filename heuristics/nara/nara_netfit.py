@@ -107,17 +107,7 @@ class Featurizer:
         member = np.zeros((CMAX, net.n_servers))
         mask = np.zeros(CMAX, dtype=bool)
         for i, c in enumerate(cands):
-            cf, mf = state.cpu_free.copy(), state.mem_free.copy()
-            acc = probes.acc0.copy()
-            rc, rm = req.c, req.m
-            for s in c:
-                tc, tm = min(cf[s], rc), min(mf[s], rm)
-                cf[s] -= tc
-                mf[s] -= tm
-                rc -= tc
-                rm -= tm
-            if len(c) > 1:
-                acc[c] -= req.b
+            cf, mf, acc = PR.after_taking(state, probes, c)
             racks = sorted({int(net.rack[s]) for s in c})
             pl, loc = probes.after(cf, mf, acc, racks)
             pl, loc = float(pl.mean()), float(loc.mean())

@@ -150,6 +150,25 @@ class Probes:
         return self._verdict(fit, tc, tm, cc, cm)
 
 
+def after_taking(state: State, probes: Probes, cand: list[int]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Free CPU, free memory and free access bandwidth once the waiting request takes the
+    servers ``cand`` in order (each as much CPU and memory as it has, until the request is
+    covered; a multi-server allocation charges b on every access link)."""
+    req = state.req
+    cf, mf, acc = state.cpu_free.copy(), state.mem_free.copy(), probes.acc0.copy()
+    rc, rm = req.c, req.m
+    for s in cand:
+        tc, tm = min(cf[s], rc), min(mf[s], rm)
+        cf[s] -= tc
+        mf[s] -= tm
+        rc -= tc
+        rm -= tm
+    if len(cand) > 1:
+        acc[cand] -= req.b
+    return cf, mf, acc
+
+
 def _candidates(state: State, max_cand: int) -> tuple[list[list[int]], bool]:
     """Candidate plans (netfit's first) and whether they charge only access links."""
     net, req = state.net, state.req
@@ -227,18 +246,7 @@ def chooser(instance: Any, *, n_probe: int = 32, max_cand: int = 4, w_local: flo
             probes = Probes(state, onehot, pc, pm, pb)
             best = None
             for i, cand in enumerate(cands):
-                cf = state.cpu_free.copy()
-                mf = state.mem_free.copy()
-                acc = probes.acc0.copy()
-                rc, rm = req.c, req.m
-                for s in cand:
-                    tc_, tm_ = min(cf[s], rc), min(mf[s], rm)
-                    cf[s] -= tc_
-                    mf[s] -= tm_
-                    rc -= tc_
-                    rm -= tm_
-                if len(cand) > 1:
-                    acc[cand] -= req.b
+                cf, mf, acc = after_taking(state, probes, cand)
                 pl, loc = probes.after(cf, mf, acc, sorted({int(net.rack[s]) for s in cand}))
                 key = (-(pl.sum() + w_local * loc.sum()), i, int(pl.sum()))
                 if best is None or key < best[0]:
