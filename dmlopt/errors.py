@@ -7,6 +7,8 @@ one line and exit with code 2.
 
 from __future__ import annotations
 
+import os
+
 
 class DmloptError(Exception):
     """Base class of every error dmlopt raises on purpose."""
@@ -21,8 +23,11 @@ class InstanceError(DmloptError, ValueError):
         self.rule = rule
         if not message:
             shown = repr(value)
-            if len(shown) > 80:
-                shown = shown[:77] + "..."
+            # a path or name is shown whole (cut, it would hide the file name), anything else
+            # (a matrix, a long list) is cut at 80 characters
+            limit = 1000 if isinstance(value, str | os.PathLike) else 80
+            if len(shown) > limit:
+                shown = shown[: limit - 3] + "..."
             message = f"{field}: {shown} {rule}".strip() if field else f"{shown} {rule}"
         super().__init__(message)
 

@@ -403,3 +403,14 @@ def test_a_problem_command_is_parsed_by_its_own_parser(capsys, toy, monkeypatch)
     monkeypatch.setitem(registry._COMMANDS, "frob", "toy")
     assert cli(capsys, "frob", "--steps", "3")[0] == 0 and seen == {"steps": 3}
     refused(capsys, "frob", "--steps", "x", says="frob: argument --steps: invalid int value")
+
+
+def test_error_shows_a_long_path_whole_and_cuts_a_long_matrix():
+    """A path of 150 characters stays whole in the message (cut, the file name would be lost:
+    the message a parallel test run's longer temporary paths exposed); a long list is cut."""
+    from dmlopt.errors import InstanceError
+
+    path = "/tmp/" + "d" * 130 + "/instance.json"
+    assert f"file: '{path}' is missing" == str(InstanceError("file", path, "is missing"))
+    cut = str(InstanceError("M", list(range(1000)), "must be square"))
+    assert "..." in cut and len(cut) < 120
