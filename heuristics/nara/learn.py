@@ -43,6 +43,8 @@ from typing import Any
 import numpy as np
 
 from dmlopt.heuristics.nara.agent import DATASETS, rollout
+from dmlopt.heuristics.nara.ppo import Adam, ppo_epochs
+from dmlopt.heuristics.nara.ppo import advantages as advantages  # re-exported
 from dmlopt.models import nara
 from dmlopt.models.nara import policy as P
 from dmlopt.models.nara.env import NaraEnv
@@ -51,39 +53,6 @@ VALIDATION_SEEDS = tuple(range(900_000, 900_008))
 CURVE_FIELDS = ("iteration", "steps", "episodes", "seconds", "train_acceptance",
                 "mean_reward", "policy_loss", "value_loss", "kl", "kl_coeff",
                 "val_acceptance")
-
-
-class Adam:
-    """Adam over a dict of arrays (Kingma & Ba), with global-norm gradient clipping."""
-
-    def __init__(self, params: dict[str, np.ndarray], keys: list[str], lr: float,
-                 clip: float = 1.0, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8):
-        self.keys, self.lr, self.clip, self.b1, self.b2, self.eps = keys, lr, clip, b1, b2, eps
-        self.m = {k: np.zeros_like(params[k]) for k in keys}
-        self.v = {k: np.zeros_like(params[k]) for k in keys}
-        self.t = 0
-
-    def step(self, params: dict[str, np.ndarray], grads: dict[str, np.ndarray]) -> None:
-        norm = np.sqrt(sum(float((grads[k] ** 2).sum()) for k in self.keys))
-        scale = min(1.0, self.clip / max(norm, 1e-12)) if self.clip else 1.0
-        self.t += 1
-        c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-        for k in self.keys:
-            gk = grads[k] * scale
-            self.m[k] = self.b1 * self.m[k] + (1 - self.b1) * gk
-            self.v[k] = self.b2 * self.v[k] + (1 - self.b2) * gk * gk
-            params[k] -= self.lr * (self.m[k] / c1) / (np.sqrt(self.v[k] / c2) + self.eps)
-
-    def state(self, prefix: str) -> dict[str, np.ndarray]:
-        out = {f"{prefix}m_{k}": v for k, v in self.m.items()}
-        out.update({f"{prefix}v_{k}": v for k, v in self.v.items()})
-        out[f"{prefix}t"] = np.array(self.t)
-        return out
-
-    def load(self, z: dict[str, np.ndarray], prefix: str) -> None:
-        for k in self.keys:
-            self.m[k], self.v[k] = z[f"{prefix}m_{k}"], z[f"{prefix}v_{k}"]
-        self.t = int(z[f"{prefix}t"])
 
 
 # ---------------------------------------------------------------------- PPO pieces
@@ -121,71 +90,22 @@ def collect(env: NaraEnv, params: dict[str, np.ndarray], g: P.Graph, rng: np.ran
     return out
 
 
-def advantages(reward: np.ndarray, done: np.ndarray, values: np.ndarray, gamma: float,
-               lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """GAE(gamma, lambda) advantages and value targets over complete episodes."""
-    adv = np.zeros(len(reward))
-    last = 0.0
-    for i in range(len(reward) - 1, -1, -1):
-        nxt = 0.0 if done[i] else values[i + 1]
-        delta = reward[i] + gamma * nxt - values[i]
-        last = delta + (0.0 if done[i] else gamma * lam * last)
-        adv[i] = last
-    return adv, adv + values
-
-
 def ppo_update(params: dict[str, np.ndarray], opt_pi: Adam, opt_v: Adam, g: P.Graph,
                batch: dict[str, Any], rng: np.random.Generator, *, minibatch: int,
                epochs: int, clip: float, kl_coeff: float, entropy: float) -> dict[str, float]:
-    """One PPO update (clipped surrogate + KL penalty; value regression) on a batch."""
-    n = len(batch["action"])
-    vin_all = P.value_input(g, batch["nodes"], batch["links"], batch["state"])
+    """One PPO update (clipped surrogate + KL penalty; value regression) on a batch:
+    :func:`.ppo.ppo_epochs` with the paper policy's forward and backward pass."""
     z0_all = P.first_input(g, batch["nodes"], batch["links"])
-    pl, vl, kls = [], [], []
-    for _ in range(epochs):
-        perm = rng.permutation(n)
-        for s in range(0, n, minibatch):
-            idx = perm[s:s + minibatch]
-            B = len(idx)
-            mask = batch["mask"][idx]
-            cache: dict[str, Any] = {}
-            lg = P.logits(params, g, batch["nodes"][idx], batch["links"][idx],
-                          batch["state"][idx], mask, cache, z0=z0_all[idx])
-            lp = P.log_softmax(lg)
-            pr = np.where(mask, np.exp(lp), 0.0)
-            a = batch["action"][idx]
-            lpa = lp[np.arange(B), a]
-            ratio = np.exp(lpa - batch["logp"][idx])
-            A = batch["adv"][idx]
-            A = (A - A.mean()) / (A.std() + 1e-8)
-            unclipped = ratio * A
-            clipped = np.clip(ratio, 1 - clip, 1 + clip) * A
-            active = unclipped <= clipped  # min picks the unclipped term: gradient flows
-            pl.append(float(-np.minimum(unclipped, clipped).mean()))
-            # d(-mean min(...))/d logp_a = -ratio A / B where active
-            dlpa = np.where(active, -ratio * A, 0.0) / B
-            onehot = np.zeros_like(pr)
-            onehot[np.arange(B), a] = 1.0
-            dlogit = dlpa[:, None] * (onehot - pr)
-            # KL(old || new) penalty: d/dlogit = p_new - p_old
-            pold = batch["probs"][idx]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                kl = np.where(mask & (pold > 0), pold * (np.log(pold) - lp), 0.0).sum(1)
-            kls.append(float(kl.mean()))
-            dlogit += kl_coeff * (pr - pold) / B
-            if entropy:
-                lpm = np.where(mask, lp, 0.0)
-                H = -(pr * lpm).sum(axis=1, keepdims=True)
-                dlogit += entropy * pr * (lpm + H) / B  # d(-entropy * H)/dlogit
-            dlogit = np.where(mask, dlogit, 0.0)
-            opt_pi.step(params, P.backward_policy(params, g, cache, dlogit))
-            vc: dict[str, Any] = {}
-            v = P.value(params, vin_all[idx], vc)
-            err = (v - batch["ret"][idx]) / P.VALUE_SCALE
-            vl.append(float(0.5 * (err ** 2).mean()))
-            opt_v.step(params, P.backward_value(params, vc, err / P.VALUE_SCALE / B))
-    return {"policy_loss": float(np.mean(pl)), "value_loss": float(np.mean(vl)),
-            "kl": float(np.mean(kls))}
+
+    def logits(idx: np.ndarray, cache: dict[str, Any]) -> np.ndarray:
+        return P.logits(params, g, batch["nodes"][idx], batch["links"][idx],
+                        batch["state"][idx], batch["mask"][idx], cache, z0=z0_all[idx])
+
+    return ppo_epochs(params, opt_pi, opt_v, batch, rng, logits,
+                      lambda cache, dlogit: P.backward_policy(params, g, cache, dlogit),
+                      P.value_input(g, batch["nodes"], batch["links"], batch["state"]),
+                      minibatch=minibatch, epochs=epochs, clip=clip, kl_coeff=kl_coeff,
+                      entropy=entropy)
 
 
 def validate(params: dict[str, np.ndarray], topology: str, dataset: str,

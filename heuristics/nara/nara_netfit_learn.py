@@ -42,6 +42,7 @@ import numpy as np
 
 from dmlopt.heuristics.nara import learn as L
 from dmlopt.heuristics.nara import nara_netfit as NN
+from dmlopt.heuristics.nara.ppo import ppo_epochs
 from dmlopt.models import nara
 from dmlopt.models.nara import policy as P
 from dmlopt.models.nara.env import TRAIN_SEED_MIN
@@ -157,44 +158,17 @@ def clone(params: dict[str, np.ndarray], opt_pi: L.Adam, opt_v: L.Adam, g: P.Gra
 def ppo_update(params: dict[str, np.ndarray], opt_pi: L.Adam, opt_v: L.Adam, g: P.Graph,
                b: dict[str, Any], rng: np.random.Generator, *, minibatch: int, epochs: int,
                clip: float, kl_coeff: float) -> dict[str, float]:
-    """One PPO update (clipped surrogate + KL penalty; value regression), as
-    :func:`dmlopt.heuristics.nara.learn.ppo_update` on this policy."""
-    n = len(b["action"])
-    vin_all = NN.value_input(g, b)
+    """One PPO update (clipped surrogate + KL penalty; value regression):
+    :func:`.ppo.ppo_epochs` with this policy's forward and backward pass."""
     z0_all = P.first_input(g, b["nodes"], b["links"])
-    pl, vl, kls = [], [], []
-    for _ in range(epochs):
-        perm = rng.permutation(n)
-        for s in range(0, n, minibatch):
-            idx = perm[s:s + minibatch]
-            B = len(idx)
-            mask = b["mask"][idx]
-            cache: dict[str, Any] = {}
-            lp = P.log_softmax(NN.logits(params, g, _sub(b, idx), cache, z0=z0_all[idx]))
-            pr = np.where(mask, np.exp(lp), 0.0)
-            a = b["action"][idx]
-            ratio = np.exp(lp[np.arange(B), a] - b["logp"][idx])
-            A = b["adv"][idx]
-            A = (A - A.mean()) / (A.std() + 1e-8)
-            unclipped, clipped = ratio * A, np.clip(ratio, 1 - clip, 1 + clip) * A
-            pl.append(float(-np.minimum(unclipped, clipped).mean()))
-            dlpa = np.where(unclipped <= clipped, -ratio * A, 0.0) / B
-            onehot = np.zeros_like(pr)
-            onehot[np.arange(B), a] = 1.0
-            dlogit = dlpa[:, None] * (onehot - pr)
-            pold = b["probs"][idx]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                kl = np.where(mask & (pold > 0), pold * (np.log(pold) - lp), 0.0).sum(1)
-            kls.append(float(kl.mean()))
-            dlogit = np.where(mask, dlogit + kl_coeff * (pr - pold) / B, 0.0)
-            opt_pi.step(params, NN.backward(params, g, cache, dlogit))
-            vc: dict[str, Any] = {}
-            v = P.value(params, vin_all[idx], vc)
-            err = (v - b["ret"][idx]) / P.VALUE_SCALE
-            vl.append(float(0.5 * (err ** 2).mean()))
-            opt_v.step(params, P.backward_value(params, vc, err / P.VALUE_SCALE / B))
-    return {"policy_loss": float(np.mean(pl)), "value_loss": float(np.mean(vl)),
-            "kl": float(np.mean(kls))}
+
+    def logits(idx: np.ndarray, cache: dict[str, Any]) -> np.ndarray:
+        return NN.logits(params, g, _sub(b, idx), cache, z0=z0_all[idx])
+
+    return ppo_epochs(params, opt_pi, opt_v, b, rng, logits,
+                      lambda cache, dlogit: NN.backward(params, g, cache, dlogit),
+                      NN.value_input(g, b), minibatch=minibatch, epochs=epochs, clip=clip,
+                      kl_coeff=kl_coeff)
 
 
 def validate(params: dict[str, np.ndarray], topology: str, dataset: str,
