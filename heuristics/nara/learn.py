@@ -5,7 +5,7 @@
 instead, ``nara-netfit`` (:mod:`.nara_netfit_learn`; its defaults differ, see ``--help``). No
 learning framework: the policy's backward pass is hand-written
 (:func:`dmlopt.models.nara.policy.backward_policy`, checked against finite differences in the
-tests) and Adam is below, so training needs only what ``pip install dmlopt`` installs (the
+tests) and Adam is in :mod:`.ppo`, so training needs only what ``pip install dmlopt`` installs (the
 ``learn`` extra adds nothing heavy, see the README).
 
 PPO [30] as RLlib runs it with the paper's settings (Appendix E.3): learning rate 5e-3, train
@@ -31,17 +31,14 @@ same command resumes from it after an interruption, also with another ``--steps`
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
-import platform
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dmlopt.heuristics.nara import trainer as T
 from dmlopt.heuristics.nara.agent import DATASETS, rollout
 from dmlopt.heuristics.nara.ppo import Adam, ppo_epochs
 from dmlopt.heuristics.nara.ppo import advantages as advantages  # re-exported
@@ -50,9 +47,6 @@ from dmlopt.models.nara import policy as P
 from dmlopt.models.nara.env import NaraEnv
 
 VALIDATION_SEEDS = tuple(range(900_000, 900_008))
-CURVE_FIELDS = ("iteration", "steps", "episodes", "seconds", "train_acceptance",
-                "mean_reward", "policy_loss", "value_loss", "kl", "kl_coeff",
-                "val_acceptance")
 
 
 # ---------------------------------------------------------------------- PPO pieces
@@ -111,68 +105,7 @@ def ppo_update(params: dict[str, np.ndarray], opt_pi: Adam, opt_v: Adam, g: P.Gr
 def validate(params: dict[str, np.ndarray], topology: str, dataset: str,
              seeds: tuple[int, ...] = VALIDATION_SEEDS, n_requests: int = 128) -> float:
     """Greedy acceptance ratio on validation episodes."""
-    acc = []
-    for s in seeds:
-        inst = nara.GENERATORS[dataset](seed=s, topology=topology, n_requests=n_requests)
-        acc.append(rollout(inst, params).accepted / n_requests)
-    return float(np.mean(acc))
-
-
-# ---------------------------------------------------------------------- files
-def _paths(out: Path) -> dict[str, Path]:
-    stem = out.with_suffix("")
-    return {"weights": out, "card": stem.with_suffix(".json"),
-            "csv": Path(f"{stem}.curve.csv"), "png": Path(f"{stem}.curve.png"),
-            "ckpt": Path(f"{stem}.ckpt.npz")}
-
-
-def _save_npz(path: Path, arrays: dict[str, Any]) -> None:
-    from dmlopt.io import atomic_path
-
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)
-
-
-def _write_curve(paths: dict[str, Path], rows: list[dict[str, float]], title: str, *,
-                 train_label: str = "training (stochastic, 32 req.)") -> None:
-    from dmlopt.io import atomic_path, atomic_write_text
-
-    lines = [",".join(CURVE_FIELDS)]
-    lines += [",".join(f"{r[k]:.6g}" if isinstance(r[k], float) else str(r[k])
-                       for k in CURVE_FIELDS) for r in rows]
-    atomic_write_text(paths["csv"], "\n".join(lines) + "\n")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    steps = [r["steps"] for r in rows]
-    ax.plot(steps, [r["train_acceptance"] for r in rows], label=train_label)
-    val = [(r["steps"], r["val_acceptance"]) for r in rows if r["val_acceptance"] >= 0]
-    if val:
-        ax.plot(*zip(*val, strict=True), "o-", label="validation (greedy, 128 req.)")
-    ax.set_xlabel("environment steps")
-    ax.set_ylabel("acceptance ratio")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    with atomic_path(paths["png"]) as tmp:
-        fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": platform.python_version()}
-    for pkg in ("dmlopt", "numpy", "scipy", "gymnasium"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
+    return T.validate(rollout, params, topology, dataset, seeds, n_requests)
 
 
 #: the largest training run accepted (environment steps; ~10^9 is years on 2 cores)
@@ -235,11 +168,10 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
 
     Every argument is checked (:class:`dmlopt.errors.InstanceError` on bad input); outputs go
     beside ``out`` only (module docstring). With ``resume`` an existing checkpoint of the same
-    configuration is continued.
+    configuration is continued. The loop itself is :func:`.trainer.train_loop`.
     """
     out = _check(topology, dataset, steps, seed, out, episode, batch, minibatch, lr=lr,
                  entropy=entropy, clip=clip, gamma=gamma, lam=lam, epochs=epochs)
-    paths = _paths(out)
     config = {"topology": topology, "dataset": dataset, "steps": steps, "seed": seed,
               "episode": episode, "lr": lr, "batch": batch, "minibatch": minibatch,
               "epochs": epochs, "clip": clip, "gamma": gamma, "lambda": lam,
@@ -251,106 +183,31 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
     opt_pi = Adam(params, P.POLICY_KEYS, lr)
     opt_v = Adam(params, P.VALUE_KEYS, lr)
     rng = np.random.default_rng(seed)
-    rows: list[dict[str, float]] = []
-    done_steps, it, wall0 = 0, 0, 0.0
-    best = (-1.0, {k: v.copy() for k, v in params.items()})
-    if resume and paths["ckpt"].is_file():
-        with np.load(paths["ckpt"], allow_pickle=False) as z:
-            zz = {k: z[k] for k in z.files}
-        # the step target may change between runs (stop early, or train on)
-        same = {k: v for k, v in json.loads(str(zz["config"])).items() if k != "steps"}
-        if same == {k: v for k, v in config.items() if k != "steps"}:
-            params.update({k: zz[f"p_{k}"] for k in params})
-            opt_pi.load(zz, "pi_")
-            opt_v.load(zz, "v_")
-            rng.bit_generator.state = json.loads(str(zz["rng"]))
-            rows = json.loads(str(zz["rows"]))
-            done_steps, it, wall0 = int(zz["steps"]), int(zz["iteration"]), float(zz["wall"])
-            kl_coeff = float(zz["kl_coeff"])
-            best = (float(zz["best_score"]), {k: zz[f"b_{k}"] for k in params})
-            print(f"resuming {out} at iteration {it}, {done_steps} steps", file=sys.stderr)
-    interactive = sys.stderr.isatty() and not os.environ.get("CI")
-    show = interactive if progress is None else progress and interactive
-    bar = None
-    if show:
-        from tqdm import tqdm
+    state = T.TrainState(params, opt_pi, opt_v, rng, kl_coeff)
 
-        bar = tqdm(total=steps, initial=min(done_steps, steps), unit="step",
-                   desc=f"nara {topology}/{dataset}")
-    t0 = time.perf_counter() - wall0
-    try:
-        while done_steps < steps:
-            b = collect(env, params, g, rng, batch)
-            vin = P.value_input(g, b["nodes"], b["links"], b["state"])
-            vals = P.value(params, vin)
-            b["adv"], b["ret"] = advantages(b["reward"], b["done"], vals, gamma, lam)
-            stats = ppo_update(params, opt_pi, opt_v, g, b, rng, minibatch=minibatch,
-                               epochs=epochs, clip=clip, kl_coeff=kl_coeff, entropy=entropy)
-            # RLlib's adaptive KL coefficient
-            if stats["kl"] > 2 * kl_target:
-                kl_coeff *= 1.5
-            elif stats["kl"] < 0.5 * kl_target:
-                kl_coeff *= 0.5
-            it += 1
-            done_steps += len(b["action"])
-            val = -1.0
-            if validation and (it % eval_every == 0 or done_steps >= steps):
-                val = validate(params, topology, dataset, validation)
-                if val > best[0]:
-                    best = (val, {k: v.copy() for k, v in params.items()})
-            row = {"iteration": it, "steps": done_steps, "episodes": b["episodes"],
-                   "seconds": round(time.perf_counter() - t0, 2),
-                   "train_acceptance": b["acceptance"],
-                   "mean_reward": float(b["reward"].sum() / b["episodes"]),
-                   **stats, "kl_coeff": kl_coeff, "val_acceptance": val}
-            rows.append(row)
-            msg = (f"it {it} steps {done_steps}/{steps} acc {b['acceptance']:.3f} "
-                   f"val {val:.3f} kl {stats['kl']:.4f} {row['seconds']:.0f}s")
-            if bar is not None:
-                bar.update(min(done_steps, steps) - bar.n)
-                bar.set_postfix_str(f"acc {b['acceptance']:.3f} val {val:.3f}")
-            else:
-                print(msg, file=sys.stderr, flush=True)
-            ckpt = {f"p_{k}": v for k, v in params.items()}
-            ckpt.update({f"b_{k}": v for k, v in best[1].items()})
-            ckpt.update(opt_pi.state("pi_"))
-            ckpt.update(opt_v.state("v_"))
-            ckpt.update(config=json.dumps(config), rng=json.dumps(rng.bit_generator.state),
-                        rows=json.dumps(rows), steps=done_steps, iteration=it,
-                        wall=time.perf_counter() - t0, kl_coeff=kl_coeff,
-                        best_score=best[0])
-            _save_npz(paths["ckpt"], ckpt)
-            if it % eval_every == 0:
-                _write_curve(paths, rows, f"Nara PPO, {topology} / {dataset}, seed {seed}")
-    finally:
-        if bar is not None:
-            bar.close()
-    wall = time.perf_counter() - t0
-    final = best[1] if best[0] >= 0 else params
-    weights = {k: final[k] for k in P.POLICY_KEYS}
-    from dmlopt.io import atomic_path, atomic_write_text
+    def update(b: dict[str, Any], kl: float) -> dict[str, float]:
+        return ppo_update(params, opt_pi, opt_v, g, b, rng, minibatch=minibatch, epochs=epochs,
+                          clip=clip, kl_coeff=kl, entropy=entropy)
 
-    with atomic_path(paths["weights"]) as tmp:
-        P.save(tmp, weights)
-    _write_curve(paths, rows, f"Nara PPO, {topology} / {dataset}, seed {seed}")
-    card = {
-        "model": "Nara policy (paper 001): GraphSAGE 3x16 + P1 (8, 8) + P2 (16, 1), numpy",
-        "topology": topology, "dataset": dataset, "steps": done_steps, "steps_requested": steps,
-        "iterations": it, "seed": seed, "wall_seconds": round(wall, 1),
-        "final_training_acceptance": rows[-1]["train_acceptance"] if rows else None,
-        "validation_acceptance": best[0] if best[0] >= 0 else None,
-        "validation": f"greedy, {len(validation)} episodes of 128 requests, seeds "
-                      f"{validation[0]}-{validation[-1]}" if validation else None,
-        "selected": "best validation iterate" if best[0] >= 0 else "last iterate",
-        "training_episode_seeds": ">= 1000000 (generator seeds; never a benchmark seed)",
-        "hyperparameters": config, "versions": _versions(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, 1 thread",
-        "command": f"dmlopt train nara --topology {topology} --dataset {dataset} "
-                   f"--steps {steps} --seed {seed} -o {out.name}",
-    }
-    atomic_write_text(paths["card"], json.dumps(card, indent=2) + "\n")
-    paths["ckpt"].unlink(missing_ok=True)
-    return card
+    def card(st: T.TrainState, wall: float) -> dict[str, Any]:
+        return T.model_card(
+            st, wall, config, selected="best validation iterate",
+            model="Nara policy (paper 001): GraphSAGE 3x16 + P1 (8, 8) + P2 (16, 1), numpy",
+            command=f"dmlopt train nara --topology {topology} --dataset {dataset} "
+                    f"--steps {steps} --seed {seed} -o {out.name}")
+
+    arch = T.Arch(
+        desc=f"nara {topology}/{dataset}",
+        title=f"Nara PPO, {topology} / {dataset}, seed {seed}",
+        train_label="training (stochastic, 32 req.)",
+        collect=lambda n: collect(env, params, g, rng, n),
+        value_input=lambda b: P.value_input(g, b["nodes"], b["links"], b["state"]),
+        update=update, card=card,
+        save=lambda path, w: P.save(path, {k: w[k] for k in P.POLICY_KEYS}),
+        validate=(lambda: validate(params, topology, dataset, validation)) if validation
+        else None)
+    return T.train_loop(arch, state, out, config, gamma=gamma, lam=lam, kl_target=kl_target,
+                        eval_every=eval_every, resume=resume, progress=progress)
 
 
 # ---------------------------------------------------------------------- command line

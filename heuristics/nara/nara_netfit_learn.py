@@ -4,7 +4,7 @@ rule, then PPO (paper 001, Appendix E.3's algorithm; our settings below), numpy 
 ``dmlopt train nara --arch netfit --dataset uniform --steps N --seed S -o policy.npz`` (the
 ``nara`` command's ``--arch`` option; :func:`dmlopt.heuristics.nara.learn.run` dispatches
 here). The same outputs, checkpoint/resume, progress and validation as the paper policy's
-trainer (:mod:`.learn`, whose Adam, GAE and file helpers are reused):
+trainer (:mod:`.learn`): both run the loop of :mod:`.trainer` and the update of :mod:`.ppo`:
 
 1. **Initial policy** (``init="netfit-probe"``, default): ``bc_episodes`` training episodes
    are played by netfit-probe's rule (:func:`.nara_netfit.teacher`) and the policy is fitted
@@ -30,9 +30,6 @@ Training episodes use generator seeds >= 10**6; benchmark seeds 0-999 are never 
 
 from __future__ import annotations
 
-import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -42,7 +39,8 @@ import numpy as np
 
 from dmlopt.heuristics.nara import learn as L
 from dmlopt.heuristics.nara import nara_netfit as NN
-from dmlopt.heuristics.nara.ppo import ppo_epochs
+from dmlopt.heuristics.nara import trainer as T
+from dmlopt.heuristics.nara.ppo import Adam, ppo_epochs
 from dmlopt.models import nara
 from dmlopt.models.nara import policy as P
 from dmlopt.models.nara.env import TRAIN_SEED_MIN
@@ -120,7 +118,7 @@ def _sub(b: dict[str, Any], idx: np.ndarray) -> dict[str, np.ndarray]:
     return {k: b[k][idx] for k in KEYS}
 
 
-def clone(params: dict[str, np.ndarray], opt_pi: L.Adam, opt_v: L.Adam, g: P.Graph,
+def clone(params: dict[str, np.ndarray], opt_pi: Adam, opt_v: Adam, g: P.Graph,
           b: dict[str, Any], rng: np.random.Generator, *, epochs: int, minibatch: int,
           gamma: float) -> float:
     """Fit the policy to the teacher's actions (cross-entropy) and the value network to the
@@ -155,7 +153,7 @@ def clone(params: dict[str, np.ndarray], opt_pi: L.Adam, opt_v: L.Adam, g: P.Gra
     return float(np.concatenate(agree).mean())
 
 
-def ppo_update(params: dict[str, np.ndarray], opt_pi: L.Adam, opt_v: L.Adam, g: P.Graph,
+def ppo_update(params: dict[str, np.ndarray], opt_pi: Adam, opt_v: Adam, g: P.Graph,
                b: dict[str, Any], rng: np.random.Generator, *, minibatch: int, epochs: int,
                clip: float, kl_coeff: float) -> dict[str, float]:
     """One PPO update (clipped surrogate + KL penalty; value regression):
@@ -174,11 +172,7 @@ def ppo_update(params: dict[str, np.ndarray], opt_pi: L.Adam, opt_v: L.Adam, g: 
 def validate(params: dict[str, np.ndarray], topology: str, dataset: str,
              seeds: tuple[int, ...] = VALIDATION_SEEDS, n_requests: int = 128) -> float:
     """Greedy acceptance ratio on validation episodes."""
-    acc = []
-    for s in seeds:
-        inst = nara.GENERATORS[dataset](seed=s, topology=topology, n_requests=n_requests)
-        acc.append(NN.rollout(inst, params).accepted / n_requests)
-    return float(np.mean(acc))
+    return T.validate(NN.rollout, params, topology, dataset, seeds, n_requests)
 
 
 def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *,
@@ -189,9 +183,9 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
           validation: tuple[int, ...] = VALIDATION_SEEDS, resume: bool = True,
           progress: bool | None = None) -> dict[str, Any]:
     """Clone netfit-probe (``init``), then PPO for ``steps`` decisions; returns the model card
-    (module docstring). Bad input: :class:`dmlopt.errors.InstanceError`."""
+    (module docstring). Bad input: :class:`dmlopt.errors.InstanceError`. The loop itself is
+    :func:`.trainer.train_loop`; the cloning is its ``start`` (skipped on resume)."""
     from dmlopt.errors import InstanceError
-    from dmlopt.io import atomic_path, atomic_write_text
 
     out = L._check(topology, dataset, steps, seed, out, episode, batch, minibatch, lr=lr,
                    clip=clip, gamma=gamma, lam=lam, epochs=epochs)
@@ -199,7 +193,6 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
         raise InstanceError("init", init, "must be 'netfit-probe' or 'random'")
     if not 0 <= bc_episodes <= 100_000 or not 0 <= bc_epochs <= 1000:
         raise InstanceError("bc_episodes", bc_episodes, "must be in 0..100000 (epochs 0..1000)")
-    paths = L._paths(out)
     config = {"arch": "netfit", "topology": topology, "dataset": dataset, "steps": steps,
               "seed": seed, "episode": episode, "lr": lr, "batch": batch,
               "minibatch": minibatch, "epochs": epochs, "clip": clip, "gamma": gamma,
@@ -209,126 +202,57 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
     eps = Episodes(topology, dataset, episode)
     g = eps.graph
     params = NN.init_params(seed=seed)
-    opt_pi = L.Adam(params, NN.POLICY_KEYS, lr)
-    opt_v = L.Adam(params, NN.VALUE_KEYS, lr)
+    opt_pi = Adam(params, NN.POLICY_KEYS, lr)
+    opt_v = Adam(params, NN.VALUE_KEYS, lr)
     rng = np.random.default_rng(seed)
-    rows: list[dict[str, float]] = []
-    done_steps, it, wall0 = 0, 0, 0.0
-    init_val, agree = -1.0, -1.0
-    best = (-1.0, {k: v.copy() for k, v in params.items()})
-    resumed = False
-    if resume and paths["ckpt"].is_file():
-        with np.load(paths["ckpt"], allow_pickle=False) as z:
-            zz = {k: z[k] for k in z.files}
-        same = {k: v for k, v in json.loads(str(zz["config"])).items() if k != "steps"}
-        if same == {k: v for k, v in config.items() if k != "steps"}:
-            params.update({k: zz[f"p_{k}"] for k in params})
-            opt_pi.load(zz, "pi_")
-            opt_v.load(zz, "v_")
-            rng.bit_generator.state = json.loads(str(zz["rng"]))
-            rows = json.loads(str(zz["rows"]))
-            done_steps, it, wall0 = int(zz["steps"]), int(zz["iteration"]), float(zz["wall"])
-            kl_coeff = float(zz["kl_coeff"])
-            init_val, agree = float(zz["init_val"]), float(zz["agree"])
-            best = (float(zz["best_score"]), {k: zz[f"b_{k}"] for k in params})
-            resumed = True
-            print(f"resuming {out} at iteration {it}, {done_steps} steps", file=sys.stderr)
-    interactive = sys.stderr.isatty() and not os.environ.get("CI")
-    show = interactive if progress is None else progress and interactive
-    t0 = time.perf_counter() - wall0
-    if not resumed:
+    state = T.TrainState(params, opt_pi, opt_v, rng, kl_coeff,
+                         extra={"init_val": -1.0, "agree": -1.0})
+
+    def val() -> float:
+        return validate(params, topology, dataset, validation)
+
+    def start(t0: float) -> dict[str, float]:
+        """The initial policy: netfit-probe cloned (or random), validated."""
+        init_val, agree = -1.0, -1.0
         if init == "netfit-probe" and bc_episodes and bc_epochs:
             tb = _teacher_batch(eps, rng, bc_episodes)
-            agree = clone(params, L.Adam(params, NN.POLICY_KEYS, BC_LR),
-                          L.Adam(params, NN.VALUE_KEYS, BC_LR), g, tb, rng, epochs=bc_epochs,
+            agree = clone(params, Adam(params, NN.POLICY_KEYS, BC_LR),
+                          Adam(params, NN.VALUE_KEYS, BC_LR), g, tb, rng, epochs=bc_epochs,
                           minibatch=minibatch, gamma=gamma)
         if validation:
-            init_val = validate(params, topology, dataset, validation)
+            init_val = val()
         print(f"initial policy ({init}): teacher agreement {agree:.3f}, validation "
               f"{init_val:.3f}, {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
-    bar = None
-    if show:
-        from tqdm import tqdm
+        return {"init_val": init_val, "agree": agree}
 
-        bar = tqdm(total=steps, initial=min(done_steps, steps), unit="step",
-                   desc=f"nara-netfit {topology}/{dataset}")
-    title = f"nara-netfit PPO, {topology} / {dataset}, seed {seed}"
-    try:
-        while done_steps < steps:
-            b = collect(eps, params, rng, batch)
-            vals = P.value(params, NN.value_input(g, b))
-            b["adv"], b["ret"] = L.advantages(b["reward"], b["done"], vals, gamma, lam)
-            stats = ppo_update(params, opt_pi, opt_v, g, b, rng, minibatch=minibatch,
-                               epochs=epochs, clip=clip, kl_coeff=kl_coeff)
-            if stats["kl"] > 2 * kl_target:
-                kl_coeff *= 1.5
-            elif stats["kl"] < 0.5 * kl_target:
-                kl_coeff *= 0.5
-            it += 1
-            done_steps += len(b["action"])
-            val = -1.0
-            if validation and (it % eval_every == 0 or done_steps >= steps):
-                val = validate(params, topology, dataset, validation)
-                if val > best[0]:
-                    best = (val, {k: v.copy() for k, v in params.items()})
-            row = {"iteration": it, "steps": done_steps, "episodes": b["episodes"],
-                   "seconds": round(time.perf_counter() - t0, 2),
-                   "train_acceptance": b["acceptance"],
-                   "mean_reward": float(b["reward"].sum() / b["episodes"]),
-                   **stats, "kl_coeff": kl_coeff, "val_acceptance": val}
-            rows.append(row)
-            if bar is not None:
-                bar.update(min(done_steps, steps) - bar.n)
-                bar.set_postfix_str(f"acc {b['acceptance']:.3f} val {val:.3f}")
-            else:
-                print(f"it {it} steps {done_steps}/{steps} acc {b['acceptance']:.3f} "
-                      f"val {val:.3f} kl {stats['kl']:.4f} {row['seconds']:.0f}s",
-                      file=sys.stderr, flush=True)
-            ckpt = {f"p_{k}": v for k, v in params.items()}
-            ckpt.update({f"b_{k}": v for k, v in best[1].items()})
-            ckpt.update(opt_pi.state("pi_"))
-            ckpt.update(opt_v.state("v_"))
-            ckpt.update(config=json.dumps(config), rng=json.dumps(rng.bit_generator.state),
-                        rows=json.dumps(rows), steps=done_steps, iteration=it,
-                        wall=time.perf_counter() - t0, kl_coeff=kl_coeff,
-                        best_score=best[0], init_val=init_val, agree=agree)
-            L._save_npz(paths["ckpt"], ckpt)
-            if it % eval_every == 0:
-                L._write_curve(paths, rows, title, train_label=f"training (stochastic, "
-                               f"{episode} req.)")
-    finally:
-        if bar is not None:
-            bar.close()
-    wall = time.perf_counter() - t0
-    final = best[1] if best[0] >= 0 else params
-    with atomic_path(paths["weights"]) as tmp:
-        NN.save(tmp, final)
-    if rows:
-        L._write_curve(paths, rows, title, train_label=f"training (stochastic, {episode} req.)")
-    card = {
-        "model": "nara-netfit (ours, not the paper's agent): netfit-probe's candidates + "
-                 "reject scored by an MLP (32, 16) on netfit features and the paper's "
-                 "GraphSAGE 3x16 embedding of the candidate's servers; numpy",
-        "topology": topology, "dataset": dataset, "steps": done_steps, "steps_requested": steps,
-        "iterations": it, "seed": seed, "wall_seconds": round(wall, 1),
-        "init": init, "teacher_agreement": agree if agree >= 0 else None,
-        "init_validation_acceptance": init_val if init_val >= 0 else None,
-        "final_training_acceptance": rows[-1]["train_acceptance"] if rows else None,
-        "validation_acceptance": best[0] if best[0] >= 0 else None,
-        "validation": f"greedy, {len(validation)} episodes of 128 requests, seeds "
-                      f"{validation[0]}-{validation[-1]}" if validation else None,
-        "selected": "best validation PPO iterate" if best[0] >= 0 else "last iterate",
-        "training_episode_seeds": ">= 1000000 (generator seeds; never a benchmark seed)",
-        "hyperparameters": config, "versions": L._versions(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, 1 thread",
-        "command": f"dmlopt train nara --arch netfit --topology {topology} --dataset "
-                   f"{dataset} --steps {steps} --seed {seed} --episode {episode} --batch "
-                   f"{batch} --lr {lr:g} --epochs {epochs} --gamma {gamma:g} --lambda {lam:g} "
-                   f"--init {init} -o {out.name}",
-    }
-    atomic_write_text(paths["card"], json.dumps(card, indent=2) + "\n")
-    paths["ckpt"].unlink(missing_ok=True)
-    return card
+    def update(b: dict[str, Any], kl: float) -> dict[str, float]:
+        return ppo_update(params, opt_pi, opt_v, g, b, rng, minibatch=minibatch, epochs=epochs,
+                          clip=clip, kl_coeff=kl)
+
+    def card(st: T.TrainState, wall: float) -> dict[str, Any]:
+        init_val, agree = st.extra["init_val"], st.extra["agree"]
+        return T.model_card(
+            st, wall, config, selected="best validation PPO iterate",
+            model="nara-netfit (ours, not the paper's agent): netfit-probe's candidates + "
+                  "reject scored by an MLP (32, 16) on netfit features and the paper's "
+                  "GraphSAGE 3x16 embedding of the candidate's servers; numpy",
+            extra={"init": init, "teacher_agreement": agree if agree >= 0 else None,
+                   "init_validation_acceptance": init_val if init_val >= 0 else None},
+            command=f"dmlopt train nara --arch netfit --topology {topology} --dataset "
+                    f"{dataset} --steps {steps} --seed {seed} --episode {episode} --batch "
+                    f"{batch} --lr {lr:g} --epochs {epochs} --gamma {gamma:g} --lambda "
+                    f"{lam:g} --init {init} -o {out.name}")
+
+    arch = T.Arch(
+        desc=f"nara-netfit {topology}/{dataset}",
+        title=f"nara-netfit PPO, {topology} / {dataset}, seed {seed}",
+        train_label=f"training (stochastic, {episode} req.)",
+        collect=lambda n: collect(eps, params, rng, n),
+        value_input=lambda b: NN.value_input(g, b),
+        update=update, card=card, save=NN.save, start=start,
+        validate=val if validation else None)
+    return T.train_loop(arch, state, out, config, gamma=gamma, lam=lam, kl_target=kl_target,
+                        eval_every=eval_every, resume=resume, progress=progress)
 
 
 def _teacher_batch(eps: Episodes, rng: np.random.Generator, n_episodes: int
