@@ -199,7 +199,7 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
     arch = T.Arch(
         desc=f"nara {topology}/{dataset}",
         title=f"Nara PPO, {topology} / {dataset}, seed {seed}",
-        train_label="training (stochastic, 32 req.)",
+        train_label=f"training (stochastic, {episode} req.)",
         collect=lambda n: collect(env, params, g, rng, n),
         value_input=lambda b: P.value_input(g, b["nodes"], b["links"], b["state"]),
         update=update, card=card,
