@@ -100,3 +100,72 @@ def test_malformed_decisions_are_infeasible_with_objective_zero():
                      bandwidth=[[100.0], [100.0]])  # job 0 has two workers
     ev = M.evaluate(inst, bad)
     assert ev.feasible is False and ev.objective == 0.0 and ev.violations
+
+
+def test_inter_rack_flow_from_a_lower_rack_counts():
+    """Job 1's worker in rack 0 and its PS in rack 1 (the mirror of the metrics test): one
+    inter-rack flow of d = 20 either way round (kills ``wrack != ps_rack`` as ``>``)."""
+    inst = two_jobs()
+    ev = M.evaluate(inst, solution(inst, ps=((0, "server"), (1, "server")),
+                                   workers=((0, 0), (0,))))
+    assert ev.feasible, ev.violations
+    assert ev.metrics["inter_rack_flows"] == 1 and ev.metrics["inter_rack_data"] == 20
+
+
+def test_slow_and_stopped_workers_by_hand():
+    """JCT = 2 d / b (1 + alpha): job 1 at b = 0.5 takes 2 * 20 / 0.5 * 1.5 = 120 s (a rate
+    below 1 is a rate, not a stopped worker); at b = 0 its JCT is infinite and f = 0."""
+    inst = two_jobs()
+    slow = M.evaluate(inst, solution(inst, bw=((100.0, 100.0), (0.5,))))
+    assert slow.metrics["longest_jct"] == pytest.approx(120.0)
+    assert slow.objective == pytest.approx(1 / 120.0)
+    stopped = M.evaluate(inst, solution(inst, bw=((100.0, 100.0), (0.0,))))
+    assert stopped.metrics["longest_jct"] == float("inf")
+    assert stopped.objective == 0.0
+
+
+def test_best_f_without_a_circuit_is_zero():
+    """Job 1's flow crosses racks with no circuit: no rate fits it, so the best f of this
+    placement and these circuits is 0 and its longest JCT infinite (and eq. 13 is broken)."""
+    inst = two_jobs()
+    ev = M.evaluate(inst, solution(inst, c=((0, 0), (0, 0))))
+    assert not ev.feasible and any("circuits (13)" in v for v in ev.violations)
+    assert ev.metrics["best_f"] == 0.0
+    assert ev.metrics["best_longest_jct"] == float("inf")
+
+
+def test_best_f_below_one_is_a_rate():
+    """best_f = min over links of capacity / load at unit rate: job 1's coefficient
+    2 * 20 * 1.5 = 60 on one circuit of B = 100 gives 100 / 60 (> 1, then the JCT 0.6 s); with
+    port_bw = 0.5 it is 0.5 / 60 < 1, the longest JCT 120 s, not infinite."""
+    inst = M.Instance(racks=[BIG, BIG], n_tor=4, port_bw=0.5, inc=True,
+                      jobs=two_jobs().model_dump()["jobs"])
+    ev = M.evaluate(inst, solution(inst, bw=((0.5, 0.5), (0.5,))))
+    assert ev.metrics["best_f"] > 0
+    assert ev.metrics["best_longest_jct"] == pytest.approx(1 / ev.metrics["best_f"])
+    assert ev.metrics["best_longest_jct"] < float("inf")
+
+
+@pytest.mark.parametrize("where", ["pool", "worker_link", "circuit"])
+def test_loads_within_the_relative_tolerance_are_feasible(where):
+    """Capacities are compared with a relative tolerance TOL = 1e-6 (constants.TOL): a load
+    TOL / 2 above a capacity is accepted, 2 TOL above is not (kills the tolerance written as
+    ``1 ** tol``, ``1 - tol`` or dropped)."""
+    from dmlopt.models.inc_oxc.constants import TOL
+
+    def evaluate(scale):
+        if where == "pool":
+            tight = {"cpu": 4.0 / scale, "gpu": 100.0, "mem": 100.0}
+            inst = two_jobs(racks=[tight, BIG])
+            return M.evaluate(inst, solution(inst))
+        if where == "worker_link":
+            inst = two_jobs(n_tor=2)
+            bw = 100.0 * scale
+            return M.evaluate(inst, solution(inst, ps=((0, "server"), (1, "server")),
+                                             c=((0, 2), (2, 0)), bw=((bw, bw), (100.0,))))
+        inst = two_jobs()
+        return M.evaluate(inst, solution(inst, c=((0, 1), (1, 0)),
+                                         bw=((100.0, 100.0), (100.0 * scale,))))
+
+    assert evaluate(1 + TOL / 2).feasible
+    assert not evaluate(1 + 2 * TOL).feasible
