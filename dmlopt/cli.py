@@ -106,11 +106,32 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+#: seconds between the progress lines of a heuristic that has a ``progress`` option, when the
+#: command line runs it with stderr on a terminal
+PROGRESS_SECONDS = 10.0
+
+
+def _has_option(instance: object, name: str, option: str) -> bool:
+    """Whether heuristic ``name`` of the instance's problem declares ``option`` (False for an
+    unknown name: the API call that follows says what is wrong)."""
+    from dmlopt import registry
+
+    try:
+        entry = registry.of(instance).heuristic(name)
+    except Exception:  # noqa: BLE001 - reported by api.heuristic with its own message
+        return False
+    return option in getattr(entry.Options, "model_fields", {})
+
+
 def cmd_heuristic(args: argparse.Namespace) -> int:
     _output(args.output)
     inst = io.load(args.instance)
+    options = key_values(args.option, "--option")
+    if "progress" not in options and sys.stderr.isatty() and _has_option(inst, args.name,
+                                                                        "progress"):
+        options["progress"] = PROGRESS_SECONDS  # long runs say how far they are
     res = api.heuristic(inst, args.name, seed=args.seed, size_limit=_size_limit(args.size_limit),
-                        **key_values(args.option, "--option"))
+                        **options)
     _write_solution(res, args.output)
     _print_result(res, args.json)
     return 0

@@ -139,3 +139,49 @@ def test_time_limits_beyond_a_day_are_refused_by_name(method, value):
     inst = dmlopt.generate("tap", {"generator": "qaplib", "name": "nug12"}, seed=0)
     with pytest.raises(dmlopt.InstanceError, match="time_limit"):
         dmlopt.heuristic(inst, method, seed=0, time_limit=value)
+
+
+def test_progress_lines_report_a_non_increasing_best(capsys):
+    """``progress=0.1`` on a 0.6 s run: lines on stderr (elapsed of the budget, best, ...),
+    the best never rising and never below the final objective; ``progress=0`` prints nothing."""
+    inst = helpers_tap.instance("sparse", 40, 7)
+    res = dmlopt.heuristic(inst, "rts", seed=0, time_limit=0.6, progress=0.1, clock="cpu")
+    err = capsys.readouterr().err.splitlines()
+    lines = [x for x in err if x.startswith("rts: ")]
+    assert len(lines) >= 3, err
+    assert all(" of 0.6 s, best " in x for x in lines)
+    bests = [float(x.split("best ")[1].split(",")[0]) for x in lines]
+    assert bests == sorted(bests, reverse=True)
+    assert bests[-1] >= res.objective - 1e-6
+    dmlopt.heuristic(inst, "rts", seed=0, time_limit=0.2, clock="cpu")
+    assert capsys.readouterr().err == ""
+
+
+def test_cli_shows_progress_only_on_a_terminal(tmp_path, capsys, monkeypatch):
+    """`dmlopt heuristic` turns progress on (every 10 s) when stderr is a terminal and the
+    heuristic has the option; piped, stderr stays empty; a bad value is exit 2 naming it."""
+    from dmlopt import cli
+
+    path = tmp_path / "i.json"
+    inst = helpers_tap.instance("tree", 12, 3)
+    path.write_text(inst.model_dump_json())
+    seen: dict[str, object] = {}
+    real = dmlopt.api.heuristic
+
+    def spy(instance, name, **kw):
+        seen.update(kw)
+        return real(instance, name, **kw)
+
+    monkeypatch.setattr(dmlopt.api, "heuristic", spy)
+    argv = ["heuristic", str(path), "rts", "--option", "time_limit=0.1"]
+    assert cli.main(argv) == 0 and "progress" not in seen
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(cli.sys.stderr, "isatty", lambda: True, raising=False)
+    seen.clear()
+    assert cli.main(argv) == 0 and seen["progress"] == cli.PROGRESS_SECONDS
+    seen.clear()
+    assert cli.main([*argv, "--option", "progress=0"]) == 0 and seen["progress"] == 0
+    capsys.readouterr()
+    assert cli.main([*argv, "--option", "progress=-1"]) == 2
+    err = capsys.readouterr().err
+    assert "progress" in err and err.count("\n") == 1

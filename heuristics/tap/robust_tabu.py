@@ -58,6 +58,7 @@ References
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass
 from typing import Literal
@@ -104,6 +105,10 @@ class Options(ContractOptions):
         default=10, ge=1, description="elite pool of chain results; once full, a new chain "
         "starts from a crossover of two members, before that (or with 1) from a random "
         "solution")
+    progress: float = pydantic.Field(
+        default=0.0, ge=0, le=3600, description="seconds between progress lines on stderr "
+        "(elapsed and budget, best objective, iterations, chains); 0: none (the command line "
+        "sets 10 when stderr is a terminal)")
     clock: Literal["wall", "cpu"] = pydantic.Field(
         default="wall", description="what time_limit measures: wall-clock seconds, or this "
         "process's CPU seconds (one core's worth of work on a shared machine)")
@@ -303,6 +308,27 @@ def _chunk(size: int) -> int:
     return int(min(1 << 16, max(64, 20_000_000 // (size * size))))
 
 
+class _Progress:
+    """One line on stderr every ``every`` seconds of the run's clock (0: never): elapsed and
+    budget, best objective so far (of the padded QAP, which is the TAP objective), iterations,
+    chains. For long runs (hundreds of modules: the default budget grows with N^2)."""
+
+    def __init__(self, every: float, limit: float, t0: float, now) -> None:
+        self.every, self.limit, self.t0, self.now = every, limit, t0, now
+        self.next = t0 + every
+
+    def maybe(self, best: float, out: Outcome) -> None:
+        if self.every <= 0:
+            return
+        t = self.now()
+        if t < self.next:
+            return
+        self.next = t + self.every
+        budget = f" of {self.limit:g}" if self.limit > 0 else ""
+        print(f"rts: {t - self.t0:.0f}{budget} s, best {best:.12g}, {out.iterations} "
+              f"iterations, {out.restarts + 1} chains", file=sys.stderr, flush=True)
+
+
 def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Options) -> Outcome:
     """Iterated robust tabu search with adaptive perturbation from ``perm`` (module docstring)."""
     now = time.perf_counter if opts.clock == "wall" else time.process_time
@@ -341,6 +367,7 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
     starts = Starts(min(3, opts.population))
     out.starts = starts.trials
     chunk = _chunk(size)
+    report = _Progress(opts.progress, limit, t0, now)
     while True:
         scale = tenures.draw(rng) if kicked else TENURES[int(rng.integers(len(TENURES)))]
         lo = max(1, int(0.9 * scale * opts.tenure * size))
@@ -362,6 +389,7 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
                             st.t2, st.work, st.iwork, phase_best, si, sf, n_it, stall, target,
                             aspiration, lo, hi, int(rng.integers(2**31 - 1)))
             out.iterations += int(si[0]) - before
+            report.maybe(min(best_cost, float(sf[1])), out)
         out.phases += 1
         pc = float(kern.cost(f, b, phase_best))  # exact (sf[1] sums deltas)
         if _better(pc, best_cost):
@@ -400,7 +428,7 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
 def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         iterations: int | None = None, target: float | None = None, stall: float = 5.0,
         jump_min: float = 0.0, jump_max: float = 0.5, restart: int = 50, population: int = 10,
-        tenure: float = 1.0,
+        tenure: float = 1.0, progress: float = 0.0,
         clock: str = "wall") -> Solution:
     """Iterated robust tabu search with BLS-style perturbation and restarts (ours).
 
@@ -409,7 +437,7 @@ def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
     """
     opts = options(time_limit=time_limit, iterations=iterations, target=target, stall=stall,
                    jump_min=jump_min, jump_max=jump_max, restart=restart, population=population,
-                   tenure=tenure, clock=clock)
+                   tenure=tenure, progress=progress, clock=clock)
     if opts.jump_max < opts.jump_min:
         raise InstanceError("jump_max", jump_max, f"must be >= jump_min = {jump_min}")
     if opts.time_limit == 0 and opts.iterations is None and opts.target is None:
