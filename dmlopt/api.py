@@ -26,6 +26,7 @@ from dmlopt.contract import (
 )
 from dmlopt.errors import (
     InstanceError,
+    Interrupted,
     ModelTooLargeError,
     ObjectiveMismatchError,
     SolverError,
@@ -346,8 +347,21 @@ def heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None
     """
     problem = registry.of(instance)
     t0 = time.perf_counter()
-    solution = run_heuristic(instance, name, seed=seed, size_limit=size_limit, **options)
-    seconds = time.perf_counter() - t0
+    try:
+        solution = run_heuristic(instance, name, seed=seed, size_limit=size_limit, **options)
+    except Interrupted as exc:  # Ctrl-C: the best solution so far, evaluated, rides along
+        exc.result = _heuristic_result(problem, instance, name, seed, options, exc.solution,
+                                       time.perf_counter() - t0)
+        exc.result.message = ("interrupted (Ctrl-C): the best solution found so far"
+                              + (f"; {exc.result.message}" if exc.result.message else ""))
+        raise
+    return _heuristic_result(problem, instance, name, seed, options, solution,
+                             time.perf_counter() - t0)
+
+
+def _heuristic_result(problem: Any, instance: Any, name: str, seed: int,
+                      options: dict[str, Any], solution: Any, seconds: float) -> Result:
+    """The evaluated :class:`Result` of a heuristic's solution."""
     ev = problem.model.evaluate(instance, solution)
     res = Result(problem=problem.name, method=name, status="feasible" if ev.feasible else "error",
                  seconds=seconds, options={"seed": seed, **options})

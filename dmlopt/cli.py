@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 from dmlopt import __version__, api, io, registry
 from dmlopt.contract import Limits, parse_limits
-from dmlopt.errors import DmloptError, InstanceError, ObjectiveMismatchError
+from dmlopt.errors import DmloptError, InstanceError, Interrupted, ObjectiveMismatchError
 
 
 class UsageError(DmloptError):
@@ -130,8 +130,16 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
     if "progress" not in options and sys.stderr.isatty() and _has_option(inst, args.name,
                                                                         "progress"):
         options["progress"] = PROGRESS_SECONDS  # long runs say how far they are
-    res = api.heuristic(inst, args.name, seed=args.seed, size_limit=_size_limit(args.size_limit),
-                        **options)
+    try:
+        res = api.heuristic(inst, args.name, seed=args.seed,
+                            size_limit=_size_limit(args.size_limit), **options)
+    except Interrupted as exc:  # Ctrl-C on a heuristic that keeps its best so far: keep it
+        if exc.result is None:
+            raise
+        _write_solution(exc.result, args.output)
+        _print_result(exc.result, args.json)
+        where = f", written to {args.output}" if args.output else ""
+        return _fail(f"interrupted: the best solution so far is above{where}", 130)
     _write_solution(res, args.output)
     _print_result(res, args.json)
     return 0

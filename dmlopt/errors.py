@@ -49,3 +49,14 @@ class UnknownNameError(DmloptError, KeyError):
 
     def __str__(self) -> str:  # KeyError would add quotes
         return str(self.args[0]) if self.args else ""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a long run that kept its best solution so far (``solution``; the API adds
+    ``result``, that solution evaluated). A :class:`KeyboardInterrupt`, so code that does not
+    know it still stops; the command line writes the solution and exits 130."""
+
+    def __init__(self, solution: object, result: object = None) -> None:
+        super().__init__("interrupted")
+        self.solution = solution
+        self.result = result

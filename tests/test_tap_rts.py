@@ -185,3 +185,90 @@ def test_cli_shows_progress_only_on_a_terminal(tmp_path, capsys, monkeypatch):
     assert cli.main([*argv, "--option", "progress=-1"]) == 2
     err = capsys.readouterr().err
     assert "progress" in err and err.count("\n") == 1
+
+
+def _interrupt_on_call(monkeypatch, k: int) -> None:
+    """Make the k-th kernel call raise KeyboardInterrupt (as Ctrl-C would, between chunks)."""
+    real = rts.kern.run
+    calls = {"n": 0}
+
+    def run(*args):
+        calls["n"] += 1
+        if calls["n"] == k:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(rts.kern, "run", run)
+
+
+def test_ctrl_c_keeps_the_best_solution_so_far(monkeypatch):
+    """Ctrl-C in the 5th kernel call: ``rts`` raises Interrupted (a KeyboardInterrupt) with the
+    best solution of the 4 phases before it, and the API adds that solution evaluated; its
+    objective is the 4-phase run's best, found here by an iteration budget that ends there."""
+    from dmlopt.errors import Interrupted
+    from dmlopt.models.tap import evaluate
+
+    inst = helpers_tap.instance("tree", 20, 11)
+    counted = {"n": 0}
+    real = rts.kern.run
+
+    def count(*args):
+        counted["n"] += 1
+        return real(*args)
+
+    monkeypatch.setattr(rts.kern, "run", count)
+    base = rts.solve(inst, 0, rts.options(iterations=200_000, time_limit=0, restart=1000,
+                                          stall=0.5))[1]
+    assert base.phases > 5 and counted["n"] == base.phases  # one kernel call per phase
+    _interrupt_on_call(monkeypatch, 5)
+    with pytest.raises(Interrupted) as caught:
+        dmlopt.heuristic(inst, "rts", seed=0, iterations=200_000, time_limit=0, restart=1000,
+                         stall=0.5)
+    exc = caught.value
+    assert isinstance(exc, KeyboardInterrupt)
+    res = exc.result
+    assert res.status == "feasible" and res.message.startswith("interrupted")
+    assert res.objective == evaluate(inst, exc.solution).objective
+    phases4 = rts.solve(inst, 0, rts.options(iterations=_iterations_of_phases(inst, 4),
+                                             time_limit=0, restart=1000, stall=0.5))[1]
+    assert res.objective == pytest.approx(phases4.cost)
+
+
+def _iterations_of_phases(inst, k: int) -> int:
+    """Iterations of the first k phases of the seed-0 run (one kernel call per phase here)."""
+    total = {"it": 0, "calls": 0}
+    real = rts.kern.run
+
+    def run(*args):
+        before = int(args[14][0])
+        code = real(*args)
+        total["calls"] += 1
+        if total["calls"] <= k:
+            total["it"] += int(args[14][0]) - before
+        return code
+
+    rts.kern.run, saved = run, rts.kern.run
+    try:
+        rts.solve(inst, 0, rts.options(iterations=200_000, time_limit=0, restart=1000,
+                                       stall=0.5))
+    finally:
+        rts.kern.run = saved
+    return total["it"]
+
+
+def test_cli_ctrl_c_writes_the_best_so_far_and_exits_130(tmp_path, capsys, monkeypatch):
+    from dmlopt import cli
+
+    path = tmp_path / "i.json"
+    path.write_text(helpers_tap.instance("tree", 20, 11).model_dump_json())
+    out = tmp_path / "sol.json"
+    _interrupt_on_call(monkeypatch, 5)
+    code = cli.main(["heuristic", str(path), "rts", "-o", str(out), "--option",
+                     "iterations=200000", "--option", "time_limit=0"])
+    std = capsys.readouterr()
+    assert code == 130
+    assert std.err.count("\n") == 1 and "interrupted" in std.err and str(out) in std.err
+    assert "objective" in std.out
+    assert cli.main(["validate", str(path), "--solution", str(out)]) == 0
+    printed = [x for x in std.out.splitlines() if x.startswith("objective")][0].split()[1]
+    assert printed in capsys.readouterr().out

@@ -68,7 +68,7 @@ import pydantic
 
 from dmlopt.contract import Options as ContractOptions
 from dmlopt.contract import Size
-from dmlopt.errors import InstanceError
+from dmlopt.errors import InstanceError, Interrupted
 from dmlopt.heuristics.tap import robust_tabu_kernel as kern
 from dmlopt.heuristics.tap import search as ts
 from dmlopt.models.tap import Instance, Solution
@@ -164,6 +164,7 @@ class Outcome:
     reached_target: bool
     seconds: float
     starts: dict[str, list[int]] | None = None  # chain starts: kind -> [chains, wins]
+    interrupted: bool = False  # stopped by Ctrl-C (perm, cost: the best so far)
 
 
 def _perturb(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, swaps: int) -> None:
@@ -354,6 +355,25 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
     st = kern.state(size)
     si = np.zeros(3, dtype=np.int64)
     sf = np.zeros(2)
+    report = _Progress(opts.progress, limit, t0, now)
+    try:
+        _loop(qap, f, b, rng, opts, out, st, si, sf, now, deadline, budget, target, report)
+    except KeyboardInterrupt:  # Ctrl-C: keep the best so far (the caller raises Interrupted)
+        out.interrupted = True
+    out.perm, out.cost = out.perm.copy(), float(kern.cost(f, b, out.perm))
+    out.reached_target = out.cost <= target
+    out.seconds = now() - t0
+    return out
+
+
+def _loop(qap: ts.Padded, f: np.ndarray, b: np.ndarray, rng: np.random.Generator, opts: Options,
+          out: Outcome, st: kern.State, si: np.ndarray, sf: np.ndarray, now, deadline: float,
+          budget: int, target: float, report: _Progress) -> None:
+    """The chains of :func:`search` until a budget or the target ends the run; ``out.perm`` and
+    ``out.cost`` always hold the best solution so far (an interrupt loses nothing)."""
+    size = qap.size
+    p = out.perm.copy()
+    best, best_cost = p.copy(), out.cost
     tenures = Arms(list(TENURES))
     kicked = False  # the phase starts from a kick (only those phases credit the arms)
     aspiration = 5 * size * size
@@ -367,7 +387,6 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
     starts = Starts(min(3, opts.population))
     out.starts = starts.trials
     chunk = _chunk(size)
-    report = _Progress(opts.progress, limit, t0, now)
     while True:
         scale = tenures.draw(rng) if kicked else TENURES[int(rng.integers(len(TENURES)))]
         lo = max(1, int(0.9 * scale * opts.tenure * size))
@@ -394,6 +413,7 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
         pc = float(kern.cost(f, b, phase_best))  # exact (sf[1] sums deltas)
         if _better(pc, best_cost):
             best, best_cost = phase_best.copy(), pc
+            out.perm, out.cost = best, best_cost
         if kicked:
             jumps.score(_better(pc, ref_cost))
             tenures.score(_better(pc, ref_cost))
@@ -419,10 +439,6 @@ def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Opt
             p = ref.copy()
             _perturb(qap, p, rng, jumps.draw(rng))
             kicked = True
-    out.perm, out.cost = best, float(kern.cost(f, b, best))
-    out.reached_target = out.cost <= target
-    out.seconds = now() - t0
-    return out
 
 
 def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
@@ -452,4 +468,7 @@ def solve(instance: Instance, seed: int, opts: Options) -> tuple[Solution, Outco
     rng = np.random.default_rng(seed)
     start = rng.permutation(qap.size).astype(np.int64)
     out = search(qap, start, rng, opts)
-    return Solution(assignment=ts.to_assignment(qap, out.perm)), out
+    sol = Solution(assignment=ts.to_assignment(qap, out.perm))
+    if out.interrupted:
+        raise Interrupted(sol)
+    return sol, out
