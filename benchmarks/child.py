@@ -107,7 +107,10 @@ def preload_modules(payload: dict[str, Any]) -> list[str]:
     except Exception:  # noqa: BLE001 - the run itself reports a bad problem
         return mods
     mods.append(prob.model.__name__)
-    mods.extend(sorted({h.function.__module__ for h in prob.heuristics.values()}))
+    heur = sorted({h.function.__module__ for h in prob.heuristics.values()})
+    mods.extend(heur)
+    for name in heur:  # what a heuristic module loads lazily (numba kernels): its PRELOAD
+        mods.extend(getattr(sys.modules.get(name), "PRELOAD", ()))
     if payload["kind"] == "exact":
         solver = payload["options"].get("solver", "")
         mods += ["pyomo.environ", "pyomo.contrib.solver.common.factory"]

@@ -272,3 +272,22 @@ def test_cli_ctrl_c_writes_the_best_so_far_and_exits_130(tmp_path, capsys, monke
     assert cli.main(["validate", str(path), "--solution", str(out)]) == 0
     printed = [x for x in std.out.splitlines() if x.startswith("objective")][0].split()[1]
     assert printed in capsys.readouterr().out
+
+
+def test_tap_kernels_load_on_first_search_and_before_a_timed_benchmark_run():
+    """Importing the TAP heuristics (as `dmlopt list`, `validate` and `solve` do) loads no numba
+    (about a second); the first search does; the benchmark child imports the kernels before it
+    starts a run's clock (``PRELOAD``)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, dmlopt.heuristics.tap as t; a = 'numba' in sys.modules; "
+            "t.rts.__module__; from dmlopt.heuristics.tap import robust_tabu as r; r.kern; "
+            "print(a, 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True"]
+    from dmlopt.benchmarks import child
+
+    mods = child.preload_modules({"problem": "tap", "kind": "heuristic", "options": {}})
+    assert {"dmlopt.heuristics.tap.kernel", "dmlopt.heuristics.tap.robust_tabu_kernel"} <= set(mods)

@@ -58,6 +58,10 @@ from dmlopt.heuristics.tap.faq import faq_2opt
 from dmlopt.heuristics.tap.robust_tabu import rts
 from dmlopt.models.tap import Instance, Solution
 
+#: compiled kernels the searches load on first use (:func:`search._tap_kernel`); the benchmark
+#: harness imports them before a timed run
+PRELOAD = ("dmlopt.heuristics.tap.kernel", "dmlopt.heuristics.tap.robust_tabu_kernel")
+
 
 def random_assignment(instance: Instance, *, seed: int = 0) -> Solution:
     """A uniformly random feasible assignment: m distinct slots out of the n K slots."""

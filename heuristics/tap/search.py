@@ -155,15 +155,26 @@ def _batch_totals(qap: Padded, perms: np.ndarray) -> np.ndarray:
     return (qap.F[None] * bp).sum(axis=(1, 2))
 
 
-try:  # the compiled kernel is optional: without numba the numpy search runs
-    from dmlopt.heuristics.tap import kernel as _tap_kernel
-except ImportError:  # pragma: no cover - numba is a dependency
-    _tap_kernel = None
+_KERNEL: list = []  # the compiled kernel module once loaded ([None] without numba)
+
+
+def _tap_kernel():
+    """The compiled kernel (:mod:`dmlopt.heuristics.tap.kernel`), imported on first use, not
+    with this module: numba and the cached kernels take about a second to load, which commands
+    that run no TAP search (``dmlopt list``, ``validate``, ``solve``) should not pay. None when
+    numba is missing (the numpy search runs)."""
+    if not _KERNEL:
+        try:
+            from dmlopt.heuristics.tap import kernel
+        except ImportError:  # pragma: no cover - numba is a dependency
+            kernel = None
+        _KERNEL.append(kernel)
+    return _KERNEL[0]
 
 
 def has_numba() -> bool:
     """True if the compiled kernel (:mod:`dmlopt.heuristics.tap.kernel`) can be used."""
-    return _tap_kernel is not None
+    return _tap_kernel() is not None
 
 
 def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterations: int,
@@ -177,13 +188,14 @@ def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterati
     if engine == "numpy" or (engine == "auto" and not has_numba()):
         best = robust_tabu_numpy(qap, perm[None], rng, iterations)
         return best, total(qap, best)
-    if _tap_kernel is None:
+    kernel = _tap_kernel()
+    if kernel is None:
         from dmlopt.errors import InstanceError
 
         raise InstanceError("engine", engine, "needs numba, which is not installed")
     seed = int(rng.integers(2**31 - 1))
-    best, cost = _tap_kernel.rots(qap.F, qap.B, perm.copy(), qap.m, qap.kc, iterations, seed,
-                                  5 * qap.size * qap.size)
+    best, cost = kernel.rots(qap.F, qap.B, perm.copy(), qap.m, qap.kc, iterations, seed,
+                             5 * qap.size * qap.size)
     return best, float(cost)
 
 
@@ -193,6 +205,8 @@ def iterated_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, round
     """Iterated tabu search: round 0 from ``perm``, each later round from the best solution
     after ``kick * N`` random swaps of a module (Misevicius' iterated tabu search with Taillard's
     robust tabu search inside); ``time_limit`` is checked between rounds."""
+    if engine != "numpy":
+        has_numba()  # load the compiled kernel before the clock starts
     t0 = time.perf_counter()
     best, best_cost = robust_tabu(qap, perm, rng, iterations, engine)
     swaps = max(2, int(kick * qap.size))
