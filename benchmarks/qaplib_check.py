@@ -34,6 +34,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from dmlopt.errors import DmloptError
+from dmlopt.io import check_output as io_check_output
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def find(folder: Path, only: list[str] | None) -> list[Path]:
             raise DmloptError(f"--only: {', '.join(missing)} not in {folder} (no NAME.dat)")
         files = {k: files[k] for k in only}
     if not files:
-        raise DmloptError(f"folder: {folder} holds no .dat file")
+        raise DmloptError(f"folder: {folder} holds no .dat file (regular files only)")
     return sorted(files.values(), key=lambda p: (p.stat().st_size, p.stem))
 
 
@@ -111,7 +112,7 @@ def gap(objective: float, ref: float) -> float:
     """Gap in percent of ``objective`` above ``ref`` (0 when both are 0)."""
     if ref == 0:
         return 0.0 if objective == 0 else math.inf
-    return 100.0 * (objective - ref) / abs(ref)
+    return 100.0 * ((objective - ref) / abs(ref))  # divided first: no overflow near 1e308
 
 
 def _csv(rows: list[dict[str, object]]) -> str:
@@ -203,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         for flag, value, top in (("--seeds", args.seeds, 1000), ("--workers", args.workers, 64)):
             if not 1 <= value <= top:
                 raise DmloptError(f"{flag}: {value} (must be 1..{top})")
-        out = Path(args.output) if args.output else None
+        out = io_check_output(args.output, "--output") if args.output else None
         if out is not None and not out.parent.is_dir():
             raise DmloptError(f"--output: {out.parent} is not an existing directory")
         values = read_values(Path(args.values)) if args.values else {}

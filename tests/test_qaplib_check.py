@@ -105,3 +105,18 @@ def test_bad_input_is_one_line_and_exit_2(folder, tmp_path, capsys, argv, words)
     assert code == 2
     assert words in err and err.count("\n") == 1
     assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("target, words", [("/dev/null", "exists and is not a regular file"),
+                                           ("{folder}", "is a directory")])
+def test_bad_output_is_refused_before_any_run(folder, capsys, target, words):
+    code = qaplib_check.main([str(folder), "-o", target.format(folder=folder)])
+    std = capsys.readouterr()
+    assert code == 2 and words in std.err and std.err.count("\n") == 1
+    assert std.out == ""  # nothing ran
+
+
+def test_gap_to_a_huge_published_value_does_not_overflow():
+    assert qaplib_check.gap(1.0, 1e308) == pytest.approx(-100.0)
+    assert qaplib_check.gap(3.0, 2.0) == pytest.approx(50.0)
+    assert qaplib_check.gap(0.0, 0.0) == 0.0
