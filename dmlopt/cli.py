@@ -114,8 +114,6 @@ PROGRESS_SECONDS = 10.0
 def _has_option(instance: object, name: str, option: str) -> bool:
     """Whether heuristic ``name`` of the instance's problem declares ``option`` (False for an
     unknown name: the API call that follows says what is wrong)."""
-    from dmlopt import registry
-
     try:
         entry = registry.of(instance).heuristic(name)
     except Exception:  # noqa: BLE001 - reported by api.heuristic with its own message

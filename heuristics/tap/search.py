@@ -22,6 +22,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -155,21 +156,17 @@ def _batch_totals(qap: Padded, perms: np.ndarray) -> np.ndarray:
     return (qap.F[None] * bp).sum(axis=(1, 2))
 
 
-_KERNEL: list = []  # the compiled kernel module once loaded ([None] without numba)
-
-
+@functools.cache
 def _tap_kernel():
     """The compiled kernel (:mod:`dmlopt.heuristics.tap.kernel`), imported on first use, not
     with this module: numba and the cached kernels take about a second to load, which commands
     that run no TAP search (``dmlopt list``, ``validate``, ``solve``) should not pay. None when
     numba is missing (the numpy search runs)."""
-    if not _KERNEL:
-        try:
-            from dmlopt.heuristics.tap import kernel
-        except ImportError:  # pragma: no cover - numba is a dependency
-            kernel = None
-        _KERNEL.append(kernel)
-    return _KERNEL[0]
+    try:
+        from dmlopt.heuristics.tap import kernel
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return None
+    return kernel
 
 
 def has_numba() -> bool:
