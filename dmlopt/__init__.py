@@ -8,7 +8,7 @@ of distributed ML training.
 'feasible'
 """
 
-from dmlopt.api import build, check_size, evaluate, export, generate, heuristic, solve
+from dmlopt.api import bound, build, check_size, evaluate, export, generate, heuristic, solve
 from dmlopt.errors import (
     DmloptError,
     InstanceError,
@@ -34,6 +34,7 @@ __all__ = [
     "Result",
     "SolverError",
     "UnknownNameError",
+    "bound",
     "build",
     "check_size",
     "evaluate",

@@ -1,4 +1,5 @@
-"""The public entry points: ``solve``, ``heuristic``, ``evaluate``, ``export``, ``generate``.
+"""The public entry points: ``solve``, ``heuristic``, ``bound``, ``evaluate``, ``export``,
+``generate``.
 
 They are problem-agnostic: the registry finds the problem of an instance from its ``problem``
 field and every objective reported is re-computed by that problem's evaluator.
@@ -18,6 +19,7 @@ import pydantic
 from dmlopt import registry, solvers
 from dmlopt.contract import (
     DEFAULT_LIMITS,
+    Limits,
     Options,
     Size,
     check_run_size,
@@ -425,3 +427,100 @@ def generate(problem: str, spec: dict[str, Any] | None = None, seed: int = 0,
     check_run_size(f"the {problem} generator {gen_name!r} with these parameters",
                    Size(*entry.estimate(params)), limits_from(size_limit))
     return entry.function(seed=seed, **_kwargs(params, spec))
+
+
+def _fits(instance: Any, entry: Any, options: Options, limits: Limits, what: str) -> None:
+    """Refuse a bound run above the limits: its model (when it relaxes a formulation) and its
+    estimated memory and work."""
+    if entry.formulation is not None:
+        check_size(instance, entry.formulation, limits)
+    check_run_size(what, Size(*entry.estimate(instance, options)), limits)
+
+
+def _strongest(problem: registry.Problem, instance: Any, limits: Limits) -> str:
+    """The first bound method in ``BOUNDS`` (strongest first) that fits the limits."""
+    refused = []
+    for name, entry in problem.bound_entries.items():
+        try:
+            _fits(instance, entry, entry.Options(), limits, name)
+        except ModelTooLargeError:
+            refused.append(name)
+            continue
+        return name
+    raise ModelTooLargeError(
+        f"bound: every {problem.name} bound method is above the size limit for this instance "
+        f"({', '.join(refused)}); pass size_limit= (CLI --size-limit) to run one anyway")
+
+
+@_with_limits
+def bound(instance: Any, method: str | None = None, *, time_limit: float | None = None,
+          size_limit: Any = None, **options: Any) -> Result:
+    """A dual bound on the optimum of ``instance``: lower for a minimisation, upper for a
+    maximisation.
+
+    Parameters
+    ----------
+    instance : an instance of any registered problem with bound methods.
+    method : one of the problem's ``BOUNDS`` (``dmlopt list PROBLEM`` shows them); default:
+        the strongest that fits the size limits.
+    time_limit : seconds for an iterative method (None: the method's own default); a method
+        stopped by it still returns a valid bound.
+    size_limit : see :func:`solve` and :class:`dmlopt.contract.Limits`.
+    options : the method's options, checked against its options model.
+
+    Returns
+    -------
+    Result
+        ``status "bound"``, ``bound``, ``objective`` the evaluated value of a feasible solution
+        found on the way (else None), ``gap`` between them, ``seconds``, ``metrics`` from the
+        method.
+
+    Raises
+    ------
+    ObjectiveMismatchError
+        If a feasible solution beats the bound: the bound method is wrong (a bug).
+
+    Examples
+    --------
+    >>> import dmlopt
+    >>> inst = dmlopt.load("tabgp/er12-p03-tau1-s0")
+    >>> res = dmlopt.bound(inst, "lp")
+    >>> res.status, res.bound <= dmlopt.solve(inst).objective
+    ('bound', True)
+    """
+    problem = registry.of(instance)
+    if not problem.bound_entries:
+        raise UnknownNameError(f"bound: {problem.name} has no bound method (it has no "
+                               "objective to bound, or none is implemented)")
+    if time_limit is not None:
+        solvers.check_settings(time_limit=time_limit)
+    limits = limits_from(size_limit)
+    if method is None and options:
+        raise InstanceError("options", options, "need a bound method (method=NAME): options "
+                            "differ between methods")
+    name = method if method is not None else _strongest(problem, instance, limits)
+    entry = problem.bound(name)
+    opts = validate_options(entry.Options, options, name)
+    _fits(instance, entry, opts, limits, f"the {name} bound on this {problem.name} instance")
+    t0 = time.perf_counter()
+    value = entry.function(instance, time_limit=time_limit, **_kwargs(opts, options))
+    seconds = time.perf_counter() - t0
+    b = float(value.bound)
+    if not np.isfinite(b):
+        raise ObjectiveMismatchError(f"bound {name}: returned the non-finite value {b!r}")
+    res = Result(problem=problem.name, method=f"bound:{name}", status="bound", bound=b,
+                 seconds=seconds, options={k: v for k, v in (("time_limit", time_limit),)
+                                          if v is not None} | dict(options),
+                 metrics=dict(value.metrics))
+    if value.solution is not None:
+        ev = problem.model.evaluate(instance, value.solution)
+        if ev.feasible:
+            res.solution, res.objective, res.feasible = value.solution, ev.objective, True
+            tol = OBJECTIVE_TOL * max(1.0, abs(ev.objective))
+            sign = 1.0 if problem.sense == "min" else -1.0
+            if sign * (b - ev.objective) > tol:
+                raise ObjectiveMismatchError(
+                    f"bound {name}: {b!r} is beaten by a feasible solution of objective "
+                    f"{ev.objective!r}: the bound is invalid")
+            res.gap = relative_gap(ev.objective, b)
+    return res

@@ -1,9 +1,9 @@
 """The ``dmlopt`` command line.
 
-``dmlopt solve | heuristic | export | validate | generate | list | schema`` (and ``bench`` and
-``report`` from the benchmark harness), each with ``--help``. Exit code 0 on success, 2 on bad
-input with one line on stderr, 1 on an internal error (one line; ``DMLOPT_DEBUG=1`` shows the
-traceback), 130 when interrupted. Every file is written atomically.
+``dmlopt solve | heuristic | bound | export | validate | generate | list | schema`` (and
+``bench`` and ``report`` from the benchmark harness), each with ``--help``. Exit code 0 on
+success, 2 on bad input with one line on stderr, 1 on an internal error (one line;
+``DMLOPT_DEBUG=1`` shows the traceback), 130 when interrupted. Every file is written atomically.
 """
 
 from __future__ import annotations
@@ -143,6 +143,17 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bound(args: argparse.Namespace) -> int:
+    _output(args.output)
+    inst = io.load(args.instance)
+    options = key_values(args.option, "--option")
+    res = api.bound(inst, args.method, time_limit=args.time_limit,
+                    size_limit=_size_limit(args.size_limit), **options)
+    _write_solution(res, args.output)
+    _print_result(res, args.json)
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     _output(args.output)
     inst = io.load(args.instance)
@@ -200,6 +211,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{name}: {getattr(prob.model, 'TITLE', '')} (paper {prob.model.PAPER})")
         print(f"  formulations: {', '.join(prob.formulations) or '-'}")
         print(f"  heuristics:   {', '.join(prob.heuristics)}")
+        print(f"  bounds:       {', '.join(prob.bound_entries) or '-'}")
         print(f"  generators:   {', '.join(prob.generators)}")
     print("\n`dmlopt list PROBLEM` shows every option and parameter with type, default and "
           "meaning.")
@@ -219,6 +231,13 @@ def describe(prob: registry.Problem) -> str:
     for name, h in prob.heuristics.items():
         lines.append(f"  {name}: {h.description}")
         lines += _fields(h.Options)
+    lines += ["", "bounds, strongest first (dmlopt bound INSTANCE --method NAME --time-limit S "
+              "--option KEY=VALUE):"]
+    for name, b in prob.bound_entries.items():
+        lines.append(f"  {name}: {b.description}")
+        lines += _fields(b.Options)
+    if not prob.bound_entries:
+        lines.append("  none")
     lines += ["", "generators (dmlopt generate PROBLEM -g NAME --seed S -p KEY=VALUE):"]
     for name, g in prob.generator_entries.items():
         lines.append(f"  {name}: {g.description}")
@@ -317,6 +336,23 @@ def parser() -> argparse.ArgumentParser:
     h.add_argument("--json", action="store_true")
     h.add_argument("-o", "--output", default=None, help="write the solution JSON here")
     h.set_defaults(func=cmd_heuristic)
+
+    b = sub.add_parser("bound", help="a dual bound on the optimum (lower for min, upper for "
+                       "max) and the certified gap of any solution found on the way")
+    instance_arg(b)
+    b.add_argument("--method", "-m", default=None,
+                   help="a bound method of the problem (default: the strongest that fits the "
+                   "size limit; see `dmlopt list PROBLEM`)")
+    b.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop an iterative method early (default: the method's own)")
+    b.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="bound option, repeatable (values parsed as JSON)")
+    b.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK",
+                   help="refuse runs estimated above these limits")
+    b.add_argument("--json", action="store_true", help="JSON output")
+    b.add_argument("-o", "--output", default=None,
+                   help="write the solution found on the way (if any) here")
+    b.set_defaults(func=cmd_bound)
 
     e = sub.add_parser("export", help="write the model as LP or MPS (by extension)")
     instance_arg(e)

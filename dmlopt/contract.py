@@ -16,6 +16,9 @@ A problem is a model module ``dmlopt.models.<p>`` and a heuristics module
     when it has formulations (a :class:`Formulation` may bring its own).
 ``GENERATORS: dict[str, Generator]``
     instance generators, deterministic per seed.
+``BOUNDS: dict[str, Bound]`` (optional)
+    dual bounds (LP, Lagrangian, column generation, combinatorial), strongest first;
+    :func:`dmlopt.bound` runs them (:mod:`dmlopt.bounds` builds the generic ones).
 
 and the heuristics module ``HEURISTICS: dict[str, Heuristic]``.
 
@@ -34,7 +37,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 import pydantic
@@ -135,6 +138,41 @@ class Heuristic:
 
     def __call__(self, instance: Any, **kwargs: Any) -> Any:
         """Call the function directly (no boundary checks: use :func:`dmlopt.heuristic`)."""
+        return self.function(instance, **kwargs)
+
+
+@dataclass(frozen=True)
+class BoundValue:
+    """What a bound method returns: a valid dual ``bound`` (lower for a minimisation, upper
+    for a maximisation), optionally a feasible ``solution`` found on the way (the core scores it
+    with the evaluator; its objective is never taken from the method), and ``metrics`` saying
+    how the bound was obtained (iterations, LP value, columns, ...)."""
+
+    bound: float
+    solution: Any = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A dual bound: ``function(instance, *, time_limit, **options) -> BoundValue``.
+
+    ``time_limit`` (seconds or None for the method's own default) stops an iterative method
+    early; what it returns must still be a valid bound. ``Options``: the pydantic model of its
+    options; ``estimate(instance, options) -> Size`` what it allocates and computes;
+    ``description``: one line for ``dmlopt list``. A problem declares them in ``BOUNDS``,
+    strongest first: ``dmlopt.bound(instance)`` takes the first that fits the size limits.
+    """
+
+    function: Callable[..., BoundValue]
+    Options: type[Options]
+    estimate: Callable[[Any, Any], Size]
+    description: str
+    #: the formulation a relaxation builds: its model size is checked against the limits too
+    formulation: str | None = None
+
+    def __call__(self, instance: Any, **kwargs: Any) -> BoundValue:
+        """Call the function directly (no boundary checks: use :func:`dmlopt.bound`)."""
         return self.function(instance, **kwargs)
 
 

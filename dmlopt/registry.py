@@ -28,6 +28,7 @@ from typing import Any
 import pydantic
 
 from dmlopt.contract import (
+    Bound,
     Formulation,
     Generator,
     Heuristic,
@@ -92,6 +93,20 @@ class Problem:
     @property
     def generator_entries(self) -> dict[str, Generator]:
         return {k: as_generator(v, k) for k, v in self.model.GENERATORS.items()}
+
+    @property
+    def bound_entries(self) -> dict[str, Bound]:
+        """The problem's ``BOUNDS`` (strongest first), empty when it declares none."""
+        return dict(getattr(self.model, "BOUNDS", {}))
+
+    def bound(self, name: str) -> Bound:
+        try:
+            return self.bound_entries[name]
+        except KeyError:
+            raise UnknownNameError(
+                f"bound: {name!r} is not a {self.name} bound method "
+                f"(available: {', '.join(self.bound_entries) or 'none'})"
+            ) from None
 
     @property
     def formulations(self) -> list[str]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: statuses a Result can have
-STATUSES = ("optimal", "feasible", "time_limit", "infeasible", "error")
+STATUSES = ("optimal", "feasible", "time_limit", "infeasible", "error", "bound", "interrupted")
 
 
 @dataclass
@@ -18,8 +18,10 @@ class Result:
     ``objective`` is the evaluator's objective of ``solution`` (never a solver's own number);
     ``bound`` and ``gap`` come from the solver where it gives them. ``status`` is ``optimal``,
     ``feasible`` (a heuristic, or a solver stopped with an incumbent for another reason than
-    time), ``time_limit`` (with or without incumbent: see ``solution``), ``infeasible`` or
-    ``error``.
+    time), ``time_limit`` (with or without incumbent: see ``solution``), ``infeasible``, ``error``,
+    ``bound`` (a run of :func:`dmlopt.bound`: ``bound`` is a valid dual bound, ``objective``
+    the evaluated value of a feasible solution found on the way, if any) or ``interrupted``
+    (Ctrl-C: the best solution so far, evaluated).
     """
 
     problem: str

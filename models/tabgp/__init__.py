@@ -93,6 +93,7 @@ drift between communities over time, with most edges inside communities.
 
 from __future__ import annotations
 
+from dmlopt.models.tabgp.bounds import BOUNDS
 from dmlopt.models.tabgp.constants import NAME, PAPER, SENSE, TITLE
 from dmlopt.models.tabgp.formulations import (
     _SUBSETS_CAP,
@@ -145,7 +146,7 @@ __all__ = [
     '_build_strong', '_migration', '_order', '_incidence', '_warm_strong', '_warm_stay',
     'build_strong', '_size_strong', 'build_pairs', '_warm_pairs', '_size_pairs', '_subsets',
     '_SUBSETS_CAP', '_n_subsets', 'build_clusters', '_warm_clusters', '_size_clusters',
-    'FORMULATIONS', 'build', 'estimate_size', 'decode', 'canonical_labels', 'warm_start',
+    'FORMULATIONS', 'BOUNDS', 'build', 'estimate_size', 'decode', 'canonical_labels', 'warm_start',
     'generate_er', 'generate_drift', '_spec_error', '_fraction', 'ErParams', 'DriftParams',
     'estimate_er', 'estimate_drift', 'GENERATORS', 'EXAMPLE',
 ]
