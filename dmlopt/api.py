@@ -239,13 +239,24 @@ def solve(
     if res.status == "optimal" and run.bound is None:
         res.bound = ev.objective
     res.gap = relative_gap(ev.objective, res.bound)
-    if res.status == "optimal" and (res.gap is None or res.gap > solvers.OPTIMALITY_GAP) \
-            and (mip_gap or 0.0) > solvers.OPTIMALITY_GAP:
-        # stopped at the looser gap the user asked for: a solution, not a proof
+    if res.status == "optimal" and not proven(ev.objective, res.bound):
+        # stopped at a looser gap (mip_gap, a solver option, a suite field or the solver's own
+        # default): a solution, not a proof
         res.status = "feasible"
-        res.message = (f"stopped at the requested mip_gap {mip_gap:g}; optimal means proven "
-                       f"at {solvers.OPTIMALITY_GAP:g}")
+        res.message = (f"the solver stopped at a relative gap of {res.gap:.3g}; optimal means "
+                       f"proven at {solvers.OPTIMALITY_GAP:g}")
     return res
+
+
+def proven(objective: float | None, bound: float | None) -> bool:
+    """Whether ``bound`` proves ``objective`` optimal: relative gap (recomputed from the two,
+    :func:`dmlopt.result.relative_gap`) at most :data:`dmlopt.solvers.OPTIMALITY_GAP`, or an
+    absolute difference at most :data:`dmlopt.solvers.OPTIMALITY_ABS_GAP` (an objective of 0)."""
+    gap = relative_gap(objective, bound)
+    if gap is None:
+        return False
+    return gap <= solvers.OPTIMALITY_GAP or \
+        abs(objective - bound) <= solvers.OPTIMALITY_ABS_GAP  # type: ignore[operator]
 
 
 def _check_objective(method: str, sense: str, evaluated: float, incumbent: float | None,

@@ -168,8 +168,11 @@ OPT_IN_ENV = "DMLOPT_SOLVERS"
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,39}")
 
-#: the default relative gap at which a run counts as proven optimal
+#: the relative gap at which a run counts as proven optimal, whatever the solver's settings
 OPTIMALITY_GAP = 1e-4
+
+#: the absolute gap that also proves it (HiGHS's default ``mip_abs_gap``; an objective near 0)
+OPTIMALITY_ABS_GAP = 1e-6
 
 #: the largest thread count accepted (a run asking for more would start that many threads)
 MAX_THREADS = 256
@@ -315,6 +318,56 @@ def _check_highs_option(key: str, value: Any) -> None:
     if not isinstance(value, ok) or (bool not in ok and isinstance(value, bool)):
         raise InstanceError(f"solver_options.{key}", value,
                             f"must be of type {'/'.join(t.__name__ for t in ok)}")
+    checker = _highs_checker()
+    status, default = checker.getOptionValue(key)
+    refused, said = _captured(lambda: checker.setOptionValue(key, value)
+                              != highspy.HighsStatus.kOk)
+    if not refused:
+        checker.setOptionValue(key, default)
+        return
+    raise InstanceError(f"solver_options.{key}", value,
+                        f"is refused by HiGHS: {_solver_words(said, 'ERROR:')}")
+
+
+def _solver_words(text: str, marker: str) -> str:
+    """The solver's own sentence about a refused value, from its log, in one line."""
+    lines = [" ".join(line.split()) for line in text.splitlines() if marker in line]
+    if not lines:
+        return "out of its range or allowed values"
+    said = lines[0].split(marker, 1)[1].strip()
+    return said.removeprefix("checkOptionValue:").strip()
+
+
+def _captured(fn: Any) -> tuple[Any, str]:
+    """``fn()`` with file descriptors 1 and 2 captured (solvers write their refusals there from
+    C); returns its result and what it printed."""
+    import tempfile
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile() as tmp:
+        try:
+            os.dup2(tmp.fileno(), 1)
+            os.dup2(tmp.fileno(), 2)
+            out = fn()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+        tmp.seek(0)
+        return out, tmp.read().decode("utf-8", "replace")
+
+
+@cache
+def _highs_checker() -> Any:
+    """A HiGHS object whose log is on, to hear why it refuses an option value."""
+    import highspy
+
+    return _quietly(highspy.Highs)
 
 
 @cache
@@ -351,6 +404,30 @@ def _check_scip_option(key: str, value: Any) -> None:
     if not isinstance(value, ok) or (bool not in ok and isinstance(value, bool)):
         raise InstanceError(f"solver_options.{key}", value,
                             f"must be of type {'/'.join(t.__name__ for t in ok)}")
+    import pyscipopt
+
+    def attempt() -> bool:
+        model = pyscipopt.Model()
+        model.hideOutput()
+        try:
+            model.setParam(key, value)
+        except (ValueError, TypeError, OverflowError, LookupError):
+            return False
+        return True
+
+    accepted, said = _captured(attempt)
+    if not accepted:
+        raise InstanceError(f"solver_options.{key}", value,
+                            f"is refused by SCIP: {_scip_words(said)}")
+
+
+def _scip_words(text: str) -> str:
+    """SCIP's sentence on a refused parameter value (``Invalid value <v> for ... Must be in
+    range [a,b].``), without its source locations."""
+    for line in text.splitlines():
+        if "Invalid value" in line:
+            return line.split("ERROR:", 1)[-1].strip()
+    return "out of its range or allowed values"
 
 
 def version(solver: str) -> str:
