@@ -243,8 +243,9 @@ def solve(
         # stopped at a looser gap (mip_gap, a solver option, a suite field or the solver's own
         # default): a solution, not a proof
         res.status = "feasible"
-        res.message = (f"the solver stopped at a relative gap of {res.gap:.3g}; optimal means "
-                       f"proven at {solvers.OPTIMALITY_GAP:g}")
+        asked = f" (the requested mip_gap {mip_gap:g})" if mip_gap else ""
+        res.message = (f"the solver stopped at a relative gap of {res.gap:.3g}{asked}; optimal "
+                       f"means proven at {solvers.OPTIMALITY_GAP:g}")
     return res
 
 

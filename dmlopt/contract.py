@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import os
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -61,11 +62,77 @@ class Options(pydantic.BaseModel):
     #: True for a model derived from a plain function's signature (registry.as_heuristic)
     derived: ClassVar[bool] = False
 
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _strict_scalars(cls, data: Any) -> Any:
+        """A boolean is not a number, a string is not a number and a number is not a boolean
+        (pydantic's lax mode would coerce them); lists stand for tuples (JSON and TOML have no
+        tuples)."""
+        if isinstance(data, dict):
+            for name, value in data.items():
+                info = cls.model_fields.get(name)
+                if info is not None:
+                    _check_scalar_kind(name, value, info.annotation)
+        return data
+
     @pydantic.model_validator(mode="after")
     def _int64(self) -> Options:
         for name in type(self).model_fields:
             _check_int64(name, getattr(self, name))
         return self
+
+
+def _kinds(annotation: Any) -> set[type]:
+    """The scalar types (bool, int, float) an annotation admits at its top level."""
+    import typing
+
+    if annotation in (bool, int, float):
+        return {annotation}
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        out: set[type] = set()
+        for arg in typing.get_args(annotation):
+            out |= _kinds(arg)
+        return out
+    return set()
+
+
+def _items(annotation: Any) -> Any:
+    """The element annotation of a list or tuple annotation (one type), else None."""
+    import typing
+
+    if typing.get_origin(annotation) in (list, tuple):
+        args = [a for a in typing.get_args(annotation) if a is not Ellipsis]
+        if args and all(a == args[0] for a in args):
+            return args[0]
+    return None
+
+
+def _check_scalar_kind(field: str, value: Any, annotation: Any) -> None:
+    kinds = _kinds(annotation)
+    if kinds and not _other_types(annotation):
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        if isinstance(value, bool) and bool not in kinds:
+            raise ValueError(f"{field}: {value!r} is a boolean, not a number")
+        if isinstance(value, str):
+            raise ValueError(f"{field}: {value!r} is a string, not a "
+                             f"{'boolean' if kinds == {bool} else 'number'}")
+        if is_number and kinds == {bool}:
+            raise ValueError(f"{field}: {value!r} is a number, not a boolean (true or false)")
+    item = _items(annotation)
+    if item is not None and isinstance(value, list | tuple):
+        for element in value:
+            _check_scalar_kind(field, element, item)
+
+
+def _other_types(annotation: Any) -> bool:
+    """Whether a union annotation admits something else than bool, int, float and None (a
+    string, a literal): then a string may be valid and pydantic decides."""
+    import typing
+
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return any(a is not type(None) and a not in (bool, int, float)
+                   for a in typing.get_args(annotation))
+    return False
 
 
 def _check_int64(field: str, value: Any) -> None:

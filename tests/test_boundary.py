@@ -217,8 +217,8 @@ def test_shipped_names_cannot_climb_out_of_the_data_directory(capsys):
 
 
 def test_parameters_options_and_seeds(capsys, inst_file):
-    refused(capsys, "generate", "tabgp", "-p", "n=ten", says="n: 'ten' (input should be a "
-            "valid integer")
+    refused(capsys, "generate", "tabgp", "-p", "n=ten", says="n: 'ten' is a string, not a "
+            "number")
     refused(capsys, "generate", "tabgp", "-p", "n=10.5", says="n: 10.5 (input should be a "
             "valid integer, got a number with a fractional part)")
     refused(capsys, "generate", "tabgp", "-p", "wibble=1", says="wibble: 1 is not a parameter "
@@ -228,7 +228,7 @@ def test_parameters_options_and_seeds(capsys, inst_file):
             "must be an integer in [0, 9223372036854775807]")
     refused(capsys, "generate", "tabgp", "--seed", "-1", says="seed: -1")
     refused(capsys, "heuristic", str(inst_file), "dense-roll", "--option", "x=abc",
-            says="x: 'abc' (input should be a valid integer")
+            says="x: 'abc' is a string, not a number")
     refused(capsys, "heuristic", str(inst_file), "dense-roll", "--option", "depth=3",
             says="depth: 3 is not an option of dense-roll (options: ")
     refused(capsys, "heuristic", str(inst_file), "dense", "--seed", str(2**64), says="seed:")
