@@ -7,10 +7,12 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dmlopt
 from dmlopt.models.tap import Instance
-from dmlopt.models.tap.bounds import BOUNDS, gilmore_lawler
+from dmlopt.models.tap.bounds import BOUNDS, gilmore_lawler, hahn_grant
 
 
 def _instance(rng: np.random.Generator, m: int, n: int, K: int, *, symmetric: bool = False,
@@ -58,7 +60,8 @@ def _slow_glb_sym(inst: Instance) -> float:
         others = [k for k in range(m) if k != i]
         for s in range(len(slots)):
             free = [t for t in range(len(slots)) if t != s]
-            row[i][s] = min(sum(w[i][k] * d[slots[s]][slots[t]] for k, t in zip(others, ts, strict=True))
+            row[i][s] = min(sum(w[i][k] * d[slots[s]][slots[t]]
+                                for k, t in zip(others, ts, strict=True))
                             for ts in itertools.permutations(free, len(others)))
     lap = min(sum(row[i][s] for i, s in enumerate(ss))
               for ss in itertools.permutations(range(len(slots)), m))
@@ -105,3 +108,46 @@ def test_glb_of_nug12_is_the_published_value():
 
     # Gilmore-Lawler bound of nug12 in QAPLIB's bound tables: 493 (optimum 578)
     assert dmlopt.bound(qaplib.load("nug12"), "glb").bound == 493.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("case", [(5, 5, 1, False), (4, 6, 1, True), (5, 3, 2, False)])
+def test_hahn_grant_at_least_glb(case, seed):
+    m, n, K, sym = case
+    inst = _instance(np.random.default_rng(50 + seed), m, n, K, symmetric=sym)
+    _, _, glb = gilmore_lawler(inst)
+    bound, vm, metrics = hahn_grant(inst, time_limit=30)
+    assert bound >= math.ceil(glb["glb_sym"] - 1e-9)    # round 1 is the GLB on W / 2
+    assert metrics["glb"] == math.ceil(glb["glb_sym"] - 1e-9)
+    assert bound <= _brute_force(inst)
+    loads = np.bincount(vm, minlength=n)
+    assert len(vm) == m and loads.max() <= K                # the solution found on the way
+
+
+def test_time_limited_runs_stay_valid():
+    from dmlopt.models.tap import qaplib
+
+    inst = qaplib.load("nug20")
+    opt = qaplib.best_known("nug20")      # 2570, proven optimal (QAPLIB)
+    bound, _, metrics = hahn_grant(inst, time_limit=0.0)
+    assert bound == -math.inf and metrics["rounds"] == 0    # nothing finished: no bound
+    res = dmlopt.bound(inst, "hahn-grant", time_limit=1e-6)
+    assert res.bound == dmlopt.bound(inst, "glb").bound      # falls back to the GLB
+    part, _, metrics = hahn_grant(inst, time_limit=0.3, stall=10**6)
+    assert metrics["stopped_by"] == 1 and 1 <= metrics["rounds"] < 10_000
+    full, _, _ = hahn_grant(inst, time_limit=60)
+    assert dmlopt.bound(inst, "glb").bound <= part <= full <= opt
+
+
+@given(m=st.integers(2, 5), extra=st.integers(0, 2), K=st.integers(1, 2),
+       seed=st.integers(0, 2**32 - 1), sym=st.booleans(), integral=st.booleans())
+@settings(max_examples=25, deadline=None, derandomize=True)
+def test_drawn_instances(m, extra, K, seed, sym, integral):
+    n = max(1, -(-m // K)) + extra
+    if n > 5:
+        n = 5
+    inst = _instance(np.random.default_rng(seed), m, n, K, symmetric=sym, integral=integral,
+                     sparse=0.3)
+    opt = _brute_force(inst)
+    for method in BOUNDS:
+        assert dmlopt.bound(inst, method, time_limit=10).bound <= opt + 1e-9 * max(1.0, opt)
