@@ -334,9 +334,12 @@ HG_SECONDS = 60.0
 
 def _hg(instance: Instance, *, time_limit: float | None = None, **options: Any) -> BoundValue:
     bound, vm, metrics = hahn_grant(instance, time_limit=time_limit or HG_SECONDS, **options)
-    if not math.isfinite(bound):  # no round finished within the time limit: fall back
-        bound, vm, values = gilmore_lawler(instance)
-        metrics = {**metrics, **values}
+    # the GLB's out/in row forms can beat the ascent on asymmetric M; also the fallback when no
+    # round finished within the time limit
+    glb, glb_vm, values = gilmore_lawler(instance)
+    metrics = {**metrics, **values, "ascent": bound if math.isfinite(bound) else glb}
+    if glb > bound:
+        bound, vm = glb, glb_vm
     solution = None if vm is None else Solution(assignment=[int(j) for j in vm])
     return BoundValue(bound, solution=solution, metrics=metrics)
 
