@@ -76,6 +76,7 @@ random subset of servers, an overlay (ps, allreduce, ring, random): section V-C'
 
 from __future__ import annotations
 
+from dmlopt.models.tap.bounds import BOUNDS
 from dmlopt.models.tap.constants import (
     MAX_HOP_WORK,
     MAX_MODULES,
@@ -145,5 +146,5 @@ __all__ = [
     'estimate_size', 'decode', 'warm_start', '_spec_error', 'OVERLAYS', 'overlay_matrix',
     'generate_dc', 'generate_random', 'generate_qaplib', 'DcParams', 'RandomParams',
     'QaplibParams', '_BFS_OPS', '_underlay_size', 'estimate_dc', 'estimate_random',
-    'estimate_qaplib', 'GENERATORS', 'EXAMPLE',
+    'estimate_qaplib', 'GENERATORS', 'EXAMPLE', 'BOUNDS',
 ]

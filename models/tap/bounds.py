@@ -1,0 +1,362 @@
+"""Lower bounds on TAP (paper 000, objective (8)): Gilmore-Lawler and the RLT1 dual ascent.
+
+The TAP objective (8) is, for an assignment p of the m modules to the n VMs with at most K
+modules per VM,
+
+    cost(p) = sum_{i != i'} M[i, i'] D[p(i), p(i')]
+
+(the diagonal of M never costs anything, since ``D[j, j] = 0``). Both bounds work on the
+*padded QAP*: every VM j becomes ``kc = min(K, m)`` slots (no VM ever holds more than m
+modules), slot s lies on VM ``s // kc`` and two slots are ``D[vm(s), vm(t)]`` apart (0 on the
+same VM). A TAP assignment is then an injective map of the m modules into the ``N = n kc``
+slots, and every injective map is a TAP assignment of the same cost, so a lower bound on the
+padded problem is one on TAP. As D is symmetric, (8) only depends on the pair weights
+``W = M + M^T`` (zero diagonal): ``cost(p) = 1/2 sum_{i != i'} W[i, i'] D[p(i), p(i')]``.
+
+``glb``: the Gilmore-Lawler bound (:func:`gilmore_lawler`), one rectangular linear assignment
+problem, milliseconds at n = 100. ``hahn-grant``: the dual ascent of the level-1 RLT
+(:func:`hahn_grant`), much stronger, O(N^5) per round with a compiled kernel.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import pydantic
+
+from dmlopt.bounds import safe
+from dmlopt.contract import Bound, BoundValue, NoOptions, Options, Size
+from dmlopt.models.tap.instance import Instance, Solution
+
+#: largest magnitude below which integer sums are exact in float64 (LAP costs and values)
+_EXACT = 2.0**52
+
+
+def _integral(a: np.ndarray) -> bool:
+    return bool(np.all(a == np.round(a)))
+
+
+def _slot_rows(distance: np.ndarray, kc: int, length: int) -> np.ndarray:
+    """For every VM j, the ``length`` smallest distances from one slot of j to the other slots,
+    ascending: ``kc - 1`` zeros (the other slots of j), then every ``D[j, j']`` (j' != j)
+    ``kc`` times. Shape ``(n, length)``."""
+    n = distance.shape[0]
+    others = np.sort(distance[~np.eye(n, dtype=bool)].reshape(n, n - 1), axis=1) if n > 1 \
+        else np.zeros((n, 0))
+    rows = np.concatenate([np.zeros((n, kc - 1)), np.repeat(others, kc, axis=1)], axis=1)
+    return rows[:, :length]
+
+
+def _descending_rows(a: np.ndarray) -> np.ndarray:
+    """Each row of the square matrix ``a`` without its diagonal entry, sorted descending."""
+    m = a.shape[0]
+    off = a[~np.eye(m, dtype=bool)].reshape(m, m - 1)
+    return -np.sort(-off, axis=1)
+
+
+def glb_costs(weights: np.ndarray, distance: np.ndarray, kc: int) -> np.ndarray:
+    """The Gilmore-Lawler cost matrix of a rectangular QAP with non-negative data.
+
+    Parameters
+    ----------
+    weights : (m, m) array, non-negative
+        Facility weights ``A``; the bounded cost is ``sum_{i != i'} A[i, i'] B[s(i), s(i')]``
+        over injective maps s of the facilities into the slots (the diagonal is ignored).
+    distance : (n, n) array, non-negative, zero diagonal
+        VM distances; slot distances ``B`` are ``distance`` between the slots' VMs (0 on one VM).
+    kc : int
+        Slots per VM (``n kc >= m``).
+
+    Returns
+    -------
+    (m, n) array
+        ``L[i, j]``: the least possible value of ``sum_{i' != i} A[i, i'] B[s, s(i')]`` with
+        facility i on a slot s of VM j, by the rearrangement inequality: the m - 1 weights of
+        row i, descending, times the m - 1 smallest slot distances from s, ascending.
+
+    References
+    ----------
+    Gilmore, "Optimal and suboptimal algorithms for the quadratic assignment problem", J. SIAM
+    10 (1962); Lawler, "The quadratic assignment problem", Management Science 9 (1963);
+    Burkard, Dell'Amico, Martello, *Assignment Problems* (2009), section 7.5.1.
+    """
+    m = weights.shape[0]
+    if m < 2:
+        return np.zeros((m, distance.shape[0]))
+    return _descending_rows(weights) @ _slot_rows(distance, kc, m - 1).T
+
+
+def _lap(costs: np.ndarray, kc: int) -> tuple[float, np.ndarray]:
+    """Minimum of ``sum_i costs[i, vm(i)]`` with at most ``kc`` facilities per VM (columns
+    repeated ``kc`` times), exactly by :func:`scipy.optimize.linear_sum_assignment`; returns the
+    value (summed in float64 from the optimal assignment) and the VM of each row."""
+    from scipy.optimize import linear_sum_assignment
+
+    wide = np.repeat(costs, kc, axis=1)
+    rows, cols = linear_sum_assignment(wide)
+    order = np.argsort(rows)
+    vm = cols[order] // kc
+    return float(math.fsum(costs[np.arange(costs.shape[0]), vm])), vm
+
+
+def gilmore_lawler(instance: Instance) -> tuple[float, np.ndarray, dict[str, float]]:
+    """Gilmore-Lawler lower bound of a TAP instance (rectangular, capacitated, asymmetric M).
+
+    Three valid bounds from three ways of writing (8) as a sum over modules, each a linear
+    assignment problem on :func:`glb_costs`; the largest is returned:
+
+    * ``sym``: ``1/2 sum_i sum_{i'} W[i, i'] D[p(i), p(i')]`` with ``W = M + M^T``,
+      costs ``glb_costs(W) / 2``;
+    * ``out``: ``sum_i sum_{i'} M[i, i'] D[...]`` (the traffic module i sends), ``glb_costs(M)``;
+    * ``in``: the traffic module i receives, ``glb_costs(M^T)``.
+
+    They coincide when M is symmetric. For each, the assignment problem's optimum is at most
+    the cost of the optimal TAP assignment (whose row terms are each at least their
+    rearrangement minimum), so it is a lower bound.
+
+    Parameters
+    ----------
+    instance : Instance
+        A TAP instance.
+
+    Returns
+    -------
+    bound : float
+        A valid lower bound on (8). With integral M and D (and every sum below 2^52) the
+        costs, the assignment problem and its value are exact in float64 and the bound is
+        rounded up to an integer (the objective is integral); otherwise it is moved down by
+        :func:`dmlopt.bounds.safe`.
+    assignment : (m,) int array
+        The VM of each module in the best assignment problem's optimum: a feasible TAP
+        solution (at most K modules per VM).
+    metrics : dict
+        ``glb_sym``, ``glb_out``, ``glb_in``: the three values before rounding.
+
+    References
+    ----------
+    Paper 000, section IV, equations (8)-(12) (the objective and constraints). Gilmore (1962),
+    Lawler (1963); Burkard, Dell'Amico, Martello, *Assignment Problems* (2009), section 7.5.1
+    (the bound for Koopmans-Beckmann QAPs, here with rectangular, capacitated slots).
+    """
+    m, K = instance.m, instance.K
+    mm, d = instance.traffic, instance.distance
+    kc = min(K, m)
+    w = mm + mm.T
+    np.fill_diagonal(w, 0.0)
+    exact = (_integral(mm) and _integral(d)
+             and 2.0 * m * m * float(mm.max(initial=0.0)) * float(d.max(initial=0.0)) < _EXACT)
+    best, best_vm, values = -math.inf, np.zeros(m, dtype=np.int64), {}
+    for label, a, scale in (("sym", w, 0.5), ("out", mm, 1.0), ("in", mm.T, 1.0)):
+        value, vm = _lap(glb_costs(a, d, kc), kc)
+        value *= scale
+        values[f"glb_{label}"] = value
+        if value > best:
+            best, best_vm = value, vm
+    # integral data: the LAP is exact, ``2 * best`` an integer and the objective integral
+    bound = float(math.ceil(best - 0.25)) if exact else safe(best, "min")
+    return bound, best_vm, values
+
+
+def _glb(instance: Instance, *, time_limit: float | None = None) -> BoundValue:
+    bound, vm, values = gilmore_lawler(instance)
+    return BoundValue(bound, solution=Solution(assignment=[int(j) for j in vm]),
+                      metrics=values)
+
+
+def _glb_estimate(instance: Instance, _options: Any) -> Size:
+    m, n = instance.m, instance.n
+    slots = n * min(instance.K, m)
+    return Size(8.0 * (3 * m * slots + 2 * n * n + m * m), float(m * m * n + m * m * slots))
+
+
+
+
+#: unit roundoff of float64
+_UNIT = 2.0**-53
+
+
+def _padded_qap(instance: Instance) -> tuple[np.ndarray, np.ndarray, int]:
+    """Symmetric pair weights ``W / 2`` padded with zero rows to N facilities, slot distances
+    (N x N) and N, for the padded QAP of the module docstring."""
+    m, n = instance.m, instance.n
+    kc = min(instance.K, m)
+    size = n * kc
+    mm = instance.traffic
+    f = np.zeros((size, size))
+    f[:m, :m] = 0.5 * (mm + mm.T)
+    np.fill_diagonal(f, 0.0)
+    vm = np.arange(size) // kc
+    return f, instance.distance[np.ix_(vm, vm)], size
+
+
+def hahn_grant(instance: Instance, *, time_limit: float | None = None, rounds: int = 10_000,
+               share: float = 1.0, stall: int = 50, stall_gain: float = 1e-6,
+               ) -> tuple[float, np.ndarray | None, dict[str, float]]:
+    """Hahn-Grant dual ascent of the level-1 RLT of TAP's padded QAP: a lower bound at least
+    as strong as the Gilmore-Lawler bound (its first round is that bound) that grows every round.
+
+    The padded QAP (module docstring) has N facilities (m modules, N - m dummies without
+    traffic) and N slots. With ``y[i, j, k, l] = x[i, j] x[k, l]`` its objective is
+    ``sum C[i, j, k, l] y[i, j, k, l]`` with ``C = W[i, k] D[j, l] / 2``. Each round keeps the
+    identity ``cost(x) = const + sum B x + sum C y`` for every permutation x:
+
+    1. for every block (i, j), the assignment problem of ``C[i, j, ., .]`` (rows k != i,
+       columns l != j; when ``x[i, j] = 1`` the block's y is a permutation matrix): its dual
+       value moves to ``B[i, j]``, its reduced costs (>= 0) stay in the block;
+    2. the assignment problem of B: its dual value moves to ``const``, B keeps its reduced
+       costs (>= 0). Now ``B, C >= 0``, so ``const`` is a lower bound;
+    3. ``share`` of every ``B[i, j]`` is spread evenly over its block (``B[i, j] / (N - 1)``
+       per entry: the block holds N - 1 ones when ``x[i, j] = 1``);
+    4. complementary costs ``C[i, j, k, l]`` and ``C[k, l, i, j]`` multiply the same product
+       ``x[i, j] x[k, l]``: both get their mean, so the next round's assignment problems see
+       what the partner block could not use.
+
+    Floating point: the identity holds up to rounding; the bound subtracts an upper bound on
+    the accumulated rounding error (``32 u rounds (N^3 (max|C| + max|B|) + N |const|)``, u the
+    unit roundoff) and any negative reduced cost (``N min B + N (N - 1) min C``). With integral
+    data the objective is integral and the bound is rounded up.
+
+    Parameters
+    ----------
+    instance : Instance
+        A TAP instance (any K; N = n min(K, m) slots; memory 8 N^4 bytes).
+    time_limit : float, optional
+        Seconds; checked after every row of blocks (N assignment problems) and before each
+        round; the bound of the last completed step is returned. None: no limit.
+    rounds : int
+        Largest number of rounds.
+    share : float
+        Fraction of the linear costs B spread back into the blocks in step 3 (0 < share <= 1).
+    stall, stall_gain : int, float
+        Stop when the last ``stall`` rounds raised the bound by less than ``stall_gain`` times
+        its value (converged: later rounds add little).
+
+    Returns
+    -------
+    bound : float
+        A valid lower bound on (8).
+    assignment : (m,) int array or None
+        The VM of each module in the best assignment of step 2 seen (feasible for TAP), or None
+        when no round finished.
+    metrics : dict
+        ``rounds`` (completed), ``glb`` (the first round's bound), ``seconds``, ``stopped_by``
+        (0 converged or proven optimal, 1 time limit, 2 round limit).
+
+    References
+    ----------
+    Adams and Johnson, "Improved linear programming-based lower bounds for the quadratic
+    assignment problem", DIMACS 16 (1994) (the level-1 RLT); Hahn and Grant, "Lower bounds for
+    the quadratic assignment problem based upon a dual formulation", Operations Research 46
+    (1998), section 3 (the dual procedure); Adams, Guignard, Hahn, Hightower, "A level-2
+    reformulation-linearization technique bound for the quadratic assignment problem", EJOR 180
+    (2007), section 4 (its interpretation as RLT1 dual ascent). Paper 000, section IV (the
+    objective (8) and constraints (11)-(12)).
+    """
+    from dmlopt.models.tap import _bounds_kernel as kern
+
+    t0 = time.perf_counter()
+    deadline = math.inf if time_limit is None else t0 + time_limit
+    m, kc = instance.m, min(instance.K, instance.m)
+    f, dist, size = _padded_qap(instance)
+    integral = _integral(instance.traffic) and _integral(instance.distance)
+    c = np.einsum("ik,jl->ijkl", f, dist)
+    b = np.zeros((size, size))
+    const, big, bmax, done = 0.0, float(np.abs(c).max(initial=0.0)), 0.0, 0
+    best, best_x, best_cost, glb_value, stopped = -math.inf, None, math.inf, math.nan, 2
+    history: list[float] = []
+    wts = instance.traffic
+
+    def certified(low_b: float) -> float:
+        low_c = float(c.min())  # unused entries (k == i or l == j) stay 0
+        err = 32.0 * _UNIT * (done + 1) * (size**3 * (big + bmax) + size * abs(const))
+        value = const + size * min(0.0, low_b) + size * (size - 1) * min(0.0, low_c) - err
+        return float(math.ceil(value)) if integral else safe(value, "min")
+
+    while done < rounds:
+        if time.perf_counter() >= deadline:
+            stopped = 1
+            break
+        out_of_time = False
+        for i in range(size):
+            kern.reduce_blocks(c, b, np.array([i]), size)
+            if time.perf_counter() >= deadline and i < size - 1:
+                out_of_time = True
+                break
+        bmax = max(bmax, float(np.abs(b).max()))
+        gain, low_b, perm = kern.reduce_square(b, size)
+        const += gain
+        value = certified(low_b)
+        done += 1
+        if done == 1:
+            glb_value = value
+        history.append(value)
+        slot = np.empty(size, dtype=np.int64)
+        slot[perm[1:] - 1] = np.arange(size)
+        vm = slot[:m] // kc
+        cost = float((wts * instance.distance[np.ix_(vm, vm)]).sum())
+        if cost < best_cost:
+            best_cost, best_x = cost, vm
+        if value > best:
+            best = value
+        if out_of_time:
+            stopped = 1
+            break
+        if best >= best_cost - 1e-9 * max(1.0, abs(best_cost)):
+            stopped = 0
+            break
+        if len(history) > stall and history[-1] - history[-1 - stall] <= \
+                stall_gain * max(1.0, abs(history[-1])):
+            stopped = 0
+            break
+        big = max(big, kern.spread_and_balance(c, b, size, share))
+    return best, best_x, {"rounds": float(done), "glb": glb_value,
+                          "seconds": time.perf_counter() - t0, "stopped_by": float(stopped)}
+
+
+class HahnGrantOptions(Options):
+    """Options of the Hahn-Grant dual ascent."""
+
+    rounds: int = pydantic.Field(10_000, ge=1, description="largest number of rounds")
+    share: float = pydantic.Field(1.0, gt=0.0, le=1.0, description="fraction of the linear "
+                                  "costs spread back into the blocks each round")
+    stall: int = pydantic.Field(50, ge=1, description="stop after this many rounds raising the "
+                                "bound by less than stall_gain (relative)")
+    stall_gain: float = pydantic.Field(1e-6, ge=0.0, description="relative gain counted as "
+                                       "progress over stall rounds")
+
+
+#: seconds the dual ascent runs when no time limit is given
+HG_SECONDS = 60.0
+
+
+def _hg(instance: Instance, *, time_limit: float | None = None, **options: Any) -> BoundValue:
+    bound, vm, metrics = hahn_grant(instance, time_limit=time_limit or HG_SECONDS, **options)
+    # the GLB's out/in row forms can beat the ascent on asymmetric M; also the fallback when no
+    # round finished within the time limit
+    glb, glb_vm, values = gilmore_lawler(instance)
+    metrics = {**metrics, **values, "ascent": bound if math.isfinite(bound) else glb}
+    if glb > bound:
+        bound, vm = glb, glb_vm
+    solution = None if vm is None else Solution(assignment=[int(j) for j in vm])
+    return BoundValue(bound, solution=solution, metrics=metrics)
+
+
+def _hg_estimate(instance: Instance, _options: Any) -> Size:
+    size = instance.n * min(instance.K, instance.m)
+    return Size(8.0 * size**4 + 64.0 * size * size, float(size) ** 5)
+
+
+BOUNDS: dict[str, Bound] = {
+    "hahn-grant": Bound(function=_hg, Options=HahnGrantOptions, estimate=_hg_estimate,
+                        description="Hahn-Grant dual ascent of the level-1 RLT (compiled; "
+                        "8 N^4 bytes, N = n min(K, m)); stops when converged or at the time "
+                        "limit (default 60 s) with a valid bound"),
+    "glb": Bound(function=_glb, Options=NoOptions, estimate=_glb_estimate,
+                 description="Gilmore-Lawler bound (rectangular, capacitated): one linear "
+                 "assignment problem, O(m^2 n + m^2 n K) (scipy)"),
+}
+
+__all__ = ["BOUNDS", "HG_SECONDS", "HahnGrantOptions", "gilmore_lawler", "glb_costs", "hahn_grant"]
