@@ -179,6 +179,40 @@ class _Job:
         return hi
 
 
+def job_bounds(instance: Instance, i: int, *, static: bool = True) -> tuple[float,
+                                                                              dict[int, float]]:
+    """Upper bounds on f by where job i's PS runs: on a server (any rack), on each PDP switch.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    i : int
+        A job index.
+    static : bool
+        True: integer circuit counts (static port pairing); False: time-shared OXC allowed.
+
+    Returns
+    -------
+    tuple
+        (bound with the PS on a server, {PDP rack t: bound with the PS on the switch of t}),
+        without the safety margin. With job i's PS at a place, f is at most the bound of that
+        place, so ``f <= srv * sum_k ps_ik + sum_t sw[t] * pc_it`` is a valid inequality.
+
+    References
+    ----------
+    Paper 002, section II-B, eqs. (2), (10), (12), (13); this module's docstring.
+    """
+    job = _Job(instance, i)
+    every = job.pdp
+    switch: dict[int, float] = {}
+    for t in every:
+        job.pdp = [t]
+        switch[t] = job.switch(static)
+    job.pdp = every
+    return job.server(), switch
+
+
 def jobs_bound(instance: Instance, *, static: bool = True,
                time_limit: float | None = None) -> tuple[float, dict[str, float]]:
     """Upper bound on f from the single-job relaxations, PDP slots and pool links.
