@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import dmlopt
 from dmlopt.errors import DmloptError
 from dmlopt.models import inc_oxc as M
-from dmlopt.models.inc_oxc.bounds import BOUNDS, fit_counts, jobs_bound
+from dmlopt.models.inc_oxc.bounds import BOUNDS, fit_counts, job_bounds, jobs_bound
 
 BIG = {"cpu": 100.0, "gpu": 100.0, "mem": 100.0}
 ONE = {"cpu": 1.0, "gpu": 1.0, "mem": 1.0}
@@ -104,6 +104,9 @@ def test_bounds_above_proven_optimum(racks, inc):
         jobs, shared = _bound(inst, "jobs"), _bound(inst, "jobs-timeshared")
         lp = _bound(inst, "lp")
         assert jobs >= opt.objective and shared >= jobs * (1 - 1e-9) and lp >= opt.objective
+        for i, (t, kind) in enumerate(opt.solution.ps):   # f <= the bound of the PS's place
+            srv, switch = job_bounds(inst, i)
+            assert opt.objective <= (srv if kind == "server" else switch[t]) * (1 + 1e-9)
         for name in ("wcg", "wcg-opt", "swg"):
             h = dmlopt.heuristic(inst, name)
             if h.feasible:
