@@ -297,11 +297,14 @@ def _jobs_function(static: bool) -> Any:
 
 #: bound methods, strongest first (``dmlopt.bound``)
 BOUNDS: dict[str, Bound] = {
-    "jobs": Bound(_jobs_function(True), JobsOptions, _jobs_estimate(True),
-                  "each job alone in the DCN with integer OXC circuits (static port pairings "
-                  "as in the paper and the MILPs), PDP slots, pool links"),
+    # first (the default): valid for every solution the evaluator accepts, time-shared OXC
+    # schedules included; "jobs" is stronger but holds only for static port pairings
     "jobs-timeshared": Bound(_jobs_function(False), JobsOptions, _jobs_estimate(False),
-                             "as 'jobs' with fractional circuits: also valid for a "
-                             "time-shared OXC schedule"),
+                             "each job alone in the DCN with fractional (time-shared) OXC "
+                             "circuits, PDP slots, pool links: valid for every solution"),
+    "jobs": Bound(_jobs_function(True), JobsOptions, _jobs_estimate(True),
+                  "as 'jobs-timeshared' with integer OXC circuits: valid for static port "
+                  "pairings only (the paper's model, both MILPs, every heuristic returning "
+                  "`oxc`)"),
     "lp": lp_relaxation("strong"),
 }
