@@ -47,8 +47,14 @@ class _Progress:
         obj = row.get("objective")
         obj_s = "-" if obj is None else f"{obj:.6g}"
         secs = row.get("seconds") or 0.0
+        bound = row.get("bound")
+        bound_s = f" bound={bound:.6g}" if row.get("kind") == "bound" and bound is not None \
+            else ""
+        why = ""
+        if row["status"] in ("error", "killed") and row.get("message"):
+            why = f": {' '.join(str(row['message']).split())[:200]}"  # the reason, one line
         text = (f"{row['problem']} {row['instance']} {row['method']} seed={row['seed']}: "
-                f"{row['status']} obj={obj_s} ({secs:.2f} s)")
+                f"{row['status']}{bound_s} obj={obj_s} ({secs:.2f} s){why}")
         if self.bar is not None:
             self.bar.set_postfix_str(f"{row['method'][:24]}: {row['status']}", refresh=False)
             self.bar.update(1)
