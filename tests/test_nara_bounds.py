@@ -119,3 +119,11 @@ def test_trivial_bound_drops_requests_larger_than_the_dc():
     inst = tiny([(5, 5, 0.5, 2), (45, 5, 0.5, 2), (5, 5, 0.5, 1)])
     assert nb._count_bound(inst) == 2
     assert dmlopt.bound(inst, "aggregate").bound == 2
+
+
+def test_thinned_rows_are_a_weaker_bound():
+    inst = dmlopt.generate("nara", {"generator": "alibaba", "topology": "alpha"}, seed=2)
+    full = dmlopt.bound(inst, "aggregate", primal=False)
+    thin = dmlopt.bound(inst, "aggregate", primal=False, max_terms=5000)
+    assert len(nb.aggregate_rows(inst, max_terms=5000)[2]) < len(nb.aggregate_rows(inst)[2])
+    assert thin.bound >= full.bound >= dmlopt.heuristic(inst, "netfit-probe").objective

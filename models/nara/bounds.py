@@ -55,6 +55,9 @@ _SLACK = 2 * BW_TOL
 #: seconds the aggregate 0-1 program runs when no time limit is given
 AGGREGATE_SECONDS = 60.0
 
+#: nonzeros of the aggregate rows above which only every k-th step keeps its rows
+MAX_TERMS = 4_000_000
+
 #: shift of a scaled bandwidth before a dual-feasible function is applied (downwards: a smaller
 #: coefficient only weakens a row, so rounding can never make it invalid)
 _SHIFT = 1e-9
@@ -89,8 +92,8 @@ DFFS: tuple[Callable[[float], float], ...] = (
 )
 
 
-def aggregate_rows(instance: Instance, dffs: tuple[Callable[[float], float], ...] = DFFS
-                   ) -> tuple[list[list[int]], list[list[float]], list[float]]:
+def aggregate_rows(instance: Instance, dffs: tuple[Callable[[float], float], ...] = DFFS,
+                   max_terms: int = 0) -> tuple[list[list[int]], list[list[float]], list[float]]:
     """The rows of the aggregate relaxation (module docstring) in the acceptance variables.
 
     Parameters
@@ -99,12 +102,16 @@ def aggregate_rows(instance: Instance, dffs: tuple[Callable[[float], float], ...
         A Nara episode.
     dffs : tuple of callables
         Dual-feasible functions of the access-link rows; f(x) = x is the plain bandwidth row.
+    max_terms : int
+        At most about this many nonzeros (0: :data:`MAX_TERMS`): above it only every k-th
+        step keeps its rows (any subset of the rows is still a relaxation, a weaker one).
 
     Returns
     -------
     (index, coef, rhs)
         Row k reads sum_q coef[k][q] * acc[index[k][q]] <= rhs[k]; only the rows of the steps
-        whose active set is not contained in the next step's (the others are implied).
+        whose active set is not contained in the next step's (the others are implied), thinned
+        to ``max_terms``.
 
     References
     ----------
@@ -112,6 +119,7 @@ def aggregate_rows(instance: Instance, dffs: tuple[Callable[[float], float], ...
     J. Schepers, "New classes of fast lower bounds for bin packing problems", Math. Program.
     91 (2001) 11-31 (dual-feasible functions f_0^eps and u^(k)).
     """
+    max_terms = max_terms or MAX_TERMS
     net = instance.net
     reqs = instance.requests
     S = net.n_servers
@@ -141,9 +149,12 @@ def aggregate_rows(instance: Instance, dffs: tuple[Callable[[float], float], ...
     coef: list[list[float]] = []
     rhs: list[float] = []
     n = len(reqs)
-    for j, act in enumerate(active):
-        if not act or (j + 1 < n and set(act) <= set(active[j + 1])):
-            continue
+    steps = [j for j, act in enumerate(active)
+             if act and not (j + 1 < n and set(act) <= set(active[j + 1]))]
+    terms = sum(len(active[j]) for j in steps) * (3 + len(dffs))
+    stride = max(1, -(-terms // max_terms))
+    for j in steps[::stride]:
+        act = active[j]
         index += [list(act), list(act)]
         coef += [[float(reqs[i].c) for i in act], [float(reqs[i].m) for i in act]]
         rhs += [float(net.cpu.sum()), float(net.mem.sum())]
@@ -207,6 +218,9 @@ class AggregateOptions(Options):
     primal: bool = pydantic.Field(
         True, description="also run the netfit allocator and return its solution (the core "
         "evaluates it: the result then has an objective and a gap)")
+    max_terms: int = pydantic.Field(
+        MAX_TERMS, ge=1000, le=10**9, description="nonzeros of the rows; above it only every "
+        "k-th step keeps its rows (a weaker, still valid bound)")
 
 
 def _primal(instance: Instance) -> Any:
@@ -223,7 +237,7 @@ def _count_bound(instance: Instance) -> int:
 
 
 def aggregate_bound(instance: Instance, *, time_limit: float | None = None, threads: int = 1,
-                    primal: bool = True) -> BoundValue:
+                    primal: bool = True, max_terms: int = MAX_TERMS) -> BoundValue:
     """Upper bound on the accepted requests: the aggregate 0-1 program (module docstring).
 
     Parameters
@@ -237,6 +251,8 @@ def aggregate_bound(instance: Instance, *, time_limit: float | None = None, thre
         HiGHS threads.
     primal : bool
         Also return netfit's allocation as the solution found on the way.
+    max_terms : int
+        Nonzeros of the rows (see :func:`aggregate_rows`).
 
     Returns
     -------
@@ -252,7 +268,7 @@ def aggregate_bound(instance: Instance, *, time_limit: float | None = None, thre
     (dual-feasible functions); Wolsey, *Integer Programming* (2nd ed., 2020), section 2.2
     (relaxations give bounds).
     """
-    rows = aggregate_rows(instance)
+    rows = aggregate_rows(instance, max_terms=max_terms)
     n = len(instance.requests)
     trivial = float(_count_bound(instance))
     status, obj, dual = _solve_rows(n, rows, integer=True,
@@ -269,7 +285,8 @@ def aggregate_bound(instance: Instance, *, time_limit: float | None = None, thre
 
 
 def aggregate_lp_bound(instance: Instance, *, time_limit: float | None = None,
-                       threads: int = 1, primal: bool = True) -> BoundValue:
+                       threads: int = 1, primal: bool = True,
+                       max_terms: int = MAX_TERMS) -> BoundValue:
     """Upper bound on the accepted requests: the LP relaxation of :func:`aggregate_bound`.
 
     Parameters
@@ -282,6 +299,8 @@ def aggregate_lp_bound(instance: Instance, *, time_limit: float | None = None,
         HiGHS threads.
     primal : bool
         Also return netfit's allocation as the solution found on the way.
+    max_terms : int
+        Nonzeros of the rows (see :func:`aggregate_rows`).
 
     Returns
     -------
@@ -298,7 +317,7 @@ def aggregate_lp_bound(instance: Instance, *, time_limit: float | None = None,
     Paper 001 (Shabka, Zervas), sections 3.1-3.2; Wolsey, *Integer Programming* (2nd ed.,
     2020), section 2.2.
     """
-    rows = aggregate_rows(instance)
+    rows = aggregate_rows(instance, max_terms=max_terms)
     n = len(instance.requests)
     status, obj, _ = _solve_rows(n, rows, integer=False,
                                  time_limit=time_limit or AGGREGATE_SECONDS, threads=threads)
@@ -309,11 +328,12 @@ def aggregate_lp_bound(instance: Instance, *, time_limit: float | None = None,
                       metrics={"lp_value": obj, "rows": float(len(rows[2]))})
 
 
-def _aggregate_estimate(instance: Instance, _options: Any) -> Size:
-    # rows: about (2 + 10) per step, each over the requests active then
+def _aggregate_estimate(instance: Instance, options: Any) -> Size:
+    # rows: about (3 + len(DFFS)) per step, each over the requests active then, capped
     n = len(instance.requests)
-    terms = float(sum(r.t for r in instance.requests)) * 12.0
-    return Size(memory=64.0 * terms + 1000.0 * n, work=200.0 * terms + 1e4 * n)
+    terms = float(sum(min(r.t, n) for r in instance.requests)) * (3 + len(DFFS))
+    terms = min(terms, float(getattr(options, "max_terms", MAX_TERMS)))
+    return Size(memory=100.0 * terms + 1000.0 * n, work=500.0 * terms + 1e4 * n)
 
 
 #: the bound methods, strongest first (module docstring)
