@@ -22,6 +22,7 @@ from dmlopt.models.inc_oxc import (
     link_loads,
     ports_from_circuits,
 )
+from dmlopt.models.inc_oxc.evaluation import ports_from_pair_counts
 
 
 def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: str,
@@ -46,8 +47,7 @@ def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: s
         c = optimal_circuits(instance, wrack, ps_rack, server)
     schedule = []
     if not _covered(instance, wrack, ps_rack, server, c):
-        schedule = _time_shared(instance, wrack, ps_rack, server)
-        c = sum(share * cs for share, cs, _ in schedule)
+        c, schedule = _time_shared(instance, wrack, ps_rack, server)
     b = _bandwidth(instance, wrack, ps_rack, server, c, bandwidth)
     offs = np.concatenate([[0], np.cumsum(instance.arrays["size"])])
     return Solution(
@@ -55,7 +55,7 @@ def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: s
         ps=[(int(k), "server" if s else "switch") for k, s in zip(ps_rack, server, strict=True)],
         oxc=[] if schedule else ports_from_circuits(instance, c),
         bandwidth=[b[offs[i]:offs[i + 1]].tolist() for i in range(len(instance.jobs))],
-        oxc_schedule=[(share, pairs) for share, _, pairs in schedule],
+        oxc_schedule=schedule,
     )
 
 
@@ -65,23 +65,35 @@ def _covered(instance: Instance, wrack, ps_rack, server, c) -> bool:
     return bool((c[(D + D.T) > 0] > 0).all())
 
 
-def _time_shared(instance: Instance, wrack, ps_rack, server) -> list:
+def _time_shared(instance: Instance, wrack, ps_rack, server) -> tuple[np.ndarray, list]:
     """The time-shared BvN schedule (module docstring): configuration k = floor(N_ToR / 2)
-    copies of permutation P_k for a time share theta_k / sigma; [(share, c^k, port pairs)]."""
+    copies of permutation P_k for a time share theta_k / sigma.
+
+    Returns the time-averaged circuits sum_k share_k c^k (R, R) and [(share_k, port pairs)].
+    Each term is sparse: its R rack pairs are counted and wired in O(R log R)
+    (:func:`ports_from_pair_counts`), never as an (R, R) matrix.
+    """
     R, P = instance.n_racks, instance.n_tor
     d = instance.arrays["data"][instance.arrays["job_of"]]
     _, _, D = link_loads(instance, wrack, ps_rack, server, d)              # line 25
     Dp, sigma = stuff(D)                                                   # line 26
+    c = np.zeros((R, R))
+    flat = c.reshape(-1)
     out = []
+    rows = np.arange(R)
     for theta, perm in bvn_decompose(Dp):                                  # line 27
-        ck = np.zeros((R, R), np.int64)
-        for s_ in range(R):
-            t_ = int(perm[s_])
-            if t_ != s_:
-                ck[s_, t_] += P // 2
-                ck[t_, s_] += P // 2
-        out.append((float(theta / sigma), ck, ports_from_circuits(instance, ck)))
-    return out
+        share = float(theta / sigma)
+        perm = np.asarray(perm, np.int64)
+        moved = perm != rows
+        a, b = rows[moved], perm[moved]
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        keys, n = np.unique(lo * R + hi, return_counts=True)   # lexicographic (s, t), s < t
+        s_, t_ = keys // R, keys % R
+        k = n * (P // 2)
+        flat[s_ * R + t_] += share * k
+        flat[t_ * R + s_] += share * k
+        out.append((share, ports_from_pair_counts(instance, s_, t_, k)))
+    return c, out
 
 
 def _local_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
