@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 
 def stuff(D: np.ndarray) -> tuple[np.ndarray, float]:
@@ -103,6 +102,8 @@ def _bottleneck_matching(mat: np.ndarray, eps: float) -> tuple[np.ndarray, float
     top = min(float(mat.max(axis=1).min()), float(mat.max(axis=0).min()))
     if not top > eps:
         return None
+    from scipy.optimize import linear_sum_assignment  # lazily: `dmlopt list` stays light
+
     _, c = linear_sum_assignment((mat < top).astype(float))
     if mat[rows, c].min() >= top:
         return c, float(mat[rows, c].min())

@@ -33,10 +33,12 @@ Architecture (our reading where the paper is open, tested in ``tests/test_nara_l
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy is imported where it is used: `dmlopt list` stays light
+    import scipy.sparse as sp
 
 from dmlopt.models import nara
 from dmlopt.models.nara.sim import State
@@ -61,6 +63,8 @@ class Graph:
     """Aggregation operators of one DCN graph (fixed per topology)."""
 
     def __init__(self, graph: dict[str, np.ndarray]) -> None:
+        import scipy.sparse as sp
+
         N = int(graph["n_nodes"])
         src, dst, link = graph["src"], graph["dst"], graph["link"]
         n_links = int(link.max()) + 1 if link.size else 0
