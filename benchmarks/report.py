@@ -39,7 +39,7 @@ import pandas as pd
 from dmlopt import registry
 from dmlopt.benchmarks import store as store_mod
 from dmlopt.errors import InstanceError, UnknownNameError
-from dmlopt.io import atomic_path, atomic_write_text
+from dmlopt.io import atomic_path, atomic_write_text, check_output_dir
 from dmlopt.solvers import OPTIMALITY_GAP
 
 SOLVED = ("optimal", "feasible", "time_limit")
@@ -568,10 +568,8 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
 def write(store_path: str | Path, outdir: str | Path,
           senses: dict[str, str] | None = None) -> list[Path]:
     """Write ``report.md``, ``runs.csv``, ``instances.csv``, ``summary.csv`` and the PNGs."""
-    outdir = Path(outdir)
+    outdir = check_output_dir(outdir, "-o")
     rows = store_mod.read(store_path)  # refused before anything is written
-    if outdir.exists() and not outdir.is_dir():
-        raise InstanceError("-o", str(outdir), "exists and is not a directory")
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
