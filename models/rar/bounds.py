@@ -367,10 +367,15 @@ def energy_bound(instance: Instance, *, time_limit: float | None = None, end_ste
 
 
 def _estimate_energy(instance: Instance, options: Any) -> Size:
-    nr = len(instance.requests)
-    ends = instance.slots if instance.scheme == "MinT" else 1
-    work = float(nr) * 4 * ends * 200 * len(instance.nodes)
-    return Size(work * 50.0, work * 100.0)
+    """Options of the LP from the instance alone; about 30 kB and 1e5 operations per option
+    (its matrix entries over node sets and arrival slots, held in Python lists while built)."""
+    step = getattr(options, "end_step", 2)
+    n_opts = 0
+    for r in instance.requests:
+        window = r.deadline - r.arrival + 1
+        per_n = math.ceil(window / step) if instance.scheme == "MinT" else 1
+        n_opts += len(r.node_counts) * per_n
+    return Size(50e6 + 30e3 * n_opts, 1e5 * n_opts)
 
 
 BOUNDS: dict[str, Bound] = {
