@@ -43,9 +43,10 @@ class EnergyOptions(Options):
     """Options of the energetic LP bound."""
 
     end_step: int = pydantic.Field(2, ge=1, le=10_000,
-                                   description="MinT: end slots are grouped in buckets of this "
-                                   "many slots (cost of the bucket's first slot, CU-slots of "
-                                   "its last); 1 is the strongest and largest LP")
+                                   description="MinT: end slots (MinW: window lengths) are "
+                                   "grouped in buckets of this many slots (cost of the "
+                                   "bucket's first, CU-slots of its last); 1 is the strongest "
+                                   "and largest LP")
     node_sets: bool = pydantic.Field(True, description="add rows for rings, clusters and "
                                      "reachable node sets beside the single nodes")
 
@@ -142,7 +143,8 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
     instance : Instance
         A RAR instance, any scheme.
     end_step : int
-        MinT only: width of the end-slot buckets (1: one option per end slot).
+        MinT: width of the end-slot buckets, MinW: of the window-length buckets (1: one
+        option per end slot or window length).
     node_sets : bool
         Rows for rings, clusters and reachable node sets beside single nodes.
 
@@ -373,7 +375,7 @@ def _estimate_energy(instance: Instance, options: Any) -> Size:
     n_opts = 0
     for r in instance.requests:
         window = r.deadline - r.arrival + 1
-        per_n = math.ceil(window / step) if instance.scheme == "MinT" else 1
+        per_n = math.ceil(window / step) if instance.scheme in ("MinT", "MinW") else 1
         n_opts += len(r.node_counts) * per_n
     return Size(50e6 + 30e3 * n_opts, 1e5 * n_opts)
 
