@@ -127,3 +127,94 @@ def test_thinned_rows_are_a_weaker_bound():
     thin = dmlopt.bound(inst, "aggregate", primal=False, max_terms=5000)
     assert len(nb.aggregate_rows(inst, max_terms=5000)[2]) < len(nb.aggregate_rows(inst)[2])
     assert thin.bound >= full.bound >= dmlopt.heuristic(inst, "netfit-probe").objective
+
+
+# --------------------------------------------------------------------------------------------
+# schedule bound (per-server schedules, column generation)
+
+
+def schedules_of(inst: nara.Instance, sol: nara.Solution) -> list[dict[int, tuple[int, int, bool]]]:
+    """Per server, the pieces {request: (cpu, mem, alone)} of a feasible allocation."""
+    out: dict[int, dict[int, tuple[int, int, bool]]] = {}
+    for i, al in enumerate(sol.allocations):
+        if al is not None:
+            for s, c, m in zip(al.servers, al.cpu, al.mem, strict=True):
+                out.setdefault(s, {})[i] = (c, m, len(al.servers) == 1)
+    return list(out.values())
+
+
+def lagrangian_at(inst: nara.Instance, u: np.ndarray) -> float:
+    """The Lagrangian bound of the schedule bound at multipliers u (exact pricing)."""
+    kinds = nb._server_types(inst)
+    reqs = inst.requests
+    n = len(reqs)
+    agg = nb.aggregate_rows(inst)
+    need = np.array([max(-(-r.c // 10), -(-r.m // 10), 1) for r in reqs], dtype=float)
+    uppers = []
+    for kind in kinds:
+        _, ub, _, optimal = nb._price(inst, nb._maximal_steps(inst), kind, u[:n], u[n:2 * n],
+                                      u[2 * n:3 * n], time_limit=60, threads=1)
+        assert optimal
+        uppers.append(ub)
+    value, _ = nb._lagrangian(u, n, len(kinds), np.ones(n), need,
+                              np.array([r.c for r in reqs], float),
+                              np.array([r.m for r in reqs], float), agg, kinds, uppers)
+    return value
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(request, min_size=3, max_size=6), st.integers(0, 2**31))
+def test_schedule_at_least_the_exact_optimum(reqs, seed):
+    inst = tiny(reqs)
+    res = dmlopt.solve(inst, "highs", formulation="offline-plain", threads=1, time_limit=60)
+    assert res.status == "optimal"
+    b = dmlopt.bound(inst, "schedule", time_limit=60)
+    assert res.objective <= b.bound <= dmlopt.bound(inst, "aggregate").bound
+    assert b.metrics["lagrangian"] >= res.objective - 1e-6
+    # any multipliers >= 0 give a bound (the formula, independently of the master's duals)
+    rng = np.random.default_rng(seed)
+    n = len(reqs)
+    n_rows = 3 * n + 1 + len(nb.aggregate_rows(inst)[2])
+    u = rng.exponential(0.05, n_rows) * (rng.random(n_rows) < 0.5)
+    assert lagrangian_at(inst, u) >= res.objective - 1e-6
+    # every server of the optimal allocation is a schedule: the pricing optimum is >= its value
+    pi, rho, nu = rng.random(n), rng.random(n), rng.random(n)
+    _, ub, _, _ = nb._price(inst, nb._maximal_steps(inst), nb._server_types(inst)[0], pi, rho,
+                            nu, time_limit=60, threads=1)
+    for pieces in schedules_of(inst, res.solution):
+        assert sum(pi[i] * c + rho[i] * m + nu[i] for i, (c, m, _) in pieces.items()) \
+            <= ub + 1e-6
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_schedule_binding_tiny_episodes(seed):
+    rng = np.random.default_rng(seed)
+    reqs = [(int(rng.integers(8, 26)), int(rng.integers(8, 26)),
+             float(rng.integers(30, 101)) / 100, int(rng.integers(2, 5))) for _ in range(7)]
+    inst = tiny(reqs)
+    opt = dmlopt.solve(inst, "highs", formulation="offline", threads=1, time_limit=60)
+    assert opt.status == "optimal"
+    b = dmlopt.bound(inst, "schedule", time_limit=60)
+    assert b.metrics["converged"] == 1.0
+    assert opt.objective <= b.bound <= dmlopt.bound(inst, "aggregate").bound
+
+
+def test_schedule_above_every_allocator_and_time_limited():
+    inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "alpha"}, seed=4)
+    res = dmlopt.bound(inst, "schedule", time_limit=30)
+    assert res.objective is not None and res.gap is not None
+    assert res.bound <= res.metrics["aggregate"] <= len(inst.requests)
+    cut = dmlopt.bound(inst, "schedule", time_limit=1e-3, primal=False)
+    assert math.isfinite(cut.bound)
+    for name in FAST_HEURISTICS:
+        h = dmlopt.heuristic(inst, name, seed=4)
+        assert h.feasible
+        assert h.objective <= res.bound and h.objective <= cut.bound, name
+        # the allocation's servers are schedules: each fits its server at every step
+        end = nb._spans(inst)
+        for pieces in schedules_of(inst, h.solution):
+            for j in range(len(inst.requests)):
+                on = [i for i in pieces if i <= j < end[i]]
+                assert sum(pieces[i][0] for i in on) <= 10
+                assert sum(pieces[i][1] for i in on) <= 10
+                assert sum(inst.requests[i].b for i in on if not pieces[i][2]) <= 1 + 1e-6
