@@ -32,6 +32,7 @@ import sys
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
+from typing import Any
 
 from dmlopt.errors import DmloptError
 from dmlopt.io import check_output as io_check_output
@@ -132,55 +133,74 @@ def check(files: list[Path], values: dict[str, float], seeds: int, workers: int,
     from dmlopt.models.tap import qaplib
 
     todo: list[tuple[Path, float | None]] = []
+    skipped: list[str] = []
     for path in files:
         try:
             qaplib.load(path)
         except DmloptError as exc:
-            say(f"{path.stem:12s} skipped: {' '.join(str(exc).split())}")
+            skipped.append(f"{path.stem}: {' '.join(str(exc).split())}")
             continue
         todo.append((path, reference(path, values)))
     if not todo:
-        raise DmloptError("folder: no file is a TAP-compatible QAPLIB instance")
+        raise DmloptError("folder: no file is a TAP-compatible QAPLIB instance ("
+                          + "; ".join(skipped)[:500] + ")")
+    for line in skipped:  # not a result: stderr
+        print(f"skipped {line}", file=sys.stderr)
     rows: list[dict[str, object]] = []
     gaps: list[float] = []
     small = [0, 0]
-    ctx = get_context("spawn")
     jobs = [(str(p), s) for p, _ in todo for s in range(seeds)]
     refs = {p.stem: r for p, r in todo}
     done: dict[str, list[Run]] = {}
-    with ctx.Pool(workers, initializer=_single_thread) as pool:
-        for run in pool.imap(_one, jobs):
-            done.setdefault(run.name, []).append(run)
-            runs = done[run.name]
-            if len(runs) < seeds:
-                continue
-            ref = refs[run.name]
-            note = ""
-            if ref is None:
-                ref, note = min(r.objective for r in runs), "  (no published value: gap to "\
-                    "the best run)"
-            g = [gap(r.objective, ref) for r in runs]
-            gaps += g
-            if run.n <= 30 and not note:  # only against a published value
-                small[0] += sum(1 for r in runs if r.objective <= ref + 1e-9 * max(1, abs(ref)))
-                small[1] += len(runs)
-            bad = [r for r in runs if r.status != "feasible"]
-            if bad:
-                note += f"  ({len(bad)} run(s) failed the evaluator)"
-            say(f"{run.name:12s} n={run.n:3d}  mean {sum(g) / len(g):6.3f} %  max {max(g):6.3f} %"
-                f"  wall s {max(r.seconds for r in runs):5.2f}  gaps "
-                + " ".join(f"{x:.3f}" for x in g) + note)
-            rows += [{"name": r.name, "n": r.n, "seed": r.seed, "objective": r.objective,
-                      "reference": ref, "gap_pct": round(x, 6), "seconds": round(r.seconds, 3),
-                      "status": r.status} for r, x in zip(runs, g, strict=True)]
-            if out is not None:
-                atomic_write_text(out, _csv(rows))
+    for run in _runs(jobs, workers):
+        done.setdefault(run.name, []).append(run)
+        runs = done[run.name]
+        if len(runs) < seeds:
+            continue
+        ref = refs[run.name]
+        note = ""
+        if ref is None:
+            ref, note = min(r.objective for r in runs), "  (no published value: gap to "\
+                "the best run)"
+        g = [gap(r.objective, ref) for r in runs]
+        gaps += g
+        if run.n <= 30 and not note:  # only against a published value
+            small[0] += sum(1 for r in runs if r.objective <= ref + 1e-9 * max(1, abs(ref)))
+            small[1] += len(runs)
+        bad = [r for r in runs if r.status != "feasible"]
+        if bad:
+            note += f"  ({len(bad)} run(s) failed the evaluator)"
+        say(f"{run.name:12s} n={run.n:3d}  mean {sum(g) / len(g):6.3f} %  max {max(g):6.3f} %"
+            f"  wall s {max(r.seconds for r in runs):5.2f}  gaps "
+            + " ".join(f"{x:.3f}" for x in g) + note)
+        rows += [{"name": r.name, "n": r.n, "seed": r.seed, "objective": r.objective,
+                  "reference": ref, "gap_pct": round(x, 6), "seconds": round(r.seconds, 3),
+                  "status": r.status} for r, x in zip(runs, g, strict=True)]
+        if out is not None:
+            atomic_write_text(out, _csv(rows))
     summary = {"mean": sum(gaps) / len(gaps), "max": max(gaps), "runs": float(len(gaps)),
                "hits_small": float(small[0]), "runs_small": float(small[1])}
     say(f"{len(done)} instances, {len(gaps)} runs: mean gap {summary['mean']:.4f} % "
         f"(goal <= 0.3), max {summary['max']:.3f} % (goal <= 1); published value reached on "
         f"{small[0]} of {small[1]} runs with n <= 30")
     return summary
+
+
+def _runs(jobs: list[tuple[str, int]], workers: int) -> Any:
+    """The runs of ``jobs`` in order, in ``workers`` spawned processes. A pool whose workers die
+    (e.g. a script that calls this without an ``if __name__ == "__main__":`` guard, whose
+    children re-run it while they start) fails at once with one line, never respawns."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
+                                 initializer=_single_thread) as pool:
+            yield from pool.map(_one, jobs)
+    except BrokenProcessPool:
+        raise DmloptError("workers: the worker processes died while starting; when calling "
+                          "this from a script, put the call under `if __name__ == "
+                          "'__main__':` (worker processes import the script)") from None
 
 
 def _single_thread() -> None:
