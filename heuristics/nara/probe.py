@@ -235,20 +235,23 @@ def chooser(instance: Any, *, n_probe: int = 32, max_cand: int = 4, w_local: flo
     net = instance.net
     look = net.n_servers <= budget_servers
     rng = np.random.default_rng(seed)
-    seen_c: list[int] = []
-    seen_m: list[int] = []
-    seen_b: list[float] = []
-    seen_v: list[float] = []
+    # the requests seen so far (c, m, b, volume), filled in arrival order: O(1) per request
+    n_req = len(instance.requests)
+    seen_c = np.zeros(n_req, dtype=np.int64)
+    seen_m = np.zeros(n_req, dtype=np.int64)
+    seen_b = np.zeros(n_req)
+    seen_v = np.zeros(n_req)
+    count = 0
     C, M = max(int(net.cpu.sum()), 1), max(int(net.mem.sum()), 1)
 
     def choose(state: State, _rng: np.random.Generator) -> bool:
         del _rng
         req = state.req
-        seen_c.append(req.c)
-        seen_m.append(req.m)
-        seen_b.append(req.b)
+        nonlocal count
+        seen_c[count], seen_m[count], seen_b[count] = req.c, req.m, req.b
         vol = (req.c / C + req.m / M) / 2 * req.t
-        seen_v.append(vol)
+        seen_v[count] = vol
+        count += 1
         if not look:
             got = nf.plan(state)
             return got is not None and all(state.add(s) for s in got) and state.covered
@@ -257,13 +260,11 @@ def chooser(instance: Any, *, n_probe: int = 32, max_cand: int = 4, w_local: flo
             return False
         if not select:
             cands = cands[:1]
-        big = vol > admit_k * np.mean(seen_v)
+        big = vol > admit_k * np.mean(seen_v[:count])
         got = cands[0]
         if len(cands) > 1 or big:
-            idx = rng.integers(0, len(seen_c), n_probe)
-            pc = np.asarray(seen_c)[idx]
-            pm = np.asarray(seen_m)[idx]
-            pb = np.asarray(seen_b)[idx]
+            idx = rng.integers(0, count, n_probe)
+            pc, pm, pb = seen_c[idx], seen_m[idx], seen_b[idx]
             probes = Probes(state, None, pc, pm, pb)
             best = None
             for i, cand in enumerate(cands):
