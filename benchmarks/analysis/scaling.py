@@ -16,6 +16,12 @@ Cases (names for ``--only``):
 * ``inc_oxc-wcg-ls``: 256 racks, wcg-ls with time_limit 0.5 against wcg (the overrun);
 * ``tap-local-search``: fat-tree k = 16, random overlay, 64 -> 128 modules on 2m VMs;
 * ``rar-rdda``: cpn38, MinCU, 250 -> 500 requests, slots 0.48 x requests.
+* ``tabgp-best``: drift, m = 5n, tau 10, l 16, n = 1000 -> 2000; also ``dense-refine`` at both
+  sizes (time ratio best / dense-refine and both objectives at the large size);
+* ``nara-netfit-probe``: alpha/uniform, 256 -> 1024 requests;
+* ``nara-topologies``: uniform, the paper's episode per topology, gamma (640 servers, 896
+  requests) against delta (2560, 4096): the time ratio of ``netfit-probe``, ``nara`` and
+  ``nara-netfit``.
 
 Writes DIR/scaling.md (what it printed). The machine's other load enters every figure: the
 exponents are ratios within one run, the absolute times are not comparable across machines.
@@ -100,6 +106,63 @@ def _wcg_ls(repeats: int) -> None:
           f"wcg-ls - wcg = {s - b:+.2f} s")
 
 
+def _tabgp_best(repeats: int) -> None:
+    import dmlopt
+    from dmlopt.registry import get as get_problem
+
+    h = get_problem("tabgp").heuristics
+    sizes = (1000, 2000)
+    insts = [dmlopt.generate("tabgp", {"generator": "drift", "n": n, "m": 5 * n, "tau": 10,
+                                       "l": 16}, seed=0) for n in sizes]
+    times: dict[tuple[str, int], list[float]] = {}
+    objs: dict[tuple[str, int], float] = {}
+    for _ in range(repeats):
+        for k, inst in enumerate(insts):
+            for name in ("dense-refine", "best"):
+                out: dict = {}
+                times.setdefault((name, k), []).append(_timed(lambda i=inst, o=out, f=h[name]
+                                                              .function: o.setdefault(
+                                                                  "s", f(i, seed=0))))
+                objs[name, k] = dmlopt.evaluate(inst, out["s"]).objective
+    t = {key: statistics.median(v) for key, v in times.items()}
+    for name in ("dense-refine", "best"):
+        print(f"tabgp {name}: n {sizes[0]} -> {sizes[1]}: {t[name, 0]:.2f} s -> "
+              f"{t[name, 1]:.2f} s, b = {math.log(t[name, 1] / t[name, 0]) / math.log(2):.2f}; "
+              f"objective {objs[name, 0]:g} -> {objs[name, 1]:g}")
+    print(f"  best / dense-refine at n = {sizes[1]}: {t['best', 1] / t['dense-refine', 1]:.1f}x")
+    for name in ("dense-refine", "best"):
+        entry = h[name]
+        opts = entry.Options()
+        size = entry.estimate(insts[1], opts)
+        peak = _peak(lambda e=entry: e.function(insts[1], seed=0))
+        print(f"  {name} estimate at n = {sizes[1]}: memory {size.memory / 2**20:.1f} MiB "
+              f"(measured peak {peak / 2**20:.1f} MiB, ratio {size.memory / max(peak, 1):.2f}), "
+              f"work {size.work:.3g} ({size.work / t[name, 1]:.3g} per measured second)")
+
+
+def _nara_topologies(repeats: int) -> None:
+    import dmlopt
+    from dmlopt.registry import get as get_problem
+
+    h = get_problem("nara").heuristics
+    insts = [dmlopt.generate("nara", {"generator": "uniform", "topology": top}, seed=0)
+             for top in ("gamma", "delta")]
+    for name in ("netfit-probe", "nara", "nara-netfit"):
+        entry = h[name]
+        times: list[list[float]] = [[], []]
+        for _ in range(repeats):
+            for k, inst in enumerate(insts):
+                times[k].append(_timed(lambda i=inst, e=entry: e.function(i, seed=0)))
+        t = [statistics.median(x) for x in times]
+        size = entry.estimate(insts[1], entry.Options())
+        peak = _peak(lambda e=entry: e.function(insts[1], seed=0))
+        print(f"nara {name}: gamma {t[0]:.2f} s -> delta {t[1]:.2f} s, ratio "
+              f"{t[1] / t[0]:.1f}")
+        print(f"  estimate on delta: memory {size.memory / 2**20:.1f} MiB (measured peak "
+              f"{peak / 2**20:.1f} MiB, ratio {size.memory / max(peak, 1):.2f}), work "
+              f"{size.work:.3g} ({size.work / t[1]:.3g} per measured second)")
+
+
 def _cases(repeats: int) -> dict[str, Callable[[], None]]:
     def inc(method: str) -> Callable[[], None]:
         return lambda: _exponent("inc_oxc", method, (64, 128),
@@ -123,6 +186,12 @@ def _cases(repeats: int) -> dict[str, Callable[[], None]]:
                                               (tap_spec(64), tap_spec(128)), repeats),
         "rar-rdda": lambda: _exponent("rar", "rdda", (250, 500),
                                       (rar_spec(250), rar_spec(500)), repeats),
+        "tabgp-best": lambda: _tabgp_best(repeats),
+        "nara-netfit-probe": lambda: _exponent(
+            "nara", "netfit-probe", (256, 1024),
+            tuple({"generator": "uniform", "topology": "alpha", "n_requests": n}
+                  for n in (256, 1024)), repeats),
+        "nara-topologies": lambda: _nara_topologies(repeats),
     }
 
 

@@ -76,7 +76,6 @@ class Featurizer:
     def __init__(self, instance: nara.Instance, seed: int = 0) -> None:
         net = instance.net
         self.net = net
-        self.onehot = PR._one_hot(net)
         self.rng = np.random.default_rng(seed)
         self.seen = np.zeros((len(instance.requests), 5))  # c, m, b, t, volume
         self.n_seen = 0
@@ -100,7 +99,7 @@ class Featurizer:
         idx = self.rng.integers(0, self.n_seen, N_PROBE)
         pc, pm, pb = (seen[idx, 0].astype(np.int64), seen[idx, 1].astype(np.int64),
                       seen[idx, 2])
-        probes = PR.Probes(state, self.onehot, pc, pm, pb)
+        probes = PR.Probes(state, None, pc, pm, pb)
         pl0, loc0 = probes.base()
         pl0, loc0 = float(pl0.mean()), float(loc0.mean())
         cand = np.zeros((CMAX, CF))

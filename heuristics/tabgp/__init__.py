@@ -318,7 +318,12 @@ def ils(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "de
         else:
             t = int(rng.integers(tau))
             trial[t, verts] = cur[t, perm]
-        trial = local_search(graphs, trial, l, k, alpha, temporal=True)
+        # cur is a local optimum: only the changed steps and their neighbours are searched
+        changed = (trial != cur).any(axis=1)
+        near = changed.copy()
+        near[1:] |= changed[:-1]
+        near[:-1] |= changed[1:]
+        trial = local_search(graphs, trial, l, k, alpha, temporal=True, clean=~near)
         cost = _total(instance, trial)
         if cost <= cur_cost + 1e-9:
             cur, cur_cost = trial, cost

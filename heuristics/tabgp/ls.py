@@ -31,16 +31,25 @@ improving move or swap is left in any step (tests check this by brute force).
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from dmlopt.heuristics.tabgp.graph import Graph
+
+#: a cluster pair's swap candidates are drawn lazily (:meth:`_Sequence._lazy_pair`) when its
+#: candidate combinations exceed _LAZY_FACTOR x its candidate vertices + _LAZY_MIN
+_LAZY_FACTOR, _LAZY_MIN = 4, 64
+#: combinations enumerated at once for the other pairs (memory: a few arrays of this length)
+_CHUNK = 2**20
 
 
 class _Sequence:
     """State of one local search: graphs, assignment, W matrices and cluster sizes."""
 
     def __init__(self, graphs: list[Graph], assign: np.ndarray, l: int, k: int, alpha: float,
-                 before: np.ndarray | None, after: np.ndarray | None) -> None:
+                 before: np.ndarray | None, after: np.ndarray | None,
+                 clean: np.ndarray | None = None) -> None:
         self.graphs = graphs
         self.A = assign
         self.l, self.k, self.alpha = l, k, float(alpha)
@@ -50,6 +59,10 @@ class _Sequence:
         scale = max([1.0, self.alpha] + [g.max_weight for g in graphs])
         self.eps = 1e-9 * scale
         self.ar = np.arange(assign.shape[1])
+        # clean[s]: step s has no improving move or swap (checked, nothing changed since at
+        # s - 1, s, s + 1); the search skips such steps, which would change nothing
+        self.clean = (np.zeros(len(graphs), dtype=bool) if clean is None
+                      else np.array(clean, dtype=bool))
 
     def neighbours_of(self, s: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         prev = self.A[s - 1] if s > 0 else self.before
@@ -103,6 +116,7 @@ class _Sequence:
         self.sizes[s, a] -= 1
         self.sizes[s, c] += 1
         self.A[s, v] = c
+        self.clean[max(s - 1, 0):s + 2] = False
 
     # ----------------------------------------------------------------------------------------
 
@@ -127,40 +141,217 @@ class _Sequence:
                 done += 1
         return done
 
-    def _swaps(self, s: int, D: np.ndarray) -> int:
-        l = self.l
-        if l < 2:
-            return 0
+    def _swap_candidates(self, s: int, D: np.ndarray) -> list[tuple]:
+        """The improving swap candidates of step s by the delta matrix D, per cluster pair.
+
+        A cluster pair a < b is examined only if its lower bound ``min_{v in a} D[v, b] +
+        min_{u in b} D[u, a]`` is improving; the pairs come in the order of that bound (ties to
+        the smaller pair). Inside a pair, the candidates are the (v in a, u in b) whose exact
+        cost ``D[v, b] + D[u, a] + 2 w(u, v)`` is improving, to be tried best first (ties by v,
+        then u). A vertex v of cluster a enters pair (a, c) only if ``D[v, c] + min_{u in c}
+        D[u, a]`` is improving (a prune that loses no candidate).
+
+        Returns ``(a, b, "list", vs, us)`` with the candidates in that order, or, for a pair
+        with many more candidate combinations than vertices, ``(a, b, "lazy", left, x, right,
+        y, adjacent)``: the vertices of each side with their D, and the candidates that are
+        edges (their exact cost, v, u); :meth:`_lazy_pair` then enumerates the non-edge
+        candidates in order from the sorted sides without listing all combinations.
+        """
+        l, eps = self.l, self.eps
         a_s = self.A[s]
         order = np.argsort(a_s, kind="stable")
         bounds = np.searchsorted(a_s[order], np.arange(l + 1))
         nonempty = np.flatnonzero(bounds[1:] > bounds[:-1])
         if nonempty.size < 2:
-            return 0
+            return []
         M = np.full((l, l), np.inf)  # M[a, b] = min over v in a of D[v, b]
         M[nonempty] = np.minimum.reduceat(D[order], bounds[nonempty], axis=0)
         lower = M + M.T
-        pa, pb = np.nonzero(np.triu(lower < -self.eps, 1))
+        pa, pb = np.nonzero(np.triu(lower < -eps, 1))
+        if not pa.size:
+            return []
+        rank = np.empty(pa.size, dtype=np.int64)
+        rank[np.argsort(lower[pa, pb], kind="stable")] = np.arange(pa.size)
+        pid = np.full((l, l), -1, dtype=np.int64)
+        pid[pa, pb] = np.arange(pa.size)
+        pid[pb, pa] = np.arange(pa.size)
+        # (v, c): v may be the endpoint in its cluster A[v] of a swap with cluster c
+        rows_p = pid[a_s]  # (n, l): the pair id of (A[v], c)
+        ok = (rows_p >= 0) & (D + M.T[a_s] < -eps)
+        v_e, c_e = np.nonzero(ok)
+        if not v_e.size:
+            return []
+        p_e = rows_p[v_e, c_e]
+        side = (a_s[v_e] > c_e).astype(np.int64)  # 0: v in the pair's smaller cluster
+        srt = np.argsort(2 * p_e + side, kind="stable")  # v ascending inside each group
+        v_e, c_e, p_e = v_e[srt], c_e[srt], p_e[srt]
+        x_e = D[v_e, c_e]
+        counts = np.bincount(2 * p_e + side[srt], minlength=2 * pa.size).reshape(-1, 2)
+        starts = np.concatenate(([0], np.cumsum(counts.ravel())[:-1])).reshape(-1, 2)
+        n_l, n_r = counts[:, 0], counts[:, 1]
+        per = n_l * n_r
+        lazy = per > _LAZY_FACTOR * (n_l + n_r) + _LAZY_MIN
+        g = self.graphs[s]
+        plans: dict[int, tuple] = {}
+        # small pairs: all combinations at once, in chunks of about 2**20 (memory)
+        live = np.flatnonzero((per > 0) & ~lazy)
+        found: list[tuple[np.ndarray, ...]] = []
+        chunk_end = np.cumsum(per[live])
+        lo = 0
+        while lo < live.size:
+            hi = int(np.searchsorted(chunk_end, chunk_end[lo] - per[live[lo]] + _CHUNK,
+                                     side="right"))
+            ps = live[lo:max(hi, lo + 1)]
+            lo = max(hi, lo + 1)
+            p_c = np.repeat(ps, per[ps])
+            off = np.arange(p_c.size) - np.repeat(np.cumsum(per[ps]) - per[ps], per[ps])
+            li = off // n_r[p_c]
+            iv = starts[p_c, 0] + li
+            iu = starts[p_c, 1] + off - li * n_r[p_c]
+            S = x_e[iv] + x_e[iu]
+            hit = np.flatnonzero(S + eps < 0)
+            if not hit.size:
+                continue
+            vs, us = v_e[iv[hit]], v_e[iu[hit]]
+            exact = S[hit] + 2 * g.weight_between(vs, us)
+            keep = np.flatnonzero(exact < -eps)
+            if keep.size:
+                found.append((p_c[hit[keep]], vs[keep], us[keep], exact[keep],
+                              iv[hit[keep]] * v_e.size + iu[hit[keep]]))
+        if found:
+            p_k, vs, us, exact, tie = (np.concatenate(x) for x in zip(*found, strict=True))
+            srt = np.lexsort((tie, exact, p_k))
+            p_k, vs, us = p_k[srt], vs[srt], us[srt]
+            cut = np.flatnonzero(np.diff(p_k)) + 1
+            for i, j in zip(np.concatenate(([0], cut)).tolist(),
+                            np.concatenate((cut, [p_k.size])).tolist(), strict=True):
+                plans[int(p_k[i])] = ("list", vs[i:j], us[i:j])
+        # large pairs: the sides sorted, and the edges between them
+        big = np.flatnonzero(lazy & (per > 0))
+        if big.size:
+            src, dst = g.rows, g.indices
+            la, lb = a_s[src], a_s[dst]
+            e_p = pid[la, lb]
+            sel = np.flatnonzero((la < lb) & (e_p >= 0))
+            sel = sel[lazy[e_p[sel]] & ok[src[sel], lb[sel]] & ok[dst[sel], la[sel]]]
+            ev, eu, ep = src[sel], dst[sel], e_p[sel]
+            eS = D[ev, lb[sel]] + D[eu, la[sel]]
+            eX = eS + 2 * g.data[sel]
+            good = (eS + eps < 0) & (eX < -eps)
+            for p in big.tolist():
+                i0, i1 = int(starts[p, 0]), int(starts[p, 1])
+                mine = ep == p
+                plans[p] = ("lazy", v_e[i0:i0 + n_l[p]], x_e[i0:i0 + n_l[p]],
+                            v_e[i1:i1 + n_r[p]], x_e[i1:i1 + n_r[p]],
+                            (ev[mine], eu[mine], eX[mine], good[mine]))
+        return [(int(pa[p]), int(pb[p]), *plans[p])
+                for p in sorted(plans, key=lambda q: rank[q])]
+
+    def _lazy_pair(self, s: int, a: int, b: int, left: np.ndarray, x: np.ndarray,
+                   right: np.ndarray, y: np.ndarray, edges: tuple) -> int:
+        """The swaps of one cluster pair in the order of :meth:`_swap_candidates`, candidates
+        drawn lazily: ``right`` sorted by (D, index), and per v of ``left`` a cursor into it (a
+        non-edge pair costs x[v] + y[u], nondecreasing along the order), merged in a heap with
+        the edge candidates; used vertices are skipped by a union-find of "next unused"
+        positions. A run of equal sums over several D values (rounding) is listed and sorted by
+        index, so ties go to the smaller u as in the full enumeration."""
+        eps, g = self.eps, self.graphs[s]
+        o = np.lexsort((right, y))
+        rs, ys = right[o].tolist(), y[o].tolist()
+        n_r = len(rs)
+        pos = {u: p for p, u in enumerate(rs)}
+        yo = y[o]
+        blk = np.searchsorted(yo, yo, side="right").tolist()  # end of each D value's block
+        nxt = list(range(n_r + 1))
+
+        def find(p: int) -> int:  # first unused position >= p
+            root = p
+            while nxt[root] != root:
+                root = nxt[root]
+            while nxt[p] != root:
+                nxt[p], p = root, nxt[p]
+            return root
+
+        ev, eu, ex, good = edges
+        adj = set(zip(ev.tolist(), eu.tolist(), strict=True))
+        heap = [(e, v, u, -1) for e, v, u, ok in zip(ex.tolist(), ev.tolist(), eu.tolist(),
+                                                      good.tolist(), strict=True) if ok]
+        xs = dict(zip(left.tolist(), x.tolist(), strict=True))
+        cur = dict.fromkeys(xs, 0)  # next stream position to consider
+        run: dict[int, list[int]] = {}  # a sorted run of equal sums (rounding), when listed
+        used: set[int] = set()
+
+        def advance(v: int) -> None:  # push v's next candidate, if any
+            lst = run.get(v)
+            if lst is not None:
+                while lst and (lst[-1] in used):
+                    lst.pop()
+                if lst:
+                    u = lst.pop()
+                    heapq.heappush(heap, (xs[v] + ys[pos[u]], v, u, 0))
+                    return
+                del run[v]
+            p, xv = find(cur[v]), xs[v]
+            while p < n_r and (v, rs[p]) in adj:
+                p = find(p + 1)
+            if p == n_r:
+                return
+            s0 = xv + ys[p]
+            if not (s0 + eps < 0 and s0 < -eps):
+                return
+            q = blk[p]
+            if q < n_r and xv + ys[q] == s0:  # equal sums across D values: list the run
+                while q < n_r and xv + ys[q] == s0:
+                    q += 1
+                lst = sorted((rs[t] for t in range(p, q)
+                              if rs[t] not in used and (v, rs[t]) not in adj), reverse=True)
+                cur[v] = q
+                run[v] = lst
+                advance(v)
+                return
+            cur[v] = p + 1
+            heapq.heappush(heap, (s0, v, rs[p], 0))
+
+        heapq.heapify(heap)
+        for v in xs:
+            advance(v)
+        done = 0
+        while heap:
+            _, v, u, tag = heapq.heappop(heap)
+            if self.A[s, v] != a:
+                used.add(v)
+            if self.A[s, u] != b and u not in used:
+                used.add(u)
+                nxt[pos[u]] = pos[u] + 1
+            if v in used:
+                continue
+            if u not in used:
+                delta = (self.cost_at(s, v, b) - self.cost_at(s, v, a)
+                         + self.cost_at(s, u, a) - self.cost_at(s, u, b)
+                         + 2 * float(g.weight_between(np.array([v]), np.array([u]))[0]))
+                if delta < -eps:
+                    self.move(s, v, b)
+                    self.move(s, u, a)
+                    used.update((v, u))
+                    nxt[pos[u]] = pos[u] + 1
+                    done += 1
+                    continue
+            if tag == 0:
+                advance(v)
+        return done
+
+    def _swaps(self, s: int, D: np.ndarray) -> int:
+        if self.l < 2:
+            return 0
         done = 0
         g = self.graphs[s]
-        for i in np.argsort(lower[pa, pb], kind="stable").tolist():
-            a, b = int(pa[i]), int(pb[i])
-            mem_a = order[bounds[a]:bounds[a + 1]]
-            mem_b = order[bounds[b]:bounds[b + 1]]
-            X = D[mem_a, b]
-            Y = D[mem_b, a]
-            xi = np.flatnonzero(X + Y.min() < -self.eps)
-            yi = np.flatnonzero(Y + X.min() < -self.eps)
-            S = X[xi][:, None] + Y[yi][None, :]
-            ii, jj = np.nonzero(S + self.eps < 0)
-            if not ii.size:
+        for a, b, kind, *rest in self._swap_candidates(s, D):
+            if kind == "lazy":
+                done += self._lazy_pair(s, a, b, *rest)
                 continue
-            vs, us = mem_a[xi[ii]], mem_b[yi[jj]]
-            exact = S[ii, jj] + 2 * g.weight_between(vs, us)
-            keep = np.flatnonzero(exact < -self.eps)
+            vs, us = rest
             used: set[int] = set()
-            for j in keep[np.argsort(exact[keep], kind="stable")].tolist():
-                v, u = int(vs[j]), int(us[j])
+            for v, u in zip(vs.tolist(), us.tolist(), strict=True):
                 if v in used or u in used or self.A[s, v] != a or self.A[s, u] != b:
                     continue
                 delta = (self.cost_at(s, v, b) - self.cost_at(s, v, a)
@@ -180,6 +371,7 @@ class _Sequence:
             changed = self._moves(s, self.delta_matrix(s))
             changed += self._swaps(s, self.delta_matrix(s))
             if not changed:
+                self.clean[s] = True
                 return total
             total += changed
 
@@ -198,7 +390,7 @@ class _Sequence:
 
     def _paper(self) -> int:
         S = len(self.graphs)
-        dirty = [True] * S
+        dirty = (~self.clean).tolist()
         total = 0
         while any(dirty):
             for s in range(S):
@@ -360,7 +552,7 @@ class _Sequence:
 
 def local_search(graphs: list[Graph], assign: np.ndarray, l: int, k: int, alpha: float,
                  before: np.ndarray | None = None, after: np.ndarray | None = None,
-                 temporal: bool = False) -> np.ndarray:
+                 temporal: bool = False, clean: np.ndarray | None = None) -> np.ndarray:
     """Improve ``assign`` (S x n, every cluster at most k) to a local optimum; returns a copy.
 
     Parameters
@@ -372,9 +564,16 @@ def local_search(graphs: list[Graph], assign: np.ndarray, l: int, k: int, alpha:
         cost counts), or None.
     temporal : also use the path neighbourhoods (ours): a vertex re-routed through all steps at
         once (exact DP) and two vertices swapped at any subset of steps (exact DP per pair).
+    clean : optional bool per step: True where the step is known to have no improving move
+        or swap (e.g. a local optimum changed at other steps only); such steps are searched
+        only once a neighbouring step changes. The result is the same as without it.
+
+    Returns
+    -------
+    The improved S x n assignment.
     """
     A = np.array(assign, dtype=np.int64, copy=True).reshape(len(graphs), -1)
-    _Sequence(graphs, A, l, k, alpha, before, after).run(temporal)
+    _Sequence(graphs, A, l, k, alpha, before, after, clean).run(temporal)
     return A
 
 
