@@ -28,7 +28,7 @@ def _id(page: Path) -> str:
 @pytest.mark.parametrize("page", PAGES, ids=_id)
 def test_python_examples_run(page, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {"__name__": "__readme__"}
+    namespace: dict[str, object] = {"__name__": "__main__"}  # as a saved script runs
     code = blocks(page, "python")
     if page.name == "README.md":
         assert code, "README has no Python example"
