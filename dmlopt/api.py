@@ -64,6 +64,16 @@ def _with_limits(fn: Any) -> Any:
     return wrapper
 
 
+def as_instance(instance: Any) -> Any:
+    """An instance object as is; a path, a shipped name (``"tabgp/er12-p03-tau1-s0"``) or a
+    dict loaded and validated (:func:`dmlopt.io.load`), as the command line takes them."""
+    from dmlopt import io
+
+    if isinstance(instance, str | Path | dict):
+        return io.load(instance)
+    return instance
+
+
 def size_limit_from_env() -> tuple[int, int]:
     """The (variables, constraints) limit of models in force (``DMLOPT_SIZE_LIMIT``)."""
     lim = limits_from(None)
@@ -124,6 +134,7 @@ def check_size(
 def build(instance: Any, formulation: str | None = None, size_limit: Any = None) -> Any:
     """The Pyomo model of ``instance`` in ``formulation`` (default: the paper's), after the
     size guard."""
+    instance = as_instance(instance)
     problem = registry.of(instance)
     formulation = formulation or default_formulation(problem)
     check_size(instance, formulation, size_limit)
@@ -133,6 +144,7 @@ def build(instance: Any, formulation: str | None = None, size_limit: Any = None)
 @_with_limits
 def evaluate(instance: Any, solution: Any, size_limit: Any = None) -> Evaluation:
     """Score a solution (object, dict or JSON path) with the problem's evaluator."""
+    instance = as_instance(instance)
     problem = registry.of(instance)
     if not isinstance(solution, problem.model.Solution):
         solution = load_solution(instance, solution)
@@ -201,6 +213,7 @@ def solve(
     ObjectiveMismatchError
         If the solver's objective and the evaluator's disagree: a modelling bug.
     """
+    instance = as_instance(instance)
     problem = registry.of(instance)
     solvers.check(solver)
     solvers.check_settings(time_limit, mip_gap, threads)
@@ -388,6 +401,7 @@ def heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None
     heuristic whose solution fails the evaluator gives status ``error`` with the first violated
     rule as the message (its objective is still reported).
     """
+    instance = as_instance(instance)
     problem = registry.of(instance)
     t0 = time.perf_counter()
     try:
@@ -420,6 +434,7 @@ def _heuristic_result(problem: Any, instance: Any, name: str, seed: int,
 def export(instance: Any, path: str | Path, formulation: str | None = None,
            size_limit: Any = None) -> Path:
     """Write the model as LP or MPS (by the extension) with readable, symbolic names."""
+    instance = as_instance(instance)
     path = _export_path(path)
     write_model(build(instance, formulation, size_limit), path)
     return path
@@ -531,6 +546,7 @@ def bound(instance: Any, method: str | None = None, *, time_limit: float | None 
     >>> res.status, res.bound <= dmlopt.solve(inst).objective
     ('bound', True)
     """
+    instance = as_instance(instance)
     problem = registry.of(instance)
     if not problem.bound_entries:
         raise UnknownNameError(f"bound: {problem.name} has no bound method (it has no "

@@ -310,12 +310,27 @@ def load(source: str | Path | dict) -> Any:
     if not isinstance(source, str | Path):
         raise InstanceError("instance", type(source).__name__, "must be a path, a shipped "
                             "name or a dict")
+    if isinstance(source, str) and "\x00" in source:
+        raise InstanceError("instance", source, "contains a NUL byte")
     path = Path(source)
     if not path.exists() and ".." not in path.parts:
         shipped = data_path(str(source))
         if shipped is not None:
             path = shipped
+        elif not path.suffix and not path.is_absolute():  # a shipped name that is not one
+            raise InstanceError("instance", str(source), _no_such_name(str(source)))
     return instance_from_dict(read_json(path))
+
+
+def _no_such_name(name: str) -> str:
+    """The rule for a name that is neither a file nor a shipped instance: the nearest shipped
+    names, and where the list is."""
+    import difflib
+
+    near = difflib.get_close_matches(name, shipped_instances(), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(near)}?" if near else ""
+    return (f"is neither a file nor a shipped instance{hint} (`dmlopt list --data` lists the "
+            "shipped ones)")
 
 
 def shipped_instances() -> list[str]:
