@@ -8,7 +8,18 @@ of distributed ML training.
 'feasible'
 """
 
-from dmlopt.api import bound, build, check_size, evaluate, export, generate, heuristic, solve
+from dmlopt.api import (
+    bound,
+    build,
+    check_size,
+    decode,
+    evaluate,
+    export,
+    generate,
+    heuristic,
+    read_solution,
+    solve,
+)
 from dmlopt.errors import (
     DmloptError,
     InstanceError,
@@ -37,6 +48,7 @@ __all__ = [
     "bound",
     "build",
     "check_size",
+    "decode",
     "evaluate",
     "export",
     "generate",
@@ -46,6 +58,7 @@ __all__ = [
     "load_solution",
     "problem",
     "problems",
+    "read_solution",
     "save",
     "solve",
 ]
