@@ -362,7 +362,9 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
     Every name in the file must be a variable of the model (or Pyomo's ``ONE_VAR_CONSTANT`` at
     1), every value finite and within the variable's bounds (tolerance :data:`TOL`, integers
     rounded). A variable the file leaves out (SCIP and Gurobi omit zeros) is set to 0 when 0 is
-    within its bounds; a fixed variable keeps its value.
+    within its bounds; a fixed variable keeps its value. A file that names no column of the
+    model is refused (a SCIP file of an all-zero solution names Pyomo's constant column when the
+    objective has a constant term, and is read).
 
     Parameters
     ----------
@@ -386,11 +388,13 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
     where = f"solution {path}" if path else "solution"
     by_name = labels(model)
     given: dict[str, float] = {}
+    constant = False
     for name, value in parsed.values:
         if name == CONSTANT_COLUMN and name not in by_name:
             if abs(value - 1.0) > TOL:
                 raise InstanceError(f"{where}: {name}", value, "must be 1 (the objective's "
                                     "constant term)")
+            constant = True
             continue
         var = by_name.get(name)
         if var is None:
@@ -405,7 +409,7 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
                                     f"{var.value} the model fixes")
             continue
         given[name] = value
-    if not given:
+    if not given and not constant:
         raise InstanceError("solution", str(path) or None,
                             f"names none of the model's {len(by_name)} variables (a "
                             f"{FORMATS[parsed.format].split(' (')[0]} file with no variable of "
