@@ -29,6 +29,7 @@ Formats
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -79,10 +80,16 @@ def _text(path: Path) -> str:
 
 
 def is_json(path: str | Path) -> bool:
-    """Whether the file at ``path`` looks like JSON (its first non-blank character is ``{`` or
-    ``[``); read with the bounded reader."""
-    head = _text(Path(path)).lstrip()[:1]
-    return head in ("{", "[")
+    """Whether the file at ``path`` is JSON (it parses as JSON, or starts like a JSON object,
+    array or string); read with the bounded reader."""
+    text = _text(Path(path))
+    if text.lstrip()[:1] in ("{", "[", '"'):
+        return True
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _number(token: str, path: Path, line: int, name: str) -> float:
