@@ -13,6 +13,7 @@ This module is generic: it names no problem, it reads whatever the installed dat
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import tempfile
@@ -343,6 +344,9 @@ def export_set(directory: str | Path, problems: list[str] | None = None,
         fd, raw = tempfile.mkstemp(prefix="_tmp_", suffix=".mps", dir=target.parent)
         os.close(fd)
         tmp = Path(raw)
+        quiet = logging.getLogger("pyomo.core")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)  # a constant objective (0 everywhere) is not news here
         try:
             counts = api.write_model(model, tmp)
             if counts["quadratic"]:
@@ -352,6 +356,7 @@ def export_set(directory: str | Path, problems: list[str] | None = None,
                 while chunk := src.read(1 << 20):
                     gz.write(chunk)
         finally:
+            quiet.setLevel(level)
             tmp.unlink(missing_ok=True)
         value = _model_objective(problem, formulation, model, inst,
                                  io.load_solution(inst, rec.solution))

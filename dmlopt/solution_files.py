@@ -81,7 +81,21 @@ def _text(path: Path) -> str:
 
 def is_json(path: str | Path) -> bool:
     """Whether the file at ``path`` is JSON (it parses as JSON, or starts like a JSON object,
-    array or string); read with the bounded reader."""
+    array or string).
+
+    Parameters
+    ----------
+    path : the file, read with the bounded reader (:func:`dmlopt.io.read_bytes`).
+
+    Returns
+    -------
+    bool
+        True for a dmlopt solution JSON (or any JSON value), False for a solver's file.
+
+    References
+    ----------
+    docs/interop.md, "Solutions from any solver".
+    """
     text = _text(Path(path))
     if text.lstrip()[:1] in ("{", "[", '"'):
         return True
@@ -105,8 +119,22 @@ def _number(token: str, path: Path, line: int, name: str) -> float:
 
 
 def detect(text: str) -> str:
-    """The format of a solution file's text (a key of :data:`FORMATS`, or ``"json"``);
-    ``""`` when it is none of them."""
+    """The format of a solution file's text, from its content.
+
+    Parameters
+    ----------
+    text : the file's text.
+
+    Returns
+    -------
+    str
+        A key of :data:`FORMATS`, ``"json"``, ``"glpsol"`` (HiGHS styles 2 and 3, which name no
+        column), or ``""`` when it is none of them.
+
+    References
+    ----------
+    docs/interop.md, "Solutions from any solver".
+    """
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return ""
@@ -147,6 +175,10 @@ def parse(path: str | Path) -> SolutionFile:
     InstanceError
         A file that is not one of the formats (naming the formats expected), a value that is not
         a finite number, a truncated file, or a name given twice.
+
+    References
+    ----------
+    docs/interop.md, "Solutions from any solver".
     """
     path = Path(path)
     text = _text(path)
@@ -320,16 +352,48 @@ def _cplex(text: str, path: Path) -> tuple[list[tuple[str, float]], float | None
 
 
 def label(var: Any) -> str:
-    """The name ``dmlopt export`` gives a Pyomo variable in LP and MPS files (Pyomo's
-    ``symbolic_solver_labels``): ``x[1,2]`` -> ``x(1_2)``."""
+    """The name ``dmlopt export`` gives a Pyomo variable in LP and MPS files.
+
+    Parameters
+    ----------
+    var : a Pyomo variable (a ``VarData``).
+
+    Returns
+    -------
+    str
+        Pyomo's symbolic label (``symbolic_solver_labels``, its LP labeler, used by its LP and
+        MPS writers alike): ``x[1,2]`` -> ``x(1_2)``.
+
+    References
+    ----------
+    docs/interop.md, "Solutions from any solver".
+    """
     from pyomo.core.base.label import cpxlp_label_from_name
 
     return cpxlp_label_from_name(var.getname(fully_qualified=True))
 
 
 def labels(model: Any) -> dict[str, Any]:
-    """Every variable of ``model`` by its exported name; :class:`InstanceError` if two
-    variables share one (the file could not tell them apart)."""
+    """Every variable of ``model`` by its exported name (:func:`label`).
+
+    Parameters
+    ----------
+    model : a Pyomo model.
+
+    Returns
+    -------
+    dict
+        name -> variable.
+
+    Raises
+    ------
+    InstanceError
+        If two variables share a name (a file could not tell them apart).
+
+    References
+    ----------
+    docs/interop.md, "Solutions from any solver".
+    """
     import pyomo.environ as pyo
 
     out: dict[str, Any] = {}
@@ -391,6 +455,10 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
         An unknown name (the file is for another instance or formulation), a value out of
         bounds or not integral, a file naming none of the model's variables, or a variable left
         out whose bounds exclude 0.
+
+    References
+    ----------
+    docs/interop.md, "Solutions from any solver".
     """
     where = f"solution {path}" if path else "solution"
     by_name = labels(model)
@@ -444,9 +512,30 @@ def _example(by_name: dict[str, Any]) -> str:
 
 def check_objective(model: Any, parsed: SolutionFile, path: str | Path = "",
                     rel_tol: float = 1e-6) -> float:
-    """The model's objective at the values set; :class:`InstanceError` if the file reports an
-    objective that differs beyond ``rel_tol`` (relative, at least absolute ``rel_tol``): the
-    values are not that solution of this model (the file is for another instance)."""
+    """The model's objective at the values set, checked against the one the file reports.
+
+    Parameters
+    ----------
+    model : the model, its variables set by :func:`assign`.
+    parsed : the file, from :func:`parse`.
+    path : the file's path, for messages.
+    rel_tol : relative tolerance (absolute below 1).
+
+    Returns
+    -------
+    float
+        The model's objective (NaN for a model without exactly one active objective).
+
+    Raises
+    ------
+    InstanceError
+        If the file reports an objective these values do not give: the file was written for
+        another instance (with the same variable names) or formulation.
+
+    References
+    ----------
+    docs/interop.md, "Solutions from any solver".
+    """
     import pyomo.environ as pyo
 
     objs = list(model.component_data_objects(pyo.Objective, active=True))
