@@ -52,6 +52,10 @@ FORMATS = {
 #: a value may lie this far outside a variable's bounds; an integer this far from an integer
 TOL = 1e-6
 
+#: relative precision of the values a format prints beyond :data:`TOL` (HiGHS's pretty style
+#: prints 6 significant digits: a value at a bound may print up to half a unit beyond it)
+PRECISION = {"highs-pretty": 5e-6}
+
 #: the column Pyomo adds for a constant term of the objective (always 1)
 CONSTANT_COLUMN = "ONE_VAR_CONSTANT"
 
@@ -411,12 +415,14 @@ def _bounds(var: Any) -> tuple[float, float]:
     return (-math.inf if lb is None else float(lb)), (math.inf if ub is None else float(ub))
 
 
-def _fits(var: Any, value: float, where: str) -> float:
-    """``value`` checked against the bounds and integrality of ``var`` (rounded if integer)."""
+def _fits(var: Any, value: float, where: str, rel: float = 0.0) -> float:
+    """``value`` checked against the bounds and integrality of ``var`` (rounded if integer);
+    ``rel``: the relative precision of the file's values, added to :data:`TOL`."""
     lb, ub = _bounds(var)
-    if value < lb - TOL or value > ub + TOL:
+    tol = TOL + rel * abs(value)
+    if value < lb - tol or value > ub + tol:
         raise InstanceError(where, value, f"is outside the bounds [{lb:g}, {ub:g}] of "
-                            f"{var.name} (tolerance {TOL:g})")
+                            f"{var.name} (tolerance {tol:g})")
     value = min(max(value, lb), ub)
     if var.is_integer():
         r = round(value)
@@ -477,7 +483,7 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
             raise InstanceError(where, name, f"is not a variable of this model (its variables "
                                 f"are named like {near}): the file was written for another "
                                 "instance or formulation")
-        value = _fits(var, value, f"{where}: {name}")
+        value = _fits(var, value, f"{where}: {name}", PRECISION.get(parsed.format, 0.0))
         if var.fixed:
             if abs(value - float(var.value)) > TOL:
                 raise InstanceError(f"{where}: {name}", value, f"differs from the value "

@@ -126,3 +126,15 @@ def test_cli_skips_and_refuses(tmp_path, capsys):
 def test_unknown_problem(tmp_path):
     with pytest.raises(dmlopt.DmloptError, match="no library"):
         references.export_set(tmp_path / "x", ["nosuch"])
+
+
+def test_no_linear_formulation_is_skipped(tmp_path, monkeypatch):
+    """A problem whose formulations are all nonlinear (as TAP's paper model alone would be) is
+    skipped with its reason, in the returned lines and the README."""
+    monkeypatch.setattr(references, "_linear", lambda problem, f: False)
+    lines = []
+    done, skipped = references.export_set(tmp_path / "s", ["inc_oxc"], log=lines.append)
+    assert done == [] and len(skipped) == len(references.records("inc_oxc")) == len(lines)
+    assert all("has no linear formulation" in s for s in skipped)
+    assert (tmp_path / "s" / "references.solu").read_text() == ""
+    assert "## Not exported" in (tmp_path / "s" / "README.md").read_text()

@@ -309,3 +309,27 @@ def test_missing_variable_outside_zero(tmp_path):
     assert solution_files.assign(m, parsed) == {"named": 2, "defaulted": 1}
     assert m.y.value == 0.0 and m.x[2].value == 1.0
     assert math.isclose(m.x[1].value, 2.0)
+
+
+def test_pretty_style_precision(tmp_path):
+    """HiGHS's pretty style prints 6 significant digits: a value at its bound may print half a
+    unit beyond it and is read (clipped); the same value in a full-precision file is refused."""
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.f = pyo.Var(bounds=(0, 3.6231884057971))
+    m.obj = pyo.Objective(expr=m.f)
+    pretty = tmp_path / "p.sol"
+    pretty.write_text(
+        "Columns\n"
+        "    Index Status        Lower        Upper       Primal         Dual  Type        Name\n"
+        "        0                   0      3.62319      3.62319               Continuous  f\n"
+        "Rows\n    Index Status        Lower        Upper       Primal         Dual  Name\n"
+        "\nModel status: Optimal\n\nObjective value: 3.6231884057971\n")
+    parsed = solution_files.parse(pretty)
+    assert parsed.format == "highs-pretty" and parsed.objective == 3.6231884057971
+    solution_files.assign(m, parsed)
+    assert m.f.value == 3.6231884057971
+    raw = solution_files.SolutionFile("gurobi", [("f", 3.62319)], None)
+    with pytest.raises(dmlopt.InstanceError, match="outside the bounds"):
+        solution_files.assign(m, raw)
