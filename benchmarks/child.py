@@ -74,6 +74,10 @@ def execute(payload: dict[str, Any], instance: Any = None) -> dict[str, Any]:
                 threads=opts.get("threads"), warm_start=opts.get("warm_start"),
                 solver_options=opts.get("solver_options"),
             )
+        elif payload["kind"] == "bound":
+            opts = payload["options"]
+            res = api.bound(inst, opts["bound"], time_limit=opts.get("time_limit"),
+                            **opts.get("options", {}))
         else:
             name = payload["method"]
             problem = registry.get(payload["problem"])
@@ -111,6 +115,10 @@ def preload_modules(payload: dict[str, Any]) -> list[str]:
     mods.extend(heur)
     for name in heur:  # what a heuristic module loads lazily (numba kernels): its PRELOAD
         mods.extend(getattr(sys.modules.get(name), "PRELOAD", ()))
+    if payload["kind"] == "bound":  # what bound methods import lazily (LP solvers, scipy)
+        mods += [e.function.__module__ for e in prob.bound_entries.values()]
+        mods += ["highspy", "pyomo.environ", "pyomo.contrib.solver.solvers.highs",
+                 "scipy.optimize"]
     if payload["kind"] == "exact":
         solver = payload["options"].get("solver", "")
         mods += ["pyomo.environ", "pyomo.contrib.solver.common.factory"]

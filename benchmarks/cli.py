@@ -47,8 +47,14 @@ class _Progress:
         obj = row.get("objective")
         obj_s = "-" if obj is None else f"{obj:.6g}"
         secs = row.get("seconds") or 0.0
+        bound = row.get("bound")
+        bound_s = f" bound={bound:.6g}" if row.get("kind") == "bound" and bound is not None \
+            else ""
+        why = ""
+        if row["status"] in ("error", "killed") and row.get("message"):
+            why = f": {' '.join(str(row['message']).split())[:200]}"  # the reason, one line
         text = (f"{row['problem']} {row['instance']} {row['method']} seed={row['seed']}: "
-                f"{row['status']} obj={obj_s} ({secs:.2f} s)")
+                f"{row['status']}{bound_s} obj={obj_s} ({secs:.2f} s){why}")
         if self.bar is not None:
             self.bar.set_postfix_str(f"{row['method'][:24]}: {row['status']}", refresh=False)
             self.bar.update(1)
@@ -101,6 +107,7 @@ def run_suite(suite: suite_mod.Suite, out: Any, workers: int, dask: str | None =
     from dmlopt.benchmarks import store as store_mod
 
     store = store_mod.Store(out, "-o")
+    lock = _exclusive(out, store)
     try:
         skip = set() if rerun else store.keys()
         if rerun_failed:
@@ -135,7 +142,26 @@ def run_suite(suite: suite_mod.Suite, out: Any, workers: int, dask: str | None =
               f"(report: dmlopt report {out} -o DIR)", file=summary or sys.stdout)
     finally:
         store.close()
+        os.close(lock)
     return statuses
+
+
+def _exclusive(out: Any, store: Any) -> int:
+    """Hold the store for this run alone (``flock`` on the store file, released when the
+    process ends): a second ``dmlopt bench`` or ``dmlopt reproduce`` on the same store is
+    refused at once instead of running and storing the same runs twice."""
+    import fcntl
+
+    fd = os.open(str(out), os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        store.close()
+        raise DmloptError(f"-o: {out} is in use by another dmlopt bench or reproduce; wait "
+                          "for it to finish (then the same command resumes) or use another "
+                          "store") from None
+    return fd
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -39,7 +39,7 @@ import pandas as pd
 from dmlopt import registry
 from dmlopt.benchmarks import store as store_mod
 from dmlopt.errors import InstanceError, UnknownNameError
-from dmlopt.io import atomic_path, atomic_write_text
+from dmlopt.io import atomic_path, atomic_write_text, check_output_dir
 from dmlopt.solvers import OPTIMALITY_GAP
 
 SOLVED = ("optimal", "feasible", "time_limit")
@@ -68,6 +68,9 @@ def label(method: str, kind: str, options: str) -> str:
         opts = {}
     if kind == "exact":
         opts = {k: v for k, v in opts.items() if k not in _STD_EXACT_OPTS}
+    if kind == "bound" and isinstance(opts, dict):  # its options and its time limit
+        opts = {**(opts.get("options") or {}),
+                **({"time_limit": opts["time_limit"]} if opts.get("time_limit") else {})}
     if not opts:
         return method
     return method + " " + ",".join(f"{k}={_compact(v)}" for k, v in sorted(opts.items()))
@@ -95,9 +98,19 @@ def frame(rows: list[dict[str, Any]], senses: dict[str, str] | None = None) -> p
     refs = instances(df)
     df = df.merge(refs[["problem", "instance_hash", "ref", "ref_kind", "ref_seconds"]],
                   on=["problem", "instance_hash"], how="left")
+    refs = refs.rename(columns={"bound": "best_bound"})
+    df = df.merge(refs[["problem", "instance_hash", "best_bound"]],
+                  on=["problem", "instance_hash"], how="left")
+    # two columns, never mixed: the gap to a reference optimum (proven, or the library's), and
+    # the certified gap to the best valid bound of the instance (exact runs' and bound runs')
     df["gap_pct"] = [
-        _gap(o, r, s) if solved else np.nan
-        for o, r, s, solved in zip(df["objective"], df["ref"], df["sense"], df["solved"],
+        _gap(o, r, s) if solved and kind != "bound" else np.nan
+        for o, r, s, solved, kind in zip(df["objective"], df["ref"], df["sense"], df["solved"],
+                                         df["ref_kind"], strict=True)
+    ]
+    df["cert_gap_pct"] = [
+        _gap(o, b, s) if solved else np.nan
+        for o, b, s, solved in zip(df["objective"], df["best_bound"], df["sense"], df["solved"],
                                    strict=True)
     ]
     secs = df["seconds"].clip(lower=1e-6)
@@ -149,12 +162,17 @@ def instances(df: pd.DataFrame) -> pd.DataFrame:
         opt = best(opt_rows["objective"]) if len(opt_rows) else np.nan
         disagree = bool(len(opt_rows) and opt_rows["objective"].max() - opt_rows["objective"].min()
                         > _TOL * max(1.0, abs(opt)))
-        bounds = exact["bound"].dropna()
+        bound_rows = g[(g["kind"] == "bound") & (g["status"] == "bound")]
+        bounds = pd.concat([exact["bound"], bound_rows["bound"]]).dropna()
         # the strongest bound: largest lower bound (min), smallest upper bound (max)
         bound = (bounds.max() if sense == "min" else bounds.min()) if len(bounds) else np.nan
         solved = g[g["status"].isin(SOLVED) & g["objective"].notna()]
         best_known = best(solved["objective"]) if len(solved) else np.nan
         lib = _library(h) if math.isnan(opt) else None
+        lib_bound = _number(getattr(lib, "bound", None)) if lib is not None else None
+        if lib_bound is not None:  # the library's certified bound is valid for the instance
+            bounds = pd.concat([bounds, pd.Series([lib_bound])])
+            bound = (bounds.max() if sense == "min" else bounds.min())
         if not math.isnan(opt):
             ref, ref_kind = opt, "optimum"
         elif lib is not None and lib.status == "optimal":
@@ -199,6 +217,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             "solved": int(g["solved"].sum()),
             "failed": int(g["status"].isin(("error", "killed")).sum()),
             "mean_gap_pct": g["gap_pct"].mean(), "max_gap_pct": g["gap_pct"].max(),
+            "mean_cert_gap_pct": g["cert_gap_pct"].mean(),
+            "max_cert_gap_pct": g["cert_gap_pct"].max(),
             "mean_seconds": g["seconds"].mean(), "geomean_seconds": _geomean(g["seconds"]),
             "geomean_time_ratio": _geomean(ratio), "geomean_speedup": _geomean(g["speedup"]),
         })
@@ -221,7 +241,8 @@ def per_instance(df: pd.DataFrame) -> pd.DataFrame:
             "objective_max": g["objective"].where(g["solved"]).max(),
             "solved": int(g["solved"].sum()),
             "bound": g["bound"].mean(),
-            "gap_pct": g["gap_pct"].mean(), "seconds": g["seconds"].mean(),
+            "gap_pct": g["gap_pct"].mean(), "cert_gap_pct": g["cert_gap_pct"].mean(),
+            "seconds": g["seconds"].mean(),
             "speedup": _geomean(g["speedup"]),
         })
     res = pd.DataFrame(out)
@@ -248,13 +269,16 @@ _HEUR_COLOR = "#ff7f0e"
 
 
 def plot_gaps(df: pd.DataFrame, problem: str, path: Path) -> bool:
-    """Box plot of the gap to the reference per heuristic, every run a point."""
-    d = df[(df["problem"] == problem) & (df["kind"] == "heuristic") & df["gap_pct"].notna()]
+    """Box plot of the gap per heuristic, every run a point: the gap to the optimum when every
+    plotted run has one, else the certified gap (to the best bound); never a mix."""
+    mine = df[(df["problem"] == problem) & (df["kind"] == "heuristic") & df["solved"]]
+    column = "gap_pct" if len(mine) and mine["gap_pct"].notna().all() else "cert_gap_pct"
+    d = mine[mine[column].notna()]
     if d.empty:
         return False
     plt = _plt()
-    labels = sorted(d["label"].unique(), key=lambda lab: d[d["label"] == lab]["gap_pct"].mean())
-    data = [d[d["label"] == lab]["gap_pct"].to_numpy() for lab in labels]
+    labels = sorted(d["label"].unique(), key=lambda lab: d[d["label"] == lab][column].mean())
+    data = [d[d["label"] == lab][column].to_numpy() for lab in labels]
     fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(labels) + 2), 4.2))
     ax.boxplot(data, showfliers=False, widths=0.5,
                medianprops={"color": "black"}, boxprops={"color": "#555555"})
@@ -266,17 +290,19 @@ def plot_gaps(df: pd.DataFrame, problem: str, path: Path) -> bool:
                    label="mean" if i == 1 else None)
     ax.set_xticks(range(1, len(labels) + 1), labels, rotation=20 if len(labels) > 3 else 0,
                   ha="right" if len(labels) > 3 else "center")
-    ax.axhline(0, color="#2ca02c", lw=1, ls="--", label="optimum")
-    kind = set(d["ref_kind"])
-    ref = "optimum" if kind == {"optimum"} else "optimum or best bound"
+    ref = "optimum" if column == "gap_pct" else "best bound (certified gap)"
+    ax.axhline(0, color="#2ca02c", lw=1, ls="--", label="optimum" if column == "gap_pct"
+               else "bound")
     ax.set_ylabel(f"gap to the {ref} (%)")
     ax.set_xlabel("heuristic")
     ax.set_title(f"{problem}: gap of each heuristic to the {ref}\n"
                  f"{d['instance_hash'].nunique()} instances, {len(d)} runs; lower is better",
                  fontsize=10)
-    ax.set_ylim(bottom=min(-1.0, float(np.nanmin(d["gap_pct"])) - 1))
+    lo, hi = float(np.nanmin(d[column])), float(np.nanmax(d[column]))
+    pad = 0.05 * max(hi - min(lo, 0.0), 1e-3)
+    ax.set_ylim(min(lo, 0.0) - pad, hi + pad)  # from the data's range
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # outside the data
     _save(fig, path)
     return True
 
@@ -381,7 +407,7 @@ def _save(fig: Any, path: Path) -> None:
 
     fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
+        fig.savefig(tmp, dpi=110, format="png", bbox_inches="tight")
     plt.close(fig)
 
 
@@ -417,6 +443,13 @@ def _objective(r: Any) -> str:
             f"[{_f(r.objective_min)}, {_f(r.objective_max)}]")
 
 
+def _bound_text(bound: Any, sense: str) -> str:
+    """``>= 16`` (a lower bound of a min problem) or ``<= 50`` (an upper bound), or ``-``."""
+    if _number(bound) is None:
+        return "-"
+    return f"{'>=' if sense == 'min' else '<='} {_f(bound)}"
+
+
 def _speedup_at(speedup: Any, gap: Any) -> str:
     """``"218 at 50.00 %"``: a speed-up is shown only with the gap it buys."""
     if _pct(gap) == "-" or _f(speedup) == "-":
@@ -445,11 +478,14 @@ def markdown(df: pd.DataFrame, store_path: str, plots: dict[str, list[str]]) -> 
         f"hosts: {', '.join(sorted(set(df['host'].dropna())))}; "
         f"generated {datetime.now(UTC).isoformat(timespec='seconds')}.",
         "",
-        "Gap (%) is measured against the best proven optimum of the instance (an exact run with "
-        f"status optimal at a gap of at most {OPTIMALITY_GAP:g}); `<=` marks a gap measured "
-        "against the best proven bound when no exact run proved optimality; where the store "
-        "proves no optimum, a certified optimum of the reference library (`dmlopt references`) "
-        "is the reference, marked `library`. Speed-up is the "
+        "Two gaps, never mixed. The gap to optimum (%) is measured against the best proven "
+        "optimum of the instance (an exact run with status optimal at a gap of at most "
+        f"{OPTIMALITY_GAP:g}); where the store proves no optimum, a certified optimum of the "
+        "reference library (`dmlopt references`) is the reference, marked `library` (or its "
+        "best known value, marked `library best known`). The certified gap (%) is measured "
+        "against the best valid bound of the instance (the strongest bound of its exact runs "
+        "and of its bound runs, `dmlopt bound`): the true gap of a run is at most its "
+        "certified gap, with or without a known optimum. Speed-up is the "
         "fastest optimal exact run's time over the method's time (geometric mean over runs), "
         "shown only beside the gap it buys. Where a method ran several times on an instance "
         "(seeds), objective, gap and seconds are means over those runs, marked as such.",
@@ -469,13 +505,21 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
     s = summ[summ["problem"] == problem]
     heur = s[s["kind"] == "heuristic"]
     exact = s[s["kind"] == "exact"]
+    bnd = s[s["kind"] == "bound"]
     if len(heur):
         out += ["### Heuristics", "", _table(
-            ["heuristic", "runs", "solved", "failed", "mean gap %", "max gap %",
+            ["heuristic", "runs", "solved", "failed", "mean gap to optimum %",
+             "max gap to optimum %", "mean certified gap %", "max certified gap %",
              "speed-up at that mean gap (geo-mean)"],
             [[r.method, str(r.runs), str(r.solved), str(r.failed), _pct(r.mean_gap_pct),
-              _pct(r.max_gap_pct), _speedup_at(r.geomean_speedup, r.mean_gap_pct)]
+              _pct(r.max_gap_pct), _pct(r.mean_cert_gap_pct), _pct(r.max_cert_gap_pct),
+              _speedup_at(r.geomean_speedup, r.mean_gap_pct)]
              for r in heur.itertuples()]), ""]
+    if len(bnd):
+        out += ["### Bounds", "", _table(
+            ["bound method", "runs", "failed", "geo-mean seconds"],
+            [[r.method, str(r.runs), str(r.failed), _f(r.geomean_seconds, 3)]
+             for r in bnd.itertuples()]), ""]
     if len(exact):
         out += ["### Exact methods", "", _table(
             ["method", "runs", "optimal", "failed", "mean gap %", "max gap %",
@@ -491,16 +535,18 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
         ref = (f"{_f(i.optimum)} (opt)" if i.ref_kind == "optimum"
                else f"{_f(i.ref)} (library opt)" if i.ref_kind == "library"
                else f"{_f(i.ref)} (library best known)" if i.ref_kind == "library-best"
-               else f">= {_f(i.bound)} (bound)" if i.ref_kind == "bound" and sense == "min"
-               else f"<= {_f(i.bound)} (bound)" if i.ref_kind == "bound" else "-")
+               else "-")
         for r in per[(per["problem"] == problem) & (per["instance_hash"] == i.instance_hash)] \
                 .itertuples():
-            gap = _pct(r.gap_pct, upper=r.ref_kind == "bound")
+            gap = _pct(r.gap_pct)
             speed = _f(r.speedup, 3) if gap != "-" else "-"  # a speed-up only beside its gap
-            rows.append([f"`{i.instance}`", ref, r.method, str(r.runs), r.status,
-                         _objective(r), gap, speed, _f(r.seconds, 3)])
-    out += [_table(["instance", "optimum / bound", "method", "runs", "status",
-                    "objective (mean of runs)", "gap % (mean)", "speed-up", "seconds (mean)"],
+            rows.append([f"`{i.instance}`", ref, _bound_text(i.bound, sense), r.method,
+                         str(r.runs), r.status, _objective(r), gap, _pct(r.cert_gap_pct),
+                         _f(r.bound) if r.kind == "bound" and r.status == "bound" else "",
+                         speed, _f(r.seconds, 3)])
+    out += [_table(["instance", "reference", "best bound", "method", "runs", "status",
+                    "objective (mean of runs)", "gap to optimum % (mean)",
+                    "certified gap % (mean)", "its bound", "speed-up", "seconds (mean)"],
                    rows), ""]
     bad = inst[(inst["problem"] == problem) & inst["optima_disagree"]]
     for i in bad.itertuples():
@@ -522,10 +568,8 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
 def write(store_path: str | Path, outdir: str | Path,
           senses: dict[str, str] | None = None) -> list[Path]:
     """Write ``report.md``, ``runs.csv``, ``instances.csv``, ``summary.csv`` and the PNGs."""
-    outdir = Path(outdir)
+    outdir = check_output_dir(outdir, "-o")
     rows = store_mod.read(store_path)  # refused before anything is written
-    if outdir.exists() and not outdir.is_dir():
-        raise InstanceError("-o", str(outdir), "exists and is not a directory")
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

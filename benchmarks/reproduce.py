@@ -141,9 +141,7 @@ def run(paper: str, names: list[str] | None = None, quick: bool = False,
     page = _check_docs(docs) if docs is not None else None
     if workers is not None and (isinstance(workers, bool) or not 1 <= workers <= 256):
         raise DmloptError(f"--workers: {workers} must be an integer in [1, 256]")
-    base = Path(outdir)
-    if base.exists() and not base.is_dir():
-        raise DmloptError(f"-o: {base} is not a directory")
+    base = io.check_output_dir(outdir, "-o")
     here = base / (f"{paper}-quick" if quick else paper)
     names_ = suites_of(chosen, quick)
     suites = [suite_mod.load(n) for n in names_]  # every suite checked before anything runs
@@ -197,10 +195,12 @@ def _figures(page: Path, blocks: dict[str, str], here: Path) -> list[Path]:
 
 
 def _check_docs(docs: str | Path) -> Path:
-    page = Path(docs)
+    page = io.check_output(docs, "--docs")  # NUL bytes, names, a writable folder
     if not page.is_file():
         raise DmloptError(f"--docs: {page} is not an existing Markdown page")
-    return page
+    # a symbolic link: the page it points to is edited (its folder gets the figures); the link
+    # itself is never replaced
+    return page.resolve()
 
 
 def _command(t: Table, quick: bool) -> str:

@@ -43,7 +43,7 @@ COLUMNS: list[tuple[str, str]] = [
     ("problem", "TEXT NOT NULL"),
     ("instance", "TEXT NOT NULL"),
     ("instance_hash", "TEXT NOT NULL"),
-    ("kind", "TEXT NOT NULL"),  # exact | heuristic
+    ("kind", "TEXT NOT NULL"),  # exact | heuristic | bound
     ("method", "TEXT NOT NULL"),  # highs:paper | heuristic name
     ("options", "TEXT NOT NULL"),  # canonical JSON
     ("seed", "INTEGER NOT NULL"),

@@ -18,12 +18,15 @@ methods (solver + formulation + time limit; heuristics with options and seeds)::
     methods = [
       { solver = "highs", formulation = "paper", time_limit = 60 },
       { heuristic = "dense-refine", seeds = [0], options = {} },
+      { bound = "lp", time_limit = 60 },
     ]
 
 ``time_limit``, ``grace`` and ``threads`` may also be given per group and per method (the most
 specific wins). A solver method may also give ``mip_gap``, ``warm_start`` (a heuristic name) and
 ``solver_options`` (a table passed to the solver). A heuristic's ``time_limit`` is the harness's
-hard limit only; it is not passed to the heuristic (put it in ``options`` for that).
+hard limit only; it is not passed to the heuristic (put it in ``options`` for that). A bound method
+(``dmlopt bound``, the problem's ``BOUNDS``) gets ``options`` and its ``time_limit``; the report
+grades every run against the best bound of its instance (the certified gap).
 
 Instance files are resolved relative to the suite file first, then among the instances shipped in
 ``dmlopt.data``; globs are allowed in both places.
@@ -84,6 +87,7 @@ _GEN_KEYS = {"generator", "params", "seeds"}
 _SOLVER_KEYS = {"solver", "formulation", "time_limit", "grace", "threads", "mip_gap",
                 "warm_start", "solver_options"}
 _HEUR_KEYS = {"heuristic", "options", "seeds", "time_limit", "grace"}
+_BOUND_KEYS = {"bound", "options", "time_limit", "grace"}
 
 
 class SuiteError(DmloptError):
@@ -495,8 +499,10 @@ def _methods(ctx: _Ctx, where: str, specs: Any, problem: registry.Problem,
             out.append(_solver_method(ctx, w, spec, problem, limits))
         elif isinstance(spec, dict) and "heuristic" in spec:
             out.append(_heuristic_method(ctx, w, spec, problem, limits))
+        elif isinstance(spec, dict) and "bound" in spec:
+            out.append(_bound_method(ctx, w, spec, problem, limits))
         else:
-            raise ctx.err(w, spec, "must be a table with 'solver' or 'heuristic'")
+            raise ctx.err(w, spec, "must be a table with 'solver', 'heuristic' or 'bound'")
     return out
 
 
@@ -567,6 +573,25 @@ def _heuristic_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
     lim = _limits(ctx, w, spec, limits)
     return ("heuristic", name, dict(options), seeds, lim["time_limit"], lim["grace"],
             import_path)
+
+
+def _bound_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
+                  limits: dict) -> tuple:
+    """``{ bound = "NAME", options = {...}, time_limit = S }``: a dual bound run
+    (:func:`dmlopt.bound`); ``time_limit`` is passed to the method and the harness kills the
+    run ``grace`` seconds after it."""
+    ctx.keys(w, spec, _BOUND_KEYS, {"bound"})
+    name = spec["bound"]
+    if not isinstance(name, str) or name not in problem.bound_entries:
+        raise ctx.err(f"{w}.bound", name, f"is not a {problem.name} bound method (available: "
+                      f"{', '.join(problem.bound_entries) or 'none'})")
+    options = spec.get("options", {})
+    if not isinstance(options, dict):
+        raise ctx.err(f"{w}.options", options, "must be a table")
+    _check_options(ctx, f"{w}.options", name, problem.bound_entries[name], options)
+    lim = _limits(ctx, w, spec, limits)
+    payload = {"bound": name, "options": dict(options), "time_limit": lim["time_limit"]}
+    return ("bound", f"bound:{name}", payload, [0], lim["time_limit"], lim["grace"], "")
 
 
 def _check_options(ctx: _Ctx, where: str, name: str, entry: Any, options: dict) -> None:

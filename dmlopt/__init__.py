@@ -8,6 +8,7 @@ of distributed ML training.
 'feasible'
 """
 
+from dmlopt import registry as _registry
 from dmlopt.api import (
     bound,
     build,
@@ -35,6 +36,8 @@ from dmlopt.registry import names as problems
 from dmlopt.result import Result
 
 __version__ = "0.1.0"
+
+_registry.register_gym_envs()  # dmlopt/<Name>-v0 for gymnasium.make (no gymnasium import here)
 
 __all__ = [
     "DmloptError",

@@ -174,6 +174,7 @@ def solve(
     size_limit: Any = None,
     tee: bool = False,
     solver_options: dict[str, Any] | None = None,
+    progress: float | None = None,
 ) -> Result:
     """Solve ``instance`` exactly with a Pyomo solver and return the evaluated :class:`Result`.
 
@@ -187,6 +188,11 @@ def solve(
         the solver. A solver stopped before it produced an incumbent returns the (re-evaluated,
         feasible) start instead, so a warm-started run is never worse than its start.
     size_limit : (variables, constraints) above which the model is refused before building.
+    progress : seconds between progress lines on stderr (HiGHS: incumbent, bound, gap and
+        elapsed time); None (default) for none.
+
+    Ctrl-C stops the solver within seconds and raises :class:`dmlopt.errors.Interrupted`
+    carrying the incumbent, evaluated (``exc.result``, status ``interrupted``).
 
     Raises
     ------
@@ -199,6 +205,9 @@ def solve(
     solvers.check(solver)
     solvers.check_settings(time_limit, mip_gap, threads)
     solvers.check_options(solver, solver_options)
+    if progress is not None and (isinstance(progress, bool) or not isinstance(
+            progress, int | float) or not 0 < progress < float("inf")):
+        raise InstanceError("progress", progress, "must be a number of seconds > 0")
     formulation = formulation or default_formulation(problem, solver)
     entry = problem.formulation(formulation)
     check_size(instance, formulation, size_limit)
@@ -210,7 +219,8 @@ def solve(
         (entry.warm_start or problem.model.warm_start)(model, instance, start)
     t_build = time.perf_counter() - t0
     run = solvers.run(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
-                      warm=start is not None, tee=tee, options=solver_options)
+                      warm=start is not None, tee=tee, options=solver_options,
+                      progress=progress)
     seconds = time.perf_counter() - t0
     method = f"{solver}:{formulation}"
     opts = {k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap),
@@ -218,6 +228,8 @@ def solve(
     res = Result(problem=problem.name, method=method, status=run.status, bound=run.bound,
                  seconds=seconds, message="" if run.status == "optimal" else run.message,
                  solver_objective=run.objective, options=opts, build_seconds=t_build)
+    if run.status == "interrupted":
+        _interrupted(res, problem, instance, entry, model, run, start, mip_gap)
     if not run.has_solution:
         if start is not None and run.status in ("time_limit", "feasible"):
             # a solver stopped before it read the MIP start (SCIP completes a partial start
@@ -247,6 +259,23 @@ def solve(
         res.message = (f"the solver stopped at a relative gap of {res.gap:.3g}{asked}; optimal "
                        f"means proven at {solvers.OPTIMALITY_GAP:g}")
     return res
+
+
+def _interrupted(res: Result, problem: Any, instance: Any, entry: Any, model: Any, run: Any,
+                 start: Any, mip_gap: Any) -> None:
+    """Ctrl-C stopped the solver: raise :class:`Interrupted` carrying its incumbent (or the warm
+    start), evaluated, with status ``interrupted`` and its gap."""
+    solution = (entry.decode or problem.model.decode)(model, instance) if run.has_solution \
+        else start
+    res.message = "interrupted (Ctrl-C): the solver's best solution so far"
+    if solution is not None:
+        ev = problem.model.evaluate(instance, solution)
+        if ev.feasible:
+            _fill(res, solution, ev)
+            res.gap = relative_gap(ev.objective, res.bound)
+        else:
+            solution = None
+    raise Interrupted(solution, result=res)
 
 
 def proven(objective: float | None, bound: float | None) -> bool:
@@ -366,6 +395,8 @@ def heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None
     except Interrupted as exc:  # Ctrl-C: the best solution so far, evaluated, rides along
         exc.result = _heuristic_result(problem, instance, name, seed, options, exc.solution,
                                        time.perf_counter() - t0)
+        if exc.result.status == "feasible":
+            exc.result.status = "interrupted"
         exc.result.message = ("interrupted (Ctrl-C): the best solution found so far"
                               + (f"; {exc.result.message}" if exc.result.message else ""))
         raise

@@ -96,14 +96,31 @@ def _write_solution(res: Any, path: str | None) -> None:
 def cmd_solve(args: argparse.Namespace) -> int:
     _output(args.output)
     inst = io.load(args.instance)
-    res = api.solve(
-        inst, args.solver, time_limit=args.time_limit, mip_gap=args.mip_gap,
-        threads=args.threads, formulation=args.formulation, warm_start=args.warm_start,
-        size_limit=_size_limit(args.size_limit), tee=args.tee,
-    )
+    try:
+        res = api.solve(
+            inst, args.solver, time_limit=args.time_limit, mip_gap=args.mip_gap,
+            threads=args.threads, formulation=args.formulation, warm_start=args.warm_start,
+            size_limit=_size_limit(args.size_limit), tee=args.tee,
+            progress=args.progress if args.progress is not None else
+            (PROGRESS_SECONDS / 2 if sys.stderr.isatty() else None),
+        )
+    except Interrupted as exc:
+        return _kept(exc, args)
     _write_solution(res, args.output)
     _print_result(res, args.json)
     return 0
+
+
+def _kept(exc: Interrupted, args: argparse.Namespace) -> int:
+    """Ctrl-C on a run that kept its best solution so far: write it (``-o``), print it, 130."""
+    if exc.result is None:
+        raise exc
+    _write_solution(exc.result, args.output)
+    _print_result(exc.result, args.json)
+    kept = exc.result.solution is not None
+    where = f", written to {args.output}" if args.output and kept else ""
+    what = "the best solution so far is above" if kept else "no solution was found yet"
+    return _fail(f"interrupted: {what}{where}", 130)
 
 
 #: seconds between the progress lines of a heuristic that has a ``progress`` option, when the
@@ -132,12 +149,7 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
         res = api.heuristic(inst, args.name, seed=args.seed,
                             size_limit=_size_limit(args.size_limit), **options)
     except Interrupted as exc:  # Ctrl-C on a heuristic that keeps its best so far: keep it
-        if exc.result is None:
-            raise
-        _write_solution(exc.result, args.output)
-        _print_result(exc.result, args.json)
-        where = f", written to {args.output}" if args.output else ""
-        return _fail(f"interrupted: the best solution so far is above{where}", 130)
+        return _kept(exc, args)
     _write_solution(res, args.output)
     _print_result(res, args.json)
     return 0
@@ -343,6 +355,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--size-limit", default=None, metavar="V,C",
                    help="refuse models above V variables or C constraints")
     s.add_argument("--tee", action="store_true", help="show the solver log")
+    s.add_argument("--progress", type=float, default=None, metavar="SECONDS",
+                   help="a progress line on stderr every SECONDS (HiGHS: incumbent, bound, "
+                   "gap, elapsed); default 5 when stderr is a terminal, else none")
     s.add_argument("--json", action="store_true", help="JSON output (with the solution)")
     s.add_argument("-o", "--output", default=None, help="write the solution JSON here")
     s.set_defaults(func=cmd_solve)

@@ -38,15 +38,81 @@ def _umask() -> int:
     return mask
 
 
+#: characters the temporary file beside an output adds to its name (``_tmp_`` ... ``_XXXXXXXX``)
+_TMP_EXTRA = 16
+
+
+def _check_path_text(path: str | Path, field: str) -> Path:
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text:
+        raise InstanceError(field, path, "must be a non-empty path")
+    if "\x00" in text:
+        raise InstanceError(field, text, "contains a NUL byte")
+    out = Path(text)
+    for part in out.parts:
+        if len(os.fsencode(part)) + _TMP_EXTRA > _name_max(out):
+            raise InstanceError(field, text, f"has a name too long for the file system "
+                                f"({len(os.fsencode(part))} bytes; at most "
+                                f"{_name_max(out) - _TMP_EXTRA} here)")
+    return out
+
+
+def _name_max(path: Path) -> int:
+    """The longest file name the file system of ``path``'s nearest existing folder takes."""
+    try:
+        return int(os.pathconf(_existing_ancestor(path), "PC_NAME_MAX"))
+    except (OSError, ValueError):
+        return 255
+
+
+def _existing_ancestor(path: Path) -> Path:
+    here = path.absolute().parent
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    return here
+
+
+def _check_parent(path: Path, field: str) -> None:
+    """Every existing ancestor is a directory, and the nearest one takes a new file."""
+    here = path.absolute().parent
+    while not here.exists() and here != here.parent:
+        if here.is_symlink():  # a dangling link where a folder would be created
+            raise InstanceError(field, str(path), f"has {here} as a folder, a broken link")
+        here = here.parent
+    if not here.is_dir():
+        raise InstanceError(field, str(path), f"has {here} as a folder, but it is a file")
+    try:  # a probe says more than the mode bits (root, read-only mounts)
+        fd, probe = tempfile.mkstemp(prefix="_probe_", dir=here)
+    except OSError as exc:
+        raise InstanceError(field, str(path), f"cannot be written: {here} is not writable "
+                            f"({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def check_output(path: str | Path, field: str = "output") -> Path:
-    """An output path must not be a directory or a special file (it is replaced atomically)."""
-    path = Path(path)
+    """An output file path, checked before any work: no NUL byte, names the file system takes,
+    a parent that is (or can be made) a writable folder, and not a directory or special file
+    (it is replaced atomically: a temporary file in the same folder, then a rename, so a
+    symbolic link at ``path`` is replaced, never followed)."""
+    path = _check_path_text(path, field)
     if path.is_dir():
         raise InstanceError(field, str(path), "is a directory (give a file path)")
     if path.exists() and not path.is_file():
         raise InstanceError(field, str(path), "exists and is not a regular file")
     if not str(path.name) or path.name in (".", ".."):
         raise InstanceError(field, str(path), "must name a file")
+    _check_parent(path, field)
+    return path
+
+
+def check_output_dir(path: str | Path, field: str = "output") -> Path:
+    """An output folder, checked before any work: no NUL byte, names the file system takes,
+    a folder (or nothing yet) whose nearest existing ancestor takes new files."""
+    path = _check_path_text(path, field)
+    if path.exists() and not path.is_dir():
+        raise InstanceError(field, str(path), "exists and is not a directory")
+    _check_parent(path / "x", field)
     return path
 
 

@@ -11,6 +11,12 @@ module, which declares it in ``COMMANDS``. Together they declare the contract of
 (another package can add problems the same way). Modules are imported on first use so the
 command line starts fast.
 
+A problem with a Gymnasium environment declares it in the group ``dmlopt.gym_envs`` (``Name-v0
+= "package.module:Class"``); :func:`register_gym_envs` (called by ``import dmlopt``) registers
+each as ``dmlopt/Name-v0`` with Gymnasium's lazy ``"module:Class"`` entry point, without
+importing the environment's module, and without importing Gymnasium either: when Gymnasium is
+not imported yet, the registration runs right after it is.
+
 A plain function (a heuristic ``f(instance, *, seed, **options)`` named ``module:function`` in a
 suite, say) is accepted where a :class:`~dmlopt.contract.Heuristic` is expected: its options
 model is derived from its keyword-only parameters and its estimate is zero (:func:`as_heuristic`).
@@ -41,28 +47,111 @@ from dmlopt.errors import UnknownNameError
 #: entry-point groups: problems (name -> model module) and problem commands (name -> model module)
 PROBLEMS_GROUP = "dmlopt.problems"
 COMMANDS_GROUP = "dmlopt.commands"
+#: Gymnasium environments (name -> "module:Class"), registered as "dmlopt/<name>"
+GYM_GROUP = "dmlopt.gym_envs"
+GYM_NAMESPACE = "dmlopt"
 
 
-def _discover() -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
-    """(problem -> (model module, heuristics module), command -> problem) from the installed
-    packages' entry points."""
+def _discover() -> tuple[dict[str, tuple[str, str]], dict[str, str], dict[str, str]]:
+    """(problem -> (model module, heuristics module), command -> problem, Gymnasium id ->
+    "module:Class") from the installed packages' entry points."""
     from importlib.metadata import entry_points
 
+    eps = entry_points()
     problems: dict[str, tuple[str, str]] = {}
-    for ep in entry_points(group=PROBLEMS_GROUP):
+    for ep in eps.select(group=PROBLEMS_GROUP):
         model = ep.value.split(":")[0]
         parts = model.split(".")
         heur = ".".join("heuristics" if p == "models" else p for p in parts)
         problems[ep.name] = (model, heur)
     by_module = {model: name for name, (model, _) in problems.items()}
-    cmds = {ep.name: by_module[ep.value] for ep in entry_points(group=COMMANDS_GROUP)
+    cmds = {ep.name: by_module[ep.value] for ep in eps.select(group=COMMANDS_GROUP)
             if ep.value in by_module}
-    return problems, cmds
+    envs = {f"{GYM_NAMESPACE}/{ep.name}": ep.value for ep in eps.select(group=GYM_GROUP)}
+    return problems, cmds, envs
 
 
 # name -> (model module, heuristics module); command name -> problem (its model module declares
-# ``COMMANDS: dict[str, contract.Command]``), known without importing any problem module
-_PROBLEMS, _COMMANDS = _discover()
+# ``COMMANDS: dict[str, contract.Command]``); Gymnasium id -> "module:Class"; all known without
+# importing any problem module
+_PROBLEMS, _COMMANDS, _GYM_ENVS = _discover()
+
+
+def gym_envs() -> dict[str, str]:
+    """The Gymnasium environments the installed problems declare.
+
+    Returns
+    -------
+    dict
+        Gymnasium id (``"dmlopt/Name-v0"``) -> entry point (``"package.module:Class"``).
+    """
+    return dict(_GYM_ENVS)
+
+
+def _register_with(gymnasium: ModuleType) -> None:
+    for env_id, entry_point in _GYM_ENVS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point=entry_point)
+
+
+class _AfterImport:
+    """A one-shot import hook (``sys.meta_path``) running ``callback(module)`` right after the
+    module ``name`` is first imported."""
+
+    def __init__(self, name: str, callback: Any) -> None:
+        self.name, self.callback = name, callback
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        import sys
+        from importlib.util import find_spec
+
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = find_spec(fullname)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        exec_module, callback = loader.exec_module, self.callback
+
+        def exec_then_call(module: ModuleType) -> None:
+            try:
+                exec_module(module)
+            finally:
+                loader.exec_module = exec_module  # the loader's own method again
+            callback(module)
+
+        loader.exec_module = exec_then_call
+        return spec
+
+    def invalidate_caches(self) -> None:
+        """Nothing cached (``importlib.invalidate_caches`` calls every finder)."""
+
+
+def register_gym_envs() -> None:
+    """Register :func:`gym_envs` with Gymnasium (``gymnasium.make("dmlopt/Nara-v0", ...)``).
+
+    Cheap at ``import dmlopt``: when Gymnasium is already imported the ids are added to its
+    registry at once (lazy ``"module:Class"`` entry points: the environment's module is
+    imported by ``gymnasium.make``); otherwise a one-shot import hook adds them right after
+    Gymnasium's own import, so the command line never imports Gymnasium (nor numpy for it).
+    Registering twice is harmless.
+
+    Returns
+    -------
+    None
+    """
+    import sys
+
+    if not _GYM_ENVS:
+        return
+    gymnasium = sys.modules.get("gymnasium")
+    if gymnasium is not None and hasattr(gymnasium, "registry"):
+        _register_with(gymnasium)
+    elif "gymnasium" not in sys.modules and not any(
+            isinstance(f, _AfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport("gymnasium", _register_with))
 
 
 def commands() -> dict[str, str]:

@@ -9,6 +9,7 @@ to Pyomo's ``SolverFactory`` unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
@@ -26,7 +27,7 @@ ALIASES = {"highs": "highs", "scip": "scip_direct", "scip_direct": "scip_direct"
 
 @dataclass
 class SolverRun:
-    status: str  # optimal | time_limit | infeasible | feasible | error
+    status: str  # optimal | time_limit | infeasible | feasible | interrupted | error
     has_solution: bool
     objective: float | None
     bound: float | None
@@ -34,6 +35,8 @@ class SolverRun:
 
 
 def _highs_class():
+    import logging
+
     import highspy
     import numpy as np
     from pyomo.contrib.solver.solvers.highs import Highs
@@ -42,6 +45,31 @@ def _highs_class():
         """Pyomo's HiGHS interface plus a MIP start from the variables' current values."""
 
         warm = False
+        interrupted = False
+        #: seconds between progress lines on stderr (None: none)
+        progress: float | None = None
+
+        def _progress(self) -> Any:
+            """A MIP callback writing incumbent, bound, gap and elapsed time to the real
+            stderr (Pyomo captures fds 1 and 2 during the run) every ``progress`` seconds."""
+            fd = os.dup(2)
+            last = [-math.inf]
+
+            def show(event: Any) -> None:
+                d = event.data_out
+                if d.running_time - last[0] < self.progress:
+                    return
+                last[0] = d.running_time
+                inc = "-" if not math.isfinite(d.mip_primal_bound) else f"{d.mip_primal_bound:.6g}"
+                bnd = "-" if not math.isfinite(d.mip_dual_bound) else f"{d.mip_dual_bound:.6g}"
+                gap = "-" if not math.isfinite(d.mip_gap) else f"{100 * d.mip_gap:.3g} %"
+                line = (f"dmlopt: highs {d.running_time:.0f} s: incumbent {inc}, bound {bnd}, "
+                        f"gap {gap}\n")
+                with contextlib.suppress(OSError):
+                    os.write(fd, line.encode())
+
+            self._solver_model.cbMipInterrupt.subscribe(show)
+            return fd
 
         def _solve(self):
             if self.warm:
@@ -61,7 +89,24 @@ def _highs_class():
                     # HiGHS completes the given values itself
                     self._solver_model.setSolution(len(index), np.asarray(index, np.int32),
                                                    np.asarray(values, np.float64))
-            return super()._solve()
+            # Pyomo calls run(), which holds Ctrl-C until the time limit; highspy's solve()
+            # runs HiGHS in a thread and turns Ctrl-C into cancelSolve(): the run stops at
+            # once with its incumbent (model status "interrupt")
+            self._solver_model.run = self._solver_model.solve
+            fd = self._progress() if self.progress else None
+            noisy = logging.getLogger("pyomo.contrib.solver")
+            level = noisy.level
+            noisy.setLevel(logging.ERROR)  # Pyomo warns it does not know status kInterrupt
+            try:
+                return super()._solve()
+            finally:
+                noisy.setLevel(level)
+                del self._solver_model.run
+                if fd is not None:
+                    self._solver_model.cbMipInterrupt.clear()
+                    os.close(fd)
+                self.interrupted = (self._solver_model.getModelStatus()
+                                    == highspy.HighsModelStatus.kInterrupt)
 
     return WarmHighs
 
@@ -459,23 +504,30 @@ def run(
     warm: bool = False,
     tee: bool = False,
     options: dict[str, Any] | None = None,
+    progress: float | None = None,
 ) -> SolverRun:
-    """Solve ``model`` in place; variable values are loaded when a solution exists."""
+    """Solve ``model`` in place; variable values are loaded when a solution exists.
+
+    ``progress``: seconds between progress lines on stderr (HiGHS: incumbent, bound, gap,
+    elapsed time); None for none."""
     check(solver)
     if solver in ALIASES:
         return _run_contrib(model, ALIASES[solver], time_limit, mip_gap, threads, warm, tee,
-                            options or {})
+                            options or {}, progress)
     return _run_legacy(model, solver, time_limit, mip_gap, threads, tee, options or {})
 
 
-def _run_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options) -> SolverRun:
+def _run_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options,
+                 progress=None) -> SolverRun:
     if name == "highs":
         prepare_highs(threads)
-    run, log = _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options)
+    run, log = _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options,
+                              progress)
     if name == "highs" and run.status == "error" and _SCHEDULER_CLASH in log:
         # another user of highspy in this process started the scheduler with another count
         reset_highs_scheduler()
-        run, log = _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options)
+        run, log = _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options,
+                                  progress)
     if run.status == "error":
         run.message = _error_message(run.message, log)
     return run
@@ -489,13 +541,15 @@ def _error_message(condition: str, log: str) -> str:
     return f"{condition}: {said}" if said else condition
 
 
-def _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options):
+def _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options,
+                   progress=None):
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
     if name == "highs":
         opt = _highs_class()()
         opt.warm = warm
+        opt.progress = progress
         kwargs: dict[str, Any] = {}
     elif name == "scip_direct":
         opt = _scip_class()()
@@ -526,6 +580,8 @@ def _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options
         status = "optimal"
     elif tc == TerminationCondition.maxTimeLimit:
         status = "time_limit"
+    elif tc == TerminationCondition.interrupted or getattr(opt, "interrupted", False):
+        status = "interrupted"
     elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.locallyInfeasible,
                 TerminationCondition.infeasibleOrUnbounded):
         status = "infeasible"

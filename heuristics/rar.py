@@ -30,7 +30,9 @@ Activated CUs are counted, as in the evaluator, by the ids the final schedule us
 CU counts per node and slot and, at the end, gives each node's requests CU ids in order of
 start (:func:`~dmlopt.models.rar.assign_cu_ids`), which needs exactly the node's peak usage; so
 "newly activated" CUs are the increase of a node's peak usage. The inner loop works on numpy
-arrays over all (start, end) pairs of the request's window at once.
+arrays over the (start, end) pairs of the request's window at once, only those whose length is
+the exact duration for some allowed node count (the others cannot be chosen); window maxima of
+CU usage come from a sparse table (O(w log w) per node, O(1) per pair).
 """
 
 from __future__ import annotations
@@ -57,18 +59,31 @@ SCHEMES = ("MinCU", "MinW", "MinT", "MaxR")
 
 
 @cache
-def _pairs(width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All (s, e) with 0 <= s <= e < width, and the mask s <= e of a width x width grid."""
-    s, e = np.triu_indices(width)
-    mask = np.triu(np.ones((width, width), dtype=bool))
-    return s, e, mask
+def _pairs(width: int) -> tuple[np.ndarray, np.ndarray]:
+    """All (s, e) with 0 <= s <= e < width, in row-major order."""
+    return np.triu_indices(width)
 
 
-def _window_max(rows: np.ndarray, s: np.ndarray, e: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """max(rows[:, s..e]) for every pair (s, e): shape (len(rows), len(s))."""
-    grid = np.where(mask[None, :, :], rows[:, None, :], np.iinfo(np.int64).min)
-    np.maximum.accumulate(grid, axis=2, out=grid)
-    return grid[:, s, e]
+def _window_max(rows: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """max(rows[:, s..e]) for the pairs (s, e), s <= e: shape (len(rows), len(s)).
+
+    A sparse table (maxima of the windows of length 2^j): O(w log w) per row to build, two
+    look-ups per pair, so only the pairs asked for cost anything (no w x w grid).
+    """
+    levels = [rows]
+    span = 1
+    while 2 * span <= rows.shape[1]:
+        prev = levels[-1]
+        levels.append(np.maximum(prev[:, :-span], prev[:, span:]))
+        span *= 2
+    length = e - s + 1
+    j = np.floor(np.log2(length)).astype(np.int64) if length.size else length
+    out = np.empty((rows.shape[0], s.size), dtype=rows.dtype)
+    for lv in np.unique(j):
+        sel = np.flatnonzero(j == lv)
+        table = levels[int(lv)]
+        out[:, sel] = np.maximum(table[:, s[sel]], table[:, e[sel] - (1 << int(lv)) + 1])
+    return out
 
 
 def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None) -> Solution:
@@ -111,18 +126,28 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None) -> Sol
             continue
         lo, hi = r.arrival - 1, r.deadline - 1
         width = hi - lo + 1
-        s_idx, e_idx, mask = _pairs(width)
+        s_idx, e_idx = _pairs(width)
         span = e_idx - s_idx + 1
-        kvec = {}
+        klen = {}
         for nn in r.node_counts:
             table = fewest_cus_table(inst, j, nn, width, k_top)  # per window length d
             # only windows exactly as long as the fewest CUs need (never hold idle slots)
             exact = duration(inst, j, nn, np.minimum(table, k_top)) == np.arange(width + 1)
-            kvec[nn] = np.where(exact & (table <= k_top), table, 1 << 40)[span]
+            klen[nn] = np.where(exact & (table <= k_top), table, 1 << 40)
+        # windows no node count can use are dropped before any array over windows is built
+        # (they would only be masked out); the kept ones stay in (s, e) order
+        usable = np.zeros(width + 1, dtype=bool)
+        for kl in klen.values():
+            usable |= kl < (1 << 40)
+        keep = usable[span]
+        if not keep.any():
+            continue
+        s_idx, e_idx, span = s_idx[keep], e_idx[keep], span[keep]
+        kvec = {nn: kl[span] for nn, kl in klen.items()}
         local = sorted({v for k in rings for v in inst.rings[k].nodes})
         pos = {v: i for i, v in enumerate(local)}
         loc = np.array(local)
-        mu = _window_max(used[loc, lo:hi + 1], s_idx, e_idx, mask)  # (R, P) peak use in window
+        mu = _window_max(used[loc, lo:hi + 1], s_idx, e_idx)  # (R, P) peak use in window
         free = caps[loc][:, None] - mu
         room = mu - peak[loc][:, None]  # (R, P) <= 0: activated CUs left unused in the window
         bad = (load[:, :, lo:hi + 1] >= inst.rho) | ~exists[:, :, None]
@@ -226,10 +251,11 @@ class RddaOptions(Options):
 def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     """What :func:`rdda` allocates and computes, from the instance fields alone.
 
-    Per request with window width w (P = w (w + 1) / 2 windows [s, e]): the window maxima of
-    the nodes of its rings (nodes x w x w), then per ring through its source (an upper bound on
-    the candidate rings of eq. 13) the wavelength table (W x P) and per allowed node count N
-    the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
+    Per request with window width w (P = w (w + 1) / 2 windows [s, e], an upper bound on the
+    windows of a usable length): the sparse table of window maxima of the nodes of its rings
+    (nodes x w log w) and its look-ups (nodes x P), then per ring through its source (an upper
+    bound on the candidate rings of eq. 13) the wavelength table (W x P) and per allowed node
+    count N the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
     P). Memory: the largest request's arrays plus the (links x W x slots) wavelength loads.
     """
     del options
@@ -247,8 +273,9 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
         local = min(n_nodes, rings * hi)
         subs = sum(math.comb(hi - 1, nn - 1) * nn for nn in r.node_counts)
         per_ring = w_max * P * 3 + w_max * w * hi + subs * P * 3
-        work += local * w * w + rings * per_ring + w * len(r.node_counts) * 8
-        peak = max(peak, 8.0 * (local * w * w + 3 * w_max * P + 3 * subs * P))
+        logw = math.log2(w) + 1
+        work += local * (w * logw + 2 * P) + rings * per_ring + w * len(r.node_counts) * 8
+        peak = max(peak, 8.0 * (local * (w * logw + P) + 3 * w_max * P + 3 * subs * P))
     memory = peak + 8.0 * (2 * len(inst.links) * w_max * T + 2 * n_nodes * T) \
         + 1024.0 * len(inst.requests)
     return Size(memory, work)

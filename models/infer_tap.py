@@ -32,7 +32,7 @@ from typing import Any, Literal
 import pydantic
 from pydantic import PrivateAttr
 
-from dmlopt.contract import Formulation, Generator, Options, Size
+from dmlopt.contract import Bound, BoundValue, Formulation, Generator, Options, Size
 from dmlopt.evaluation import Evaluation
 from dmlopt.models.infer import Measured, underlay_nodes
 from dmlopt.models.tap import MAX_MODULES
@@ -257,3 +257,26 @@ GENERATORS: dict[str, Generator] = {
 #: every formulation; tests/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "dc", "topology": "dcell", "routing": "random-walk",
                            "vms": 5, "modules": 4, "overlay": "allreduce"}
+
+
+def _truth_bound(name: str) -> Bound:
+    """TAP's bound ``name`` on the true instance: the evaluator scores an allocation on the
+    truth, so a lower bound of the true TAP bounds every allocation, wherever it was found."""
+    from dmlopt.models.tap.bounds import BOUNDS as TAP_BOUNDS
+
+    entry = TAP_BOUNDS[name]
+
+    def function(instance: Instance, *, time_limit: float | None = None,
+                 **options: Any) -> BoundValue:
+        value = entry.function(instance.truth, time_limit=time_limit, **options)
+        sol = None if value.solution is None else \
+            Solution(assignment=list(value.solution.assignment))
+        return BoundValue(value.bound, solution=sol, metrics=dict(value.metrics))
+
+    return Bound(function=function, Options=entry.Options,
+                 estimate=lambda inst, opts: entry.estimate(inst.truth, opts),
+                 description=f"TAP's {name!r} bound on the true hop matrix")
+
+
+#: TAP's bounds on the truth (strongest first), as in :mod:`dmlopt.models.tap.bounds`
+BOUNDS: dict[str, Bound] = {name: _truth_bound(name) for name in ("hahn-grant", "glb")}

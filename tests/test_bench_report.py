@@ -48,6 +48,12 @@ ROWS = [
     row("tabgp", "D", "scip:paper", "optimal", 8.0, 1.0, bound=8.0),
     # E: no exact run at all: no reference, no gap
     row("tabgp", "E", "h1", "feasible", 3.0, 0.01),
+    # F: no exact run; bound runs 15 and 16 (an errored bound run's 17 is not valid): h1's
+    # certified gap is (18 - 16) / 16 = 12.5 %, its gap to optimum unknown
+    row("tabgp", "F", "bound:lp", "bound", None, 1.0, bound=15.0, kind="bound"),
+    row("tabgp", "F", "bound:mip", "bound", 17.5, 5.0, bound=16.0, kind="bound"),
+    row("tabgp", "F", "bound:bad", "error", None, 5.0, bound=17.0, kind="bound"),
+    row("tabgp", "F", "h1", "feasible", 18.0, 0.1),
     # a maximisation problem: optimum 50, heuristic 40 -> gap (50 - 40) / 50 = 20 %
     row("maxp", "M", "highs:paper", "optimal", 50.0, 3.0, bound=50.0),
     row("maxp", "M", "g", "feasible", 40.0, 0.3),
@@ -84,8 +90,18 @@ def test_gaps_and_speedups(store):
     assert math.isnan(gap[("A", "h3", 0)])
     assert gap[("B", "h1", 0)] == pytest.approx(25.0)
     assert gap[("B", "h2", 0)] == pytest.approx(0.0)
-    assert gap[("C", "h1", 0)] == pytest.approx(12.5)
-    assert gap[("C", "highs:paper", 0)] == pytest.approx(25.0)
+    cert = {(r.instance, r.method, r.seed): r.cert_gap_pct for r in df.itertuples()}
+    # no optimum on C: no gap to optimum; the certified gap is to the best bound, 16
+    assert math.isnan(gap[("C", "h1", 0)]) and cert[("C", "h1", 0)] == pytest.approx(12.5)
+    assert math.isnan(gap[("C", "highs:paper", 0)])
+    assert cert[("C", "highs:paper", 0)] == pytest.approx(25.0)
+    # A: the best bound is the optimum's, 10 (scip's 9 is weaker)
+    assert cert[("A", "h1", 0)] == pytest.approx(20.0)
+    assert cert[("A", "h2", 0)] == pytest.approx(50.0)
+    # F: bound runs only
+    assert math.isnan(gap[("F", "h1", 0)]) and cert[("F", "h1", 0)] == pytest.approx(12.5)
+    assert math.isnan(cert[("F", "bound:lp", 0)])  # a bound run has no solution to grade
+    assert cert[("M", "g", 0)] == pytest.approx(20.0)
     assert gap[("D", "scip:paper", 0)] == pytest.approx(100 / 7)
     assert math.isnan(gap[("E", "h1", 0)]) and math.isnan(sp[("E", "h1", 0)])
     assert gap[("M", "g", 0)] == pytest.approx(20.0)
@@ -109,9 +125,11 @@ def test_report_files(store, tmp_path):
 
     summ = {(r["problem"], r["method"]): r for r in read_csv(out / "summary.csv")}
     h1 = summ[("tabgp", "h1")]
-    # gaps of h1: 20, 10, 25, 12.5 (the last against the bound)
-    assert num(h1["mean_gap_pct"]) == pytest.approx((20 + 10 + 25 + 12.5) / 4)
+    # gaps to optimum of h1: 20, 10, 25; certified: also 12.5 on C and F (to their bounds)
+    assert num(h1["mean_gap_pct"]) == pytest.approx((20 + 10 + 25) / 3)
     assert num(h1["max_gap_pct"]) == pytest.approx(25.0)
+    assert num(h1["mean_cert_gap_pct"]) == pytest.approx((20 + 10 + 25 + 12.5 + 12.5) / 5)
+    assert num(h1["max_cert_gap_pct"]) == pytest.approx(25.0)
     # time ratios against the fastest optimal exact run: 0.02/2, 0.05/2, 0.01/0.5 (C: none)
     assert num(h1["geomean_time_ratio"]) == pytest.approx((0.01 * 0.025 * 0.02) ** (1 / 3))
     h2 = summ[("tabgp", "h2")]
@@ -131,19 +149,23 @@ def test_report_files(store, tmp_path):
 
     md = (out / "report.md").read_text()
     assert "## tabgp (minimise)" in md and "## maxp (maximise)" in md
-    assert "| h2 | 2 | 2 | 0 | 25.00 | 50.00 |" in md
-    assert "| `C` | >= 16 (bound) | h1 | 1 | feasible | 18 | <= 12.50 |" in md
+    assert "| h2 | 2 | 2 | 0 | 25.00 | 50.00 | 25.00 | 50.00 |" in md
+    # no optimum on C: no gap to optimum, the certified gap to its best bound 16
+    assert "| `C` | - | >= 16 | h1 | 1 | feasible | 18 | - | 12.50 |  |" in md
+    assert "| `F` | - | >= 16 | bound:lp | 1 | bound | - | - | - | 15 |" in md
+    assert "| `F` | - | >= 16 | bound:bad | 1 | error | - | - | - |  |" in md
     # two runs: the mean is labelled as a mean, with its range (issue 18: 17.3333 unlabelled)
-    assert "| `A` | 10 (opt) | h1 | 2 | 2 feasible | mean 11.5 of 2 [11, 12] | 15.00 |" in md
+    assert "| `A` | 10 (opt) | >= 10 | h1 | 2 | 2 feasible | mean 11.5 of 2 [11, 12] | 15.00 | "\
+        "15.00 |" in md
     # a speed-up only beside the gap it buys: h2 runs 4x and 2x faster at a mean gap of 25 %
-    assert "| h2 | 2 | 2 | 0 | 25.00 | 50.00 | 2.83 at 25.00 % |" in md
-    assert "| `E` | - | h1 | 1 | feasible | 3 | - | - |" in md  # no reference: no speed-up
+    assert "| h2 | 2 | 2 | 0 | 25.00 | 50.00 | 25.00 | 50.00 | 2.83 at 25.00 % |" in md
+    assert "| `E` | - | - | h1 | 1 | feasible | 3 | - | - |  | - |" in md  # no reference
     # a performance profile needs two exact methods: maxp has one
     assert "profile-maxp.png" not in names and "profile-maxp" not in md
     assert "exact methods report different optima on `D`" in md
     assert "![gap-tabgp](gap-tabgp.png)" in md
     assert "| `A` | h3 | 0 | killed |" in md
-    assert "| `E` | - | h1 | 1 | feasible | 3 | - |" in md
+    assert "| `E` | - | - | h1 | 1 | feasible | 3 | - |" in md
 
 
 def test_profile_ratios(store):
@@ -198,4 +220,4 @@ def test_library_reference_when_the_store_proves_no_optimum(store, tmp_path, mon
     assert by[("A", "h2")].ref_kind == "optimum" and by[("A", "h2")].gap_pct == 50.0
     files = report.write(store, tmp_path / "r", senses={"maxp": "max"})
     md = (tmp_path / "r" / "report.md").read_text()
-    assert "| `E` | 2 (library opt) | h1 |" in md and files
+    assert "| `E` | 2 (library opt) | - | h1 |" in md and files

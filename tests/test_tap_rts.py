@@ -227,7 +227,7 @@ def test_ctrl_c_keeps_the_best_solution_so_far(monkeypatch):
     exc = caught.value
     assert isinstance(exc, KeyboardInterrupt)
     res = exc.result
-    assert res.status == "feasible" and res.message.startswith("interrupted")
+    assert res.status == "interrupted" and res.message.startswith("interrupted")
     assert res.objective == evaluate(inst, exc.solution).objective
     phases4 = rts.solve(inst, 0, rts.options(iterations=_iterations_of_phases(inst, 4),
                                              time_limit=0, restart=1000, stall=0.5))[1]

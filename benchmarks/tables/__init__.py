@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported when a table is made, not when the CLI starts
+    import pandas as pd
 
 #: the papers, by the problem name ``dmlopt reproduce`` takes, with the modules holding their
 #: tables (paper 000's Flow Tracking figures are the ``infer`` problem's)
@@ -78,6 +80,8 @@ def rows(records: list[dict]) -> pd.DataFrame:
     (``suite``, ``problem``, ``instance``, ``kind``, ``method``, ``options`` (JSON text),
     ``seed``, ``status``, ``objective``, ``bound``, ``gap``, ``seconds``, ``feasible``,
     ``metrics`` (dict), ...). The same run stored twice counts once (the last one)."""
+    import pandas as pd
+
     from dmlopt.benchmarks.store import NAMES
 
     df = pd.DataFrame(records, columns=["id", *NAMES])

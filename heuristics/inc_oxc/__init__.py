@@ -188,11 +188,13 @@ def schedule_estimate(instance: Instance, options: Options) -> Size:
     workers alone.
 
     Work: the placement (wcg's target-f scan up to 16 racks: 18 variants x 48 targets x 8
-    anchors per worker and rack), the BvN decomposition (at most min(R^2, W + 2R) terms, each a
-    bottleneck assignment of O(R^3 log R^2)), the time-shared schedule (R N_ToR / 2 port pairs
-    per term), the repair and rebalancing of the circuits (O(R^3 N_ToR)) and the optimal
-    circuits (N_ToR R^2 candidate values). Memory: a few dozen (R, R) matrices, the
-    N_ToR R^2 / 2 candidates and the schedule's port pairs.
+    anchors per worker and rack), the BvN decomposition (at most min(R^2, W + 2R) terms, each
+    a bottleneck assignment of O(R^3 log R^2) at worst, usually one assignment), the
+    time-shared schedule (R N_ToR / 2 port pairs per term, wired in O(R log R)), the repair
+    and rebalancing of the circuits (O(R^3 N_ToR)) and the optimal circuits (N_ToR R^2
+    candidate values). Memory: a few dozen (R, R) matrices, the N_ToR R^2 / 2 candidates and
+    the schedule's port pairs (R N_ToR / 2 per term, as Python tuples and again in the
+    validated Solution: ~128 bytes per port of a term).
     """
     del options
     R, P = float(instance.n_racks), float(instance.n_tor)
@@ -203,7 +205,7 @@ def schedule_estimate(instance: Instance, options: Options) -> Size:
     place = 7000.0 * (W + J) * R
     bvn = terms * (R ** 3 * log_r + R * R + R * P)
     circuits = 10.0 * R ** 3 * P + P * R * R * log_r
-    memory = 8.0 * (48 * R * R + P * R * R + 8 * (W + J) * R) + 64.0 * terms * R * P
+    memory = 8.0 * (48 * R * R + P * R * R + 8 * (W + J) * R) + 128.0 * terms * R * P
     return Size(memory, place + bvn + circuits)
 
 

@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 
 def stuff(D: np.ndarray) -> tuple[np.ndarray, float]:
@@ -88,23 +87,43 @@ def _zero_diagonal_transport(r: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def _bottleneck_matching(mat: np.ndarray, eps: float) -> tuple[np.ndarray, float] | None:
-    """The perfect matching on entries > eps maximising its smallest entry (None if none)."""
-    vals = np.unique(mat[mat > eps])
-    if vals.size == 0:
+    """The perfect matching on entries > eps maximising its smallest entry (None if none).
+
+    The largest value v among the entries with a perfect matching on the entries >= v
+    (scipy's ``linear_sum_assignment`` on the indicator cost entry < v); the matching returned
+    is the assignment at that value. No v above the smallest row or column maximum can work
+    (every line needs an entry >= v), and that value is tried first: it is the bottleneck of
+    almost every term, so a term usually costs one assignment and no sort. Otherwise bisection
+    over the smaller entries; a matching found at v proves every value up to its smallest
+    entry.
+    """
+    n = mat.shape[0]
+    rows = np.arange(n)
+    top = min(float(mat.max(axis=1).min()), float(mat.max(axis=0).min()))
+    if not top > eps:
         return None
-    lo, hi, best = 0, vals.size - 1, None
+    from scipy.optimize import linear_sum_assignment  # lazily: `dmlopt list` stays light
+
+    _, c = linear_sum_assignment((mat < top).astype(float))
+    if mat[rows, c].min() >= top:
+        return c, float(mat[rows, c].min())
+    vals = np.unique(mat[(mat > eps) & (mat < top)])
+    lo, hi = 0, vals.size - 1
+    best, at = None, -1
     while lo <= hi:
         mid = (lo + hi) // 2
         cost = (mat < vals[mid]).astype(float)
         r, c = linear_sum_assignment(cost)
         if cost[r, c].sum() == 0:
-            best, lo = c, mid + 1
+            best, at = c, mid
+            lo = max(mid, int(np.searchsorted(vals, mat[rows, c].min(), side="right")) - 1) + 1
         else:
             hi = mid - 1
     if best is None:
         return None
-    n = mat.shape[0]
-    return best, float(mat[np.arange(n), best].min())
+    if at != hi:        # the bottleneck was proved by a matching found at a smaller value
+        _, best = linear_sum_assignment((mat < vals[hi]).astype(float))
+    return best, float(mat[rows, best].min())
 
 
 def bvn_decompose(M: np.ndarray, *, max_terms: int | None = None,

@@ -22,6 +22,7 @@ from dmlopt.models.inc_oxc import (
     link_loads,
     ports_from_circuits,
 )
+from dmlopt.models.inc_oxc.evaluation import ports_from_pair_counts
 
 
 def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: str,
@@ -46,8 +47,7 @@ def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: s
         c = optimal_circuits(instance, wrack, ps_rack, server)
     schedule = []
     if not _covered(instance, wrack, ps_rack, server, c):
-        schedule = _time_shared(instance, wrack, ps_rack, server)
-        c = sum(share * cs for share, cs, _ in schedule)
+        c, schedule = _time_shared(instance, wrack, ps_rack, server)
     b = _bandwidth(instance, wrack, ps_rack, server, c, bandwidth)
     offs = np.concatenate([[0], np.cumsum(instance.arrays["size"])])
     return Solution(
@@ -55,7 +55,7 @@ def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: s
         ps=[(int(k), "server" if s else "switch") for k, s in zip(ps_rack, server, strict=True)],
         oxc=[] if schedule else ports_from_circuits(instance, c),
         bandwidth=[b[offs[i]:offs[i + 1]].tolist() for i in range(len(instance.jobs))],
-        oxc_schedule=[(share, pairs) for share, _, pairs in schedule],
+        oxc_schedule=schedule,
     )
 
 
@@ -65,32 +65,88 @@ def _covered(instance: Instance, wrack, ps_rack, server, c) -> bool:
     return bool((c[(D + D.T) > 0] > 0).all())
 
 
-def _time_shared(instance: Instance, wrack, ps_rack, server) -> list:
+def _time_shared(instance: Instance, wrack, ps_rack, server) -> tuple[np.ndarray, list]:
     """The time-shared BvN schedule (module docstring): configuration k = floor(N_ToR / 2)
-    copies of permutation P_k for a time share theta_k / sigma; [(share, c^k, port pairs)]."""
+    copies of permutation P_k for a time share theta_k / sigma.
+
+    Returns the time-averaged circuits sum_k share_k c^k (R, R) and [(share_k, port pairs)].
+    Each term is sparse: its R rack pairs are counted and wired in O(R log R)
+    (:func:`ports_from_pair_counts`), never as an (R, R) matrix.
+    """
     R, P = instance.n_racks, instance.n_tor
     d = instance.arrays["data"][instance.arrays["job_of"]]
     _, _, D = link_loads(instance, wrack, ps_rack, server, d)              # line 25
     Dp, sigma = stuff(D)                                                   # line 26
+    c = np.zeros((R, R))
+    flat = c.reshape(-1)
     out = []
+    rows = np.arange(R)
     for theta, perm in bvn_decompose(Dp):                                  # line 27
-        ck = np.zeros((R, R), np.int64)
-        for s_ in range(R):
-            t_ = int(perm[s_])
-            if t_ != s_:
-                ck[s_, t_] += P // 2
-                ck[t_, s_] += P // 2
-        out.append((float(theta / sigma), ck, ports_from_circuits(instance, ck)))
-    return out
+        share = float(theta / sigma)
+        perm = np.asarray(perm, np.int64)
+        moved = perm != rows
+        a, b = rows[moved], perm[moved]
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        keys, n = np.unique(lo * R + hi, return_counts=True)   # lexicographic (s, t), s < t
+        s_, t_ = keys // R, keys % R
+        k = n * (P // 2)
+        flat[s_ * R + t_] += share * k
+        flat[t_ * R + s_] += share * k
+        out.append((share, ports_from_pair_counts(instance, s_, t_, k)))
+    return c, out
+
+
+class _Moves:
+    """The moves of :func:`_local_search` as index ranges, decoded on demand (no list of
+    tuples): worker n to rack k, PS of job i to rack k on a switch or a server, workers n < q
+    of different jobs swapped, PS locations of jobs i < i2 swapped, gather of job i at rack k,
+    in this order (the order of the move list they replace)."""
+
+    def __init__(self, instance: Instance):
+        W, J, R = instance.arrays["job_of"].size, len(instance.jobs), instance.n_racks
+        self.job_of = instance.arrays["job_of"]
+        self.R = R
+        n, q = np.triu_indices(W, 1)
+        keep = self.job_of[n] != self.job_of[q]
+        self.xn, self.xq = n[keep], q[keep]
+        self.si, self.si2 = np.triu_indices(J, 1)
+        sizes = [W * R, J * R * 2, self.xn.size, self.si.size, J * R]
+        self.ends = np.cumsum(sizes).tolist()
+        self.size = self.ends[-1]
+
+    def move(self, mi: int) -> tuple:
+        """Move number ``mi`` as the tuple the search applies."""
+        R, e = self.R, self.ends
+        if mi < e[0]:
+            return ("w", mi // R, mi % R)
+        if mi < e[1]:
+            i, rest = divmod(mi - e[0], 2 * R)
+            return ("p", i, rest // 2, float(rest % 2))
+        if mi < e[2]:
+            j = mi - e[1]
+            return ("x", int(self.xn[j]), int(self.xq[j]))
+        if mi < e[3]:
+            j = mi - e[2]
+            return ("s", int(self.si[j]), int(self.si2[j]))
+        return ("g", *divmod(mi - e[3], R))
+
+    def hot(self, crit: np.ndarray) -> np.ndarray:
+        """Per move: does it touch a critical job (a job of any worker or PS it moves)."""
+        R, jo = self.R, self.job_of
+        return np.concatenate([np.repeat(crit[jo], R), np.repeat(crit, 2 * R),
+                               crit[jo[self.xn]] | crit[jo[self.xq]],
+                               crit[self.si] | crit[self.si2], np.repeat(crit, R)])
 
 
 def _local_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
                   server: np.ndarray, rng: np.random.Generator, time_limit: float,
-                  max_rounds: int) -> tuple[float, float]:
+                  max_rounds: int, cache: dict | None = None) -> tuple[float, float]:
     """First-improvement search on (f, -sum of squared pool-link utilisations), in place.
 
     Moves: one worker to another rack, one PS to another switch slot or server, two workers
-    of different jobs swap racks. f of a placement is exact (:func:`placement_f`).
+    of different jobs swap racks. f of a placement is exact (:func:`placement_f`). The clock
+    is read before the O(workers^2) move table is built and between every setup step
+    (``cache``: a dict keeping the move table for the next call).
     """
     A = instance.arrays
     R, cap = instance.n_racks, instance.capacity
@@ -106,30 +162,26 @@ def _local_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
         ws, ps_, _ = link_loads(instance, wrack, ps_rack, server, a)
         return f, -float(((ws / cap) ** 2).sum() + ((ps_ / cap) ** 2).sum())
 
-    best = score()
     t_end = time.perf_counter() + time_limit
-    W, J = wrack.size, len(instance.jobs)
+    best = score()
+    cache = {} if cache is None else cache
     for _ in range(max_rounds):
         improved = False
-        moves = [("w", n, k) for n in range(W) for k in range(R)]
-        moves += [("p", i, k, sv) for i in range(J) for k in range(R) for sv in (0.0, 1.0)]
-        moves += [("x", n, q) for n in range(W) for q in range(n + 1, W)
-                  if job_of[n] != job_of[q]]
-        moves += [("s", i, i2) for i in range(J) for i2 in range(i + 1, J)]
-        moves += [("g", i, k) for i in range(J) for k in range(R)]
-        order = rng.permutation(len(moves))
-        if len(moves) > _BIG_NEIGHBOURHOOD:  # large instances: bottleneck jobs' moves first
+        if time.perf_counter() > t_end:     # nothing quadratic before a clock check
+            return best
+        moves = cache.get("moves")
+        if moves is None:
+            moves = cache["moves"] = _Moves(instance)
+        order = rng.permutation(moves.size)
+        if moves.size > _BIG_NEIGHBOURHOOD:  # large instances: bottleneck jobs' moves first
+            if time.perf_counter() > t_end:
+                return best
             crit = _critical_jobs(instance, wrack, ps_rack, server)
-            hot = np.array([crit[job_of[m[1]]] if m[0] in "wx" else crit[m[1]] for m in moves],
-                           bool)
-            for m_i, m in enumerate(moves):
-                if m[0] in "xs" and not hot[m_i]:
-                    hot[m_i] = crit[job_of[m[2]]] if m[0] == "x" else crit[m[2]]
-            order = order[np.argsort(~hot[order], kind="stable")]
+            order = order[np.argsort(~moves.hot(crit)[order], kind="stable")]
         for mi in order:
             if time.perf_counter() > t_end:
                 return best
-            mv = moves[mi]
+            mv = moves.move(int(mi))
             if mv[0] == "w":
                 _, n, k = mv
                 old = wrack[n]
@@ -266,7 +318,8 @@ def _iterated_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
     until ``time_limit``; the best placement is left in the arrays."""
     A = instance.arrays
     t_end = time.perf_counter() + time_limit
-    best = _local_search(instance, wrack, ps_rack, server, rng, time_limit, max_rounds)
+    cache: dict = {}
+    best = _local_search(instance, wrack, ps_rack, server, rng, time_limit, max_rounds, cache)
     keep = (wrack.copy(), ps_rack.copy(), server.copy())
     while time.perf_counter() < t_end and wrack.size > 1:
         w, p, sv = keep[0].copy(), keep[1].copy(), keep[2].copy()
@@ -283,7 +336,7 @@ def _iterated_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
         left = t_end - time.perf_counter()
         if left <= 0:
             break
-        new = _local_search(instance, w, p, sv, rng, left, max_rounds)
+        new = _local_search(instance, w, p, sv, rng, left, max_rounds, cache)
         if new > best:
             best, keep = new, (w, p, sv)
     wrack[:], ps_rack[:], server[:] = keep

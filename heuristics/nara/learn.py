@@ -258,8 +258,10 @@ def run(args: argparse.Namespace) -> int:
     def _term(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
+    from dmlopt import io
     from dmlopt.errors import InstanceError
 
+    io.check_output(args.out, "--out")  # before any training: a writable place for the weights
     arch = getattr(args, "arch", "paper")
     netfit = arch == "netfit"
     if not netfit and getattr(args, "init", None) is not None:

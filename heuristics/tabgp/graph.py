@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy is imported where it is used: `dmlopt list` stays light
+    import scipy.sparse as sp
 
 from dmlopt.models.tabgp import Instance
 
@@ -73,6 +76,8 @@ def _from_matrix(mat: sp.csr_matrix) -> Graph:
 
 def step_matrices(instance: Instance) -> list[sp.csr_matrix]:
     """One symmetric weighted adjacency matrix (scipy CSR) per step."""
+    import scipy.sparse as sp
+
     n = instance.n
     out = []
     for u, v, w in instance.arrays:

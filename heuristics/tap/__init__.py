@@ -18,9 +18,10 @@
     A uniformly random feasible assignment (a random choice of m of the n K slots).
 ``local-search`` (option ``start``: a heuristic name, default ``random``)
     Iterated best-improvement descent over moves to a VM with free capacity and pairwise swaps
-    (delta of one move O(n), all deltas of a solution in one matrix product; see
-    :mod:`dmlopt.heuristics.tap.search`), then ``restarts`` perturb-and-descend rounds from the
-    best solution. ``cle-ls``, ``abm-ls``, ``random-ls`` are it with that start.
+    (delta of one move O(n); with integer data the gains are updated in O(m N) per swap,
+    otherwise recomputed by one matrix product; see :mod:`dmlopt.heuristics.tap.search`), then
+    ``restarts`` perturb-and-descend rounds from the best solution. ``cle-ls``, ``abm-ls``,
+    ``random-ls`` are it with that start.
 ``tabu`` (option ``start``, default ``random``)
     Iterated robust tabu search on the same neighbourhood: Taillard's robust tabu search
     (compiled with numba when installed) restarted ``rounds`` times from the perturbed best
@@ -326,14 +327,19 @@ def _rounds(count: int, time_limit: float | None) -> float:
 
 
 def estimate_local_search(instance: Instance, options: Options) -> Size:
-    """Descents from the start and ``restarts`` kicks: each descent step is all N^2 swap deltas
-    by one N x N matrix product (N^3, BLAS), about m steps per descent."""
+    """Descents from the start and ``restarts`` kicks, about m swaps per descent. With exact
+    data (integer traffic and distances, :func:`~dmlopt.heuristics.tap.search.exact_gains`)
+    the gains of the m real rows are kept incrementally: m^2 N to start a descent, about 30 m N
+    per swap; otherwise each swap recomputes all N^2 gains by one N x N product (N^3, BLAS)."""
     slots, m = _slots(instance), float(instance.m)
     descents = _rounds(options.restarts + 1, options.time_limit)
-    step = slots**3 + 30 * slots * slots
+    if ts.exact_gains(instance.traffic, instance.distance):
+        per_descent = m * m * slots + (m + 1) * 30 * m * slots
+    else:
+        per_descent = (m + 1) * (slots**3 + 30 * slots * slots)
     start = getattr(options, "start", None)  # cle-ls ...: the start is added by _started
     return _add(_start_size(instance, start), _padded(instance),
-                Size(0.0, descents * (m + 1) * step))
+                Size(0.0, descents * per_descent))
 
 
 def _started(start: str):

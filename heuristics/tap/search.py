@@ -10,8 +10,10 @@ symmetric formula:
 
     delta(r, s) = 2 sum_{k != r, s} (F[s, k] - F[r, k]) (B[p(r), p(k)] - B[p(s), p(k)])
 
-(O(N) per pair). All ``N^2`` deltas of one solution come from one matrix product (:func:`deltas`),
-which numpy does faster than Taillard's incremental update in pure Python for the sizes here.
+(O(N) per pair). All ``N^2`` deltas of one solution come from one matrix product (:func:`deltas`).
+The descent keeps them instead: after a swap only a rank-one term changes ``F B'`` and the gains
+of the m real rows are updated in O(m N) (:func:`descent`; exact, and so identical to the full
+recomputation, when the data are integers, as in the generators and QAPLIB).
 Swaps of two dummies or of two modules on the same VM change nothing and are masked out.
 
 References
@@ -111,7 +113,38 @@ def _masks(qap: Padded) -> tuple[np.ndarray, np.ndarray]:
 
 
 def descent(qap: Padded, perm: np.ndarray, cost: float) -> tuple[np.ndarray, float]:
-    """Best-improvement swap descent to a local optimum."""
+    """Best-improvement swap descent to a local optimum.
+
+    Parameters
+    ----------
+    qap : Padded
+        The padded QAP.
+    perm : numpy.ndarray
+        Facility -> slot permutation to start from (not modified).
+    cost : float
+        Its objective.
+
+    Returns
+    -------
+    (numpy.ndarray, float)
+        The local optimum and its objective.
+
+    Notes
+    -----
+    With exact data (:func:`_exact`: every product and sum of the objective an exact float,
+    as with the integer traffic and hop distances of the generators and QAPLIB) the swap
+    gains are kept incrementally (:func:`_descent_incremental`: O(m N) per swap, rows of the
+    m real modules only) and every gain equals the full recomputation bit for bit, so the
+    descent takes the same swaps. Other data go through :func:`_descent_full` (all N^2 gains
+    by one N^3 product per swap), whose rounding the incremental gains would not reproduce.
+    """
+    if _exact(qap):
+        return _descent_incremental(qap, perm, cost)
+    return _descent_full(qap, perm, cost)
+
+
+def _descent_full(qap: Padded, perm: np.ndarray, cost: float) -> tuple[np.ndarray, float]:
+    """Best-improvement descent recomputing every swap gain after each swap (:func:`deltas`)."""
     upper, real = _masks(qap)
     perm = perm.copy()
     while True:
@@ -123,6 +156,85 @@ def descent(qap: Padded, perm: np.ndarray, cost: float) -> tuple[np.ndarray, flo
             return perm, cost
         perm[r], perm[s] = perm[s], perm[r]
         cost += float(d[r, s])
+
+
+def exact_gains(traffic: np.ndarray, distance: np.ndarray) -> bool:
+    """True if the swap gains of (traffic, distance) are exact float64 numbers.
+
+    Parameters
+    ----------
+    traffic : numpy.ndarray
+        Module traffic M (or 2 F, the symmetric traffic doubled).
+    distance : numpy.ndarray
+        VM distances D (or the slot distances B).
+
+    Returns
+    -------
+    bool
+        M + M^T and D are integer-valued and small enough that every partial sum of a swap
+        gain stays below 2^52: then any summation order gives the same gain, bit for bit.
+    """
+    f2 = np.asarray(traffic, float)
+    f2 = f2 + f2.T
+    b = np.asarray(distance, float)
+    if not (np.isfinite(f2).all() and np.isfinite(b).all()):
+        return False
+    if not (np.array_equal(f2, np.round(f2)) and np.array_equal(b, np.round(b))):
+        return False
+    big_b = float(np.abs(b).max(initial=0.0))
+    bound = 8.0 * big_b * (float(np.abs(f2).sum(axis=1).max(initial=0.0))
+                           + float(np.abs(f2).max(initial=0.0)))
+    return bound < 2.0**52
+
+
+def _exact(qap: Padded) -> bool:
+    """:func:`exact_gains` of the padded QAP (2 F = M + M^T off the diagonal, B)."""
+    return exact_gains(qap.F, qap.B)
+
+
+def _descent_incremental(qap: Padded, perm: np.ndarray, cost: float
+                         ) -> tuple[np.ndarray, float]:
+    """:func:`_descent_full` with the gains of rows 0..m-1 kept up to date in O(m N) per swap.
+
+    ``G = F[:m] @ B[perm][:, perm]`` (m x N; the rows of the dummies are zero) changes by a
+    rank-one term and a column exchange when slots r and s swap; the gain of swapping r < m and
+    s is ``2 (G[r, s] + G[s, r] - G[r, r] - G[s, s] + 2 F[r, s] B'[r, s])`` with ``G[s, .]``
+    and ``G[s, s]`` zero for a dummy s (as in :func:`deltas`).
+    """
+    size, m, kc = qap.size, qap.m, qap.kc
+    perm = perm.copy()
+    if m == 0 or size < 2:
+        return perm, cost
+    f = qap.F[:m]                       # m x N, zero beyond column m
+    fm = qap.F[:m, :m]
+    b = qap.B
+    g = fm @ b[np.ix_(perm[:m], perm)]
+    cols = np.arange(size)
+    upper = cols[None, :] > np.arange(m)[:, None]
+    rows = np.arange(m)
+    while True:
+        bpm = b[np.ix_(perm[:m], perm[:m])]
+        dg = g[rows, rows]
+        out = g.copy()
+        out[:, :m] += g[:, :m].T
+        out -= dg[:, None]
+        out[:, :m] -= dg[None, :]
+        out[:, :m] += 2.0 * fm * bpm
+        out *= 2.0
+        vm = perm // kc
+        out[~(upper & (vm[:m, None] != vm[None, :]))] = np.inf
+        k = int(np.argmin(out))
+        r, s = divmod(k, size)
+        gain = out[r, s]
+        if not gain < -1e-9 * max(1.0, abs(cost)):
+            return perm, cost
+        # G += (F[:, r] - F[:, s]) (B'[s, :] - B'[r, :]), then columns r and s exchanged
+        col = f[:, r] - f[:, s]
+        row = b[perm[s], perm] - b[perm[r], perm]
+        g += col[:, None] * row[None, :]
+        g[:, [r, s]] = g[:, [s, r]]
+        perm[r], perm[s] = perm[s], perm[r]
+        cost += float(gain)
 
 
 def _kick(qap: Padded, perm: np.ndarray, rng: np.random.Generator, swaps: int) -> np.ndarray:

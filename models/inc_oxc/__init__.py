@@ -124,6 +124,7 @@ packing cannot place is redrawn (deterministically) so every generated instance 
 
 from __future__ import annotations
 
+from dmlopt.models.inc_oxc.bounds import BOUNDS
 from dmlopt.models.inc_oxc.constants import MAX_RACKS, NAME, PAPER, SENSE, TITLE, TOL, _Num
 from dmlopt.models.inc_oxc.evaluation import (
     _add_circuits,
@@ -190,5 +191,5 @@ __all__ = [
     '_size_strong', 'FORMULATIONS', 'build', 'estimate_size', '_val', '_finish', 'decode',
     'warm_start', '_spec_error', '_greedy_fits', 'generate_dcn', 'generate_small',
     'generate_large', '_low_high', 'SmallParams', 'LargeParams', 'DcnParams', '_default_jobs',
-    'generator_size', 'GENERATORS', 'EXAMPLE',
+    'generator_size', 'GENERATORS', 'EXAMPLE', 'BOUNDS',
 ]

@@ -44,12 +44,36 @@ def _rack_pairs(instance: Instance, pairs: list[tuple[int, int]]) -> tuple[
 def _add_circuits(c: np.ndarray, racks: list[tuple[int, int]], weight: float = 1) -> None:
     """c[s, t] and c[t, s] += weight x (circuits between s and t) for the rack pairs of
     ``racks`` (in place; one addition per cell, as ``c += weight * counts`` would do)."""
-    counts: dict[tuple[int, int], int] = {}
-    for s, t in racks:
-        counts[(s, t)] = counts.get((s, t), 0) + 1
-        counts[(t, s)] = counts.get((t, s), 0) + 1
-    for key, n in counts.items():
-        c[key] += weight * n
+    arr = np.asarray(racks, np.int64).reshape(-1, 2)
+    _add_circuit_arrays(c, arr[:, 0], arr[:, 1], weight)
+
+
+def _add_circuit_arrays(c: np.ndarray, s: np.ndarray, t: np.ndarray, weight: float = 1) -> None:
+    """:func:`_add_circuits` on arrays of rack pairs: O(len(s) log len(s)), no (R, R) pass."""
+    if not s.size:
+        return
+    R = c.shape[0]
+    keys, n = np.unique(np.concatenate([s * R + t, t * R + s]), return_counts=True)
+    flat = c.reshape(-1)
+    flat[keys] += weight * n
+
+
+def _rack_arrays(instance: Instance, pairs) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """:func:`_rack_pairs` as two arrays (s, t), vectorised: a valid pairing (every port on the
+    OXC, used once, never paired with itself) costs O(len(pairs) log len(pairs)); an invalid one
+    goes through :func:`_rack_pairs` for its messages."""
+    R, P = instance.n_racks, instance.n_tor
+    arr = np.asarray(pairs, np.int64).reshape(-1, 2)
+    ports = arr.reshape(-1)
+    if (ports.size and (ports.min() < 0 or ports.max() >= R * P
+                        or (arr[:, 0] == arr[:, 1]).any()
+                        or np.unique(ports).size != ports.size)):
+        racks, bad = _rack_pairs(instance, [tuple(map(int, q)) for q in arr])
+        out = np.asarray(racks, np.int64).reshape(-1, 2)
+        return out[:, 0], out[:, 1], bad
+    s, t = arr[:, 0] // P, arr[:, 1] // P
+    keep = s != t
+    return s[keep], t[keep], []
 
 
 def circuits_from_ports(instance: Instance, pairs: list[tuple[int, int]]) -> tuple[
@@ -57,8 +81,8 @@ def circuits_from_ports(instance: Instance, pairs: list[tuple[int, int]]) -> tup
     """The symmetric circuit-count matrix c_st of a port pairing, and the rules it breaks."""
     R = instance.n_racks
     c = np.zeros((R, R), np.int64)
-    racks, bad = _rack_pairs(instance, pairs)
-    _add_circuits(c, racks)
+    s, t, bad = _rack_arrays(instance, pairs)
+    _add_circuit_arrays(c, s, t)
     return c, bad
 
 
@@ -83,9 +107,9 @@ def circuits(instance: Instance, sol: Solution) -> tuple[np.ndarray, list[str]]:
         if not (math.isfinite(share) and share >= 0):
             bad.append(f"oxc_schedule[{q}]: share {share} must be finite and >= 0")
             continue
-        racks, bk = _rack_pairs(instance, list(pairs))
+        s, t, bk = _rack_arrays(instance, pairs)
         bad += [f"oxc_schedule[{q}]." + b for b in bk]
-        _add_circuits(c, racks, share)
+        _add_circuit_arrays(c, s, t, share)
         total += share
     if total > 1 + TOL:
         bad.append(f"oxc_schedule: time shares add up to {total:g} > 1")
@@ -93,18 +117,66 @@ def circuits(instance: Instance, sol: Solution) -> tuple[np.ndarray, list[str]]:
 
 
 def ports_from_circuits(instance: Instance, c: np.ndarray) -> list[tuple[int, int]]:
-    """A port pairing realising the symmetric circuit counts ``c`` (ports taken in order)."""
+    """A port pairing realising the symmetric circuit counts ``c`` (ports taken in order).
+
+    Parameters
+    ----------
+    instance : Instance
+        Gives R and N_ToR (rack k owns the OXC ports k N_ToR .. (k + 1) N_ToR - 1).
+    c : numpy.ndarray
+        (R, R) circuit counts; the upper triangle is read, rounded to integers.
+
+    Returns
+    -------
+    list of (int, int)
+        One port pair per circuit, rack pairs (s, t), s < t, in lexicographic order, each rack's
+        ports in increasing order.
+    """
+    upper = np.triu(np.asarray(c, float), 1)
+    if not np.isfinite(upper).all():
+        raise ValueError("c: circuit counts must be finite")
+    counts = np.rint(upper).astype(np.int64)
+    s, t = np.nonzero(counts > 0)
+    return ports_from_pair_counts(instance, s, t, counts[s, t])
+
+
+def ports_from_pair_counts(instance: Instance, s: np.ndarray, t: np.ndarray,
+                           counts: np.ndarray) -> list[tuple[int, int]]:
+    """A port pairing with ``counts[q]`` circuits between racks ``s[q]`` and ``t[q]``.
+
+    The sparse form of :func:`ports_from_circuits` (same pairing for the same circuits): cost
+    O(len(s) log len(s) + circuits), so a permutation of R racks costs O(R log R), not O(R^2).
+
+    Parameters
+    ----------
+    instance : Instance
+        Gives N_ToR.
+    s, t : numpy.ndarray
+        Rack pairs, s < t, in lexicographic order, each pair once.
+    counts : numpy.ndarray
+        Circuits per pair (>= 0).
+
+    Returns
+    -------
+    list of (int, int)
+        As :func:`ports_from_circuits`: pairs in the given order, each rack's ports in
+        increasing order.
+    """
     P = instance.n_tor
-    nxt = [k * P for k in range(instance.n_racks)]
-    pairs = []
-    R = instance.n_racks
-    for s in range(R):
-        for t in range(s + 1, R):
-            for _ in range(int(round(c[s, t]))):
-                pairs.append((nxt[s], nxt[t]))
-                nxt[s] += 1
-                nxt[t] += 1
-    return pairs
+    counts = np.asarray(counts, np.int64)
+    rs = np.repeat(np.asarray(s, np.int64), counts)
+    rt = np.repeat(np.asarray(t, np.int64), counts)
+    m = rs.size
+    if not m:
+        return []
+    racks = np.concatenate([rs, rt])
+    order = np.lexsort((np.tile(np.arange(m), 2), racks))    # per rack, by circuit index
+    rk = racks[order]
+    first = np.concatenate([[True], rk[1:] != rk[:-1]])
+    start = np.maximum.accumulate(np.where(first, np.arange(rk.size), 0))
+    port = np.empty(2 * m, np.int64)
+    port[order] = rk * P + np.arange(rk.size) - start
+    return list(zip(port[:m].tolist(), port[m:].tolist(), strict=True))
 
 
 def flow_coefficients(instance: Instance, ps_server: np.ndarray) -> np.ndarray:

@@ -69,7 +69,17 @@ import numpy as np
 import pydantic
 from pydantic import PrivateAttr
 
-from dmlopt.contract import Command, Formulation, Generator, Options, Size
+from dmlopt.contract import (
+    Bound,
+    BoundValue,
+    Command,
+    Formulation,
+    Generator,
+    NoOptions,
+    Options,
+    Size,
+    unbounded,
+)
 from dmlopt.evaluation import Evaluation
 from dmlopt.models.infer.errors import InferenceError as InferenceError
 from dmlopt.models.infer.errors import TooManyPathsError as TooManyPathsError
@@ -353,6 +363,36 @@ def evaluate(instance: Instance, solution: Solution) -> Evaluation:
 #: no exact formulation: inference is scored, not optimised (so no build / estimate_size /
 #: decode / warm_start: dmlopt.api refuses a formulation before it would call them)
 FORMULATIONS: dict[str, Formulation] = {}
+
+
+def zero_bound(instance: Instance, *, time_limit: float | None = None) -> BoundValue:
+    """The trivial lower bound of the hops error: 0.
+
+    Parameters
+    ----------
+    instance : Instance
+        A measurement.
+    time_limit : float, optional
+        Unused (the bound is immediate).
+
+    Returns
+    -------
+    BoundValue
+        0: the hops error is a mean of relative absolute hop errors. It is tight whenever some
+        method infers every path length exactly, as Flow Tracking does on tree routings.
+
+    References
+    ----------
+    Paper 000, section V-B (the hops error metric).
+    """
+    return BoundValue(0.0)
+
+
+#: inference is scored, not optimised: the only bound is the metric's own floor
+BOUNDS: dict[str, Bound] = {
+    "zero": Bound(zero_bound, NoOptions, unbounded,
+                  "hops error >= 0 (the metric's floor; tight where an inference is exact)"),
+}
 
 
 def generate_dc(*, seed: int = 0, topology: str = "fat-tree", routing: str = "dijkstra",

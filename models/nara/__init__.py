@@ -77,6 +77,7 @@ from __future__ import annotations
 from typing import Any
 
 from dmlopt.contract import Command
+from dmlopt.models.nara.bounds import BOUNDS
 from dmlopt.models.nara.constants import BW_TOL, NAME, PAPER, SENSE, TITLE
 from dmlopt.models.nara.evaluation import _check_alloc, _distribution, evaluate
 from dmlopt.models.nara.formulations import (
@@ -175,5 +176,5 @@ __all__ = [
     'UNIFORM_MAX', 'EPISODE', '_pmf', '_units', '_sizes', 'mean_sizes', 'holding_mean',
     'load_topology', '_generate', 'generate_uniform', 'generate_azure', 'generate_alibaba',
     'TraceParams', 'UniformParams', 'generator_size', 'GENERATORS', '_configure_train',
-    '_run_train', 'COMMANDS', 'EXAMPLE',
+    '_run_train', 'COMMANDS', 'EXAMPLE', 'BOUNDS',
 ]

@@ -15,7 +15,10 @@ Architecture (our reading where the paper is open, tested in ``tests/test_nara_l
   (zeros when none) is concatenated to every server's embedding: v = [h_v, mean_{V'} h] (32).
 * P1 (section 3.3.2, E.2): s' = A2 ReLU(A1 s + a1) + a2, hidden 8, output 8, on the state
   <c_util, m_util, t_r / S> (t_r in units of the number of servers S, so that the policy sees
-  the same scale on every topology: the generators' mean holding period grows with S).
+  the same scale on every topology: the generators' mean holding period grows with S). The
+  observation carries t_r / U with U = :func:`time_unit` (S rounded up to a power of two, an
+  exact scaling in float32, clipped to [0, CLIP]); :func:`state_input` turns it into t_r / S
+  with the same bits as dividing the raw t_r by S.
 * P2: logit_v = C2 ReLU(C1 [s', v] + c1) + c2 with a hidden layer of 16. Deviation: the paper's
   P2 is a single layer, but a single linear layer gives logit_v = w_s . s' + w_v . v, whose
   s'-term is the same for every action and cancels in the softmax (the observation could not
@@ -30,10 +33,12 @@ Architecture (our reading where the paper is open, tested in ``tests/test_nara_l
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # scipy is imported where it is used: `dmlopt list` stays light
+    import scipy.sparse as sp
 
 from dmlopt.models import nara
 from dmlopt.models.nara.sim import State
@@ -58,6 +63,8 @@ class Graph:
     """Aggregation operators of one DCN graph (fixed per topology)."""
 
     def __init__(self, graph: dict[str, np.ndarray]) -> None:
+        import scipy.sparse as sp
+
         N = int(graph["n_nodes"])
         src, dst, link = graph["src"], graph["dst"], graph["link"]
         n_links = int(link.max()) + 1 if link.size else 0
@@ -119,10 +126,42 @@ POLICY_KEYS = [f"{k}{i}" for i in range(STAGES) for k in "Wb"] + \
 VALUE_KEYS = ["V1", "v1", "V2", "v2", "V3", "v3"]
 
 
+def time_unit(n_servers: int) -> float:
+    """The unit of the observed holding period: the number of servers rounded up to a power
+    of two.
+
+    Parameters
+    ----------
+    n_servers : int
+        Servers of the topology (S).
+
+    Returns
+    -------
+    float
+        2 ** ceil(log2 S). Dividing by a power of two is exact in float32, so
+        :func:`state_input` recovers the float32 holding period exactly.
+    """
+    return float(2 ** max(int(n_servers) - 1, 0).bit_length())
+
+
 def state_input(state: np.ndarray, n_servers: int) -> np.ndarray:
-    """P1's input: <c_util, m_util, t_r / S> (module docstring)."""
+    """P1's input <c_util, m_util, t_r / S> from observed states (module docstring).
+
+    Parameters
+    ----------
+    state : numpy.ndarray
+        (3,) or (B, 3) observed states <c_util, m_util, t_r / U>, U = :func:`time_unit`.
+    n_servers : int
+        Servers of the topology (S).
+
+    Returns
+    -------
+    numpy.ndarray
+        (B, 3) float64: the third column is t_r / S, bit for bit float64(float32(t_r)) / S
+        (multiplying by U undoes the exact scaling of :func:`observe`).
+    """
     s = np.array(state, dtype=float, copy=True).reshape(-1, 3)
-    s[:, 2] /= n_servers
+    s[:, 2] = s[:, 2] * time_unit(n_servers) / n_servers
     return s
 
 
@@ -315,7 +354,22 @@ def graph_of(instance: nara.Instance) -> dict[str, np.ndarray]:
 
 
 def observe(st: State, mask: np.ndarray) -> dict[str, np.ndarray]:
-    """Observation of a :class:`State` with a pending request (module docstring)."""
+    """Observation of a :class:`State` (the environment's, :mod:`.env`).
+
+    Parameters
+    ----------
+    st : State
+        The simulator; without a pending request the node and link features are zero and the
+        holding period 0.
+    mask : numpy.ndarray
+        (S,) the allowed servers (node feature 7).
+
+    Returns
+    -------
+    dict
+        ``state`` (3,) <c_util, m_util, min(t_r / U, CLIP)> with U = :func:`time_unit`,
+        ``nodes`` (N, 8) and ``links`` (L, 2), float32, every value in [0, CLIP].
+    """
     net = st.net
     req = st.req
     N, S = net.n_nodes, net.n_servers
@@ -342,8 +396,10 @@ def observe(st: State, mask: np.ndarray) -> dict[str, np.ndarray]:
     nodes[sv] = np.clip(f, 0.0, CLIP)
     links[:, 0] = np.clip(bw / b, 0.0, CLIP)
     links[:, 1] = bw >= b - nara.BW_TOL
-    return {"state": np.array([c_util, m_util, req.t], dtype=np.float32), "nodes": nodes,
-            "links": links}
+    # float32 first, then the exact power-of-two scaling (state_input undoes it bit for bit)
+    t = np.float32(req.t) / np.float32(time_unit(S))
+    return {"state": np.array([c_util, m_util, min(t, np.float32(CLIP))], dtype=np.float32),
+            "nodes": nodes, "links": links}
 
 
 # ---------------------------------------------------------------------- files

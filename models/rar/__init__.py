@@ -90,6 +90,7 @@ the three formulations and a brute force equal on random instances.
 
 from __future__ import annotations
 
+from dmlopt.models.rar.bounds import BOUNDS
 from dmlopt.models.rar.constants import (
     EPS,
     MAX_RING_CAP,
@@ -173,5 +174,5 @@ __all__ = [
     '_val', 'decode', '_canon_ring', 'wavelength_relabel', 'warm_start', '_topology',
     '_spec_error', '_requests', '_from_topology', 'generate_cpn6', 'generate_cpn38',
     'generate_random', '_Scheme', 'Cpn6Params', 'Cpn38Params', 'RandomParams', 'generator_size',
-    'GENERATORS', 'EXAMPLE',
+    'GENERATORS', 'EXAMPLE', 'BOUNDS',
 ]

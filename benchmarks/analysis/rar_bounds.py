@@ -1,0 +1,125 @@
+"""RAR (paper 003): RDDA's certified gap against the energetic LP bound on the 38-node network.
+
+For each scheme and seed: the instance ``cpn38`` with ``--requests`` requests, RDDA with the
+instance's scheme, the ``energy`` bound through :func:`dmlopt.bound` (HiGHS, one thread) and the
+certified gap |RDDA - bound| / |bound| (absolute where the bound is 0). Also prints the blocked
+requests of RDDA and of the bound's LP, to show which part of eq. (4) the gap comes from, and
+RDDA's CU-slots over the fewest its deployed requests need with the same node counts (1.0: no
+CU-slot is spent beyond the minimum; above: RDDA trades CU-slots for earlier ends). For MinCU
+also RDDA run on the requests whose fewest CU-slots stay below the break-even |T| sum |C_n| /
+|R| (deploying a larger one costs more activated CUs on average than blocking it), the others
+blocked: a feasible solution (scored by the evaluator) and its certified gap.
+
+    python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-9 --requests 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import dmlopt
+from dmlopt.models import rar
+
+from . import output_dir, tee
+
+
+def _seeds(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line: ``-o DIR --seeds 0-9 --requests 500 --schemes MinCU,MinW,MinT,MaxR``.
+
+    Parameters
+    ----------
+    argv : list of str or None
+        Arguments (default: sys.argv).
+
+    References
+    ----------
+    Chen et al., JOCN 16(5), 2024 (paper 003), section 6 (the 38-node network, 500 requests).
+    """
+    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_bounds",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", required=True, metavar="DIR",
+                    help="directory for what the study prints (rar_bounds.md, created)")
+    ap.add_argument("--seeds", default="0-9", help="e.g. 0-9 or 0,3,5")
+    ap.add_argument("--requests", type=int, default=500)
+    ap.add_argument("--schemes", default="MinCU,MinW,MinT,MaxR")
+    ap.add_argument("--time-limit", type=float, default=300.0)
+    ap.add_argument("--end-step", type=int, default=2)
+    ap.add_argument("--break-even", action="store_true",
+                    help="MinCU: add RDDA on the requests below the break-even CU-slots")
+    args = ap.parse_args(argv)
+    out = output_dir(args.out)
+    with tee(out / "rar_bounds.md"):
+        extra = " RDDA below break-even | its blocked | its gap |" if args.break_even else ""
+        print("| scheme | seed | RDDA | blocked (RDDA) | RDDA CU-slots / fewest | bound | "
+              "blocked (LP) | gap | seconds |" + extra)
+        print("|---|---|---|---|---|---|---|---|---|" + "---|" * (3 if args.break_even else 0))
+        for scheme in args.schemes.split(","):
+            for seed in _seeds(args.seeds):
+                _row(scheme, seed, args)
+
+
+def _row(scheme: str, seed: int, args: argparse.Namespace) -> None:
+    inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": args.requests,
+                                   "scheme": scheme}, seed=seed)
+    heur = dmlopt.heuristic(inst, "rdda")
+    t0 = time.perf_counter()
+    res = dmlopt.bound(inst, "energy", time_limit=args.time_limit, end_step=args.end_step)
+    seconds = time.perf_counter() - t0
+    b = res.bound
+    gap = abs(heur.objective - b) / abs(b) if abs(b) > 1e-12 else abs(heur.objective - b)
+    blocked = round(heur.metrics["blocking_rate"] * args.requests)
+    lp_blocked = res.metrics.get("lp_blocked", float("nan"))
+    print(f"| {scheme} | {seed} | {heur.objective:.4f} | {blocked} | {_excess(inst, heur):.2f} "
+          f"| {b:.4f} | "
+          f"{lp_blocked:.1f} | {100 * gap:.1f} % | {seconds:.0f} |", end="")
+    if args.break_even:
+        ev = _break_even(inst)
+        g2 = abs(ev.objective - b) / abs(b) if abs(b) > 1e-12 else abs(ev.objective - b)
+        print(f" {ev.objective:.4f} | {round(ev.metrics['blocking_rate'] * args.requests)} | "
+              f"{100 * g2:.1f} % |", end="")
+    print(flush=True)
+
+
+def _break_even(inst: rar.Instance) -> Any:
+    """RDDA on the requests whose fewest CU-slots are below |T| sum |C_n| / |R|, the others
+    blocked; evaluated on the whole instance."""
+    k_max = max(nd.cus for nd in inst.nodes)
+    limit = inst.slots * inst.total_cus / len(inst.requests)
+    keep = [j for j in range(len(inst.requests))
+            if min(nn * k * d for nn, k, d in rar.modes(inst, j, k_max)) <= limit]
+    data = inst.model_dump()
+    data["requests"] = [data["requests"][j] for j in keep]
+    sub = dmlopt.heuristic(rar.Instance.model_validate(data), "rdda").solution
+    full: list[Any] = [None] * len(inst.requests)
+    for i, j in enumerate(keep):
+        full[j] = sub.requests[i]
+    ev = rar.evaluate(inst, rar.Solution(requests=full))
+    assert ev.feasible, ev.violations[:3]
+    return ev
+
+
+def _excess(inst: rar.Instance, heur: dmlopt.Result) -> float:
+    """RDDA's CU-slots over the fewest CU-slots of the same deployments (same N, any k)."""
+    k_max = max(nd.cus for nd in inst.nodes)
+    used = fewest = 0.0
+    for j, a in enumerate(heur.solution.requests):
+        if a is None:
+            continue
+        nn = len(a.nodes)
+        used += sum(len(ids) for ids in a.cus) * (a.end - a.start + 1)
+        fewest += nn * min(k * d for n2, k, d in rar.modes(inst, j, k_max) if n2 == nn)
+    return used / fewest if fewest else 1.0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,389 @@
+"""Dual bounds of RAR (paper 003): lower bounds on eq. (4) for every scheme.
+
+``energy`` (:func:`energy_bound`) is an LP over per-request options that drops the time
+indexing, the CU ids and the wavelengths of the exact models and keeps what makes requests
+block on large instances: CU-slots. A deployed request j with N computing nodes ending by slot
+e uses, on each computing node, at least E_j(N, e) = min k d(N, k) CU-slots over the CU counts k
+whose duration d(N, k) (eqs. 1, 2, 5) fits in [t_a, e]; those CU-slots lie inside [t_a, e]. For
+a set S of nodes (every node, every ring, every cluster of overlapping rings, every request's
+reachable nodes) and an interval I = [s, e'] of slots, the CU-slots of the requests placed in I
+on S cannot exceed |I| times the activated CUs of S (at most sum_{n in S} |C_n|): an energetic
+(interval) relaxation of eq. (8). A request puts at least [s_j in S] + max(0, N - 1 -
+|ring \\ S \\ {s_j}|) of its computing nodes in S (eqs. 17, 21-24), minimised over its candidate
+rings. The objective is eq. (4): blocking, plus per scheme MinCU's activated CUs (peak >=
+mean usage over any interval), MinW's activated wavelengths (every link of a ring carries a
+wavelength; a wavelength carries rho requests per slot), MinT's end slots (the option's earliest
+end) and MaxR's 1 - reliability (the best candidate ring). Every option relaxes the exact
+models' feasible set, so the LP optimum is a lower bound; the value HiGHS reports is moved to
+the weak side by :func:`dmlopt.bounds.safe`, and an LP not solved to optimality gives none.
+
+``mip`` (branch and bound for the time limit) and ``lp`` (root LP) are the generic bounds of
+the ``aggregated`` formulation (:mod:`dmlopt.bounds`): stronger on small instances and listed
+first, but the formulation exceeds the default size limit on the 38-node network with hundreds
+of requests, where :func:`dmlopt.bound` without a method falls through to ``energy``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import pydantic
+
+from dmlopt.bounds import lp_relaxation, mip_bound, safe
+from dmlopt.contract import Bound, BoundValue, Options, Size
+from dmlopt.errors import SolverError
+from dmlopt.models.rar.constants import SENSE
+from dmlopt.models.rar.instance import Instance, modes
+
+
+class EnergyOptions(Options):
+    """Options of the energetic LP bound."""
+
+    end_step: int = pydantic.Field(2, ge=1, le=10_000,
+                                   description="MinT: end slots (MinW: window lengths) are "
+                                   "grouped in buckets of this many slots (cost of the "
+                                   "bucket's first, CU-slots of its last); 1 is the strongest "
+                                   "and largest LP")
+    node_sets: bool = pydantic.Field(True, description="add rows for rings, clusters and "
+                                     "reachable node sets beside the single nodes")
+
+
+def _clusters(instance: Instance) -> list[frozenset[int]]:
+    """Node sets of the connected components of the rings (rings sharing a node join)."""
+    parent = list(range(len(instance.nodes)))
+
+    def find(v: int) -> int:
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    for ring in instance.rings:
+        for v in ring.nodes[1:]:
+            parent[find(v)] = find(ring.nodes[0])
+    groups: dict[int, set[int]] = {}
+    for ring in instance.rings:
+        groups.setdefault(find(ring.nodes[0]), set()).update(ring.nodes)
+    return [frozenset(g) for g in groups.values()]
+
+
+def _options(instance: Instance, j: int, step: int) -> list[tuple[int, int, int, float, int]]:
+    """Options (N, e_first, e_last, energy per computing node, fewest window slots) of j.
+
+    MinT: ``e_first..e_last`` is a bucket of ``step`` end slots, the energy the fewest CU-slots
+    a computing node needs to end by ``e_last``. MinW: a bucket of window lengths L (the last
+    field is the bucket's shortest L: slots each ring link is held), the energy the fewest
+    CU-slots within its longest L. Otherwise one option per N, ending by t_d.
+    """
+    inst = instance
+    r = inst.requests[j]
+    rings = [inst.rings[k] for k in inst.candidate_rings(j)]
+    if not rings:
+        return []
+    reach = {v for ring in rings for v in ring.nodes}
+    k_max = max(inst.nodes[v].cus for v in reach)
+    biggest = max(ring.size for ring in rings)
+    by_n: dict[int, list[tuple[int, int]]] = {}
+    for nn, k, d in modes(inst, j, k_max):
+        if nn <= biggest:
+            by_n.setdefault(nn, []).append((k, d))
+    window = r.deadline - r.arrival + 1
+    out = []
+    for nn, kd in sorted(by_n.items()):
+        d_min = min(d for _, d in kd)
+        if inst.scheme in ("MinT", "MinW"):
+            buckets = [(x, min(x + step - 1, window)) for x in range(d_min, window + 1, step)]
+        else:
+            buckets = [(d_min, window)]
+        for lo, hi in buckets:
+            energy = float(min(k * d for k, d in kd if d <= hi))
+            if inst.scheme == "MinT":  # ends in [t_a + lo - 1, t_a + hi - 1]
+                out.append((nn, r.arrival + lo - 1, r.arrival + hi - 1, energy, d_min))
+            else:
+                out.append((nn, r.arrival + d_min - 1, r.deadline, energy, lo))
+    return out
+
+
+def _in_set(instance: Instance, j: int, nn: int, nodes: frozenset[int]) -> int:
+    """Fewest computing nodes of request j with ``nn`` nodes inside ``nodes`` (any ring)."""
+    inst = instance
+    s = inst.requests[j].source
+    best = nn
+    for k in inst.candidate_rings(j):
+        ring = inst.rings[k]
+        if ring.size < nn:
+            continue
+        outside = sum(1 for v in ring.nodes if v != s and v not in nodes)
+        best = min(best, int(s in nodes) + max(0, nn - 1 - outside))
+    return best
+
+
+def _node_sets(instance: Instance, full: bool) -> list[frozenset[int]]:
+    inst = instance
+    sets = {frozenset([v]) for v in range(len(inst.nodes))}
+    if full:
+        sets |= {frozenset(ring.nodes) for ring in inst.rings}
+        sets |= set(_clusters(inst))
+        for j in range(len(inst.requests)):
+            reach = {v for k in inst.candidate_rings(j) for v in inst.rings[k].nodes}
+            if reach:
+                sets.add(frozenset(reach))
+    return sorted(sets, key=lambda x: (len(x), sorted(x)))
+
+
+def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = True
+                    ) -> dict[str, Any]:
+    """The energetic LP of :func:`energy_bound` as arrays (minimisation, columns and rows).
+
+    Parameters
+    ----------
+    instance : Instance
+        A RAR instance, any scheme.
+    end_step : int
+        MinT: width of the end-slot buckets, MinW: of the window-length buckets (1: one
+        option per end slot or window length).
+    node_sets : bool
+        Rows for rings, clusters and reachable node sets beside single nodes.
+
+    Returns
+    -------
+    dict
+        ``cost``, ``lower``, ``upper`` (columns), ``row_lower``, ``row_upper``, ``rows`` (a
+        scipy CSR matrix), ``offset`` (constant of the objective), ``forced_blocked`` (requests
+        no candidate ring and mode can serve), ``n_options`` and ``option_cols`` (the option
+        columns: one minus their sum per request is its blocked fraction).
+
+    References
+    ----------
+    Chen et al., JOCN 16(5), 2024 (paper 003), section 4.D, eqs. (4), (8), (9), (13), (17),
+    (21)-(24); Baptiste, Le Pape and Nuijten, *Constraint-Based Scheduling* (2001), chapter 3
+    (energetic reasoning over time intervals).
+    """
+    import scipy.sparse as sp
+
+    inst = instance
+    nr, T = len(inst.requests), inst.slots
+    alpha = inst.alpha_of()
+    scheme = inst.scheme
+    block_cost = 1.0 / nr + (alpha if scheme == "MaxR" else 0.0)  # eq. (12): Gamma_j = 0
+    sets = _node_sets(inst, node_sets)
+    cost: list[float] = []
+    lower: list[float] = []
+    upper: list[float] = []
+    offset = 0.0
+    forced = 0
+
+    def col(c: float, lo: float = 0.0, hi: float = 1.0) -> int:
+        cost.append(c)
+        lower.append(lo)
+        upper.append(hi)
+        return len(cost) - 1
+
+    # activated CUs per node (MinCU pays for them; otherwise they are the capacity)
+    a_col = [col(alpha if scheme == "MinCU" else 0.0, 0.0, float(nd.cus)) for nd in inst.nodes]
+    # activated wavelengths per link (MinW)
+    w_col: dict[int, int] = {}
+    if scheme == "MinW":
+        for i, lk in enumerate(inst.links):
+            w_col[i] = col(alpha, 0.0, float(lk.wavelengths))
+    arrivals = sorted({r.arrival for r in inst.requests})
+    opts: list[tuple[int, int, int, int, float, int, int]] = []  # j, nn, e1, e2, E, dmin, col
+    for j, r in enumerate(inst.requests):
+        offset += block_cost
+        options = _options(inst, j, end_step)
+        if not options:
+            forced += 1
+            continue
+        best_rel = {}
+        for k in inst.candidate_rings(j):
+            ring = inst.rings[k]
+            for nn in r.node_counts:
+                if ring.size >= nn:
+                    best_rel[nn] = max(best_rel.get(nn, 0.0), ring.reliability)
+        for nn, e1, e2, energy, d_min in options:
+            c = -block_cost
+            if scheme == "MinT":
+                c += alpha * e1 / r.deadline
+            elif scheme == "MaxR":
+                c += alpha * (1.0 - best_rel[nn])
+            opts.append((j, nn, e1, e2, energy, d_min, col(c)))
+    ends = sorted({o[3] for o in opts} | {T})
+    rows_i: list[int] = []
+    rows_j: list[int] = []
+    rows_v: list[float] = []
+    rlo: list[float] = []
+    rhi: list[float] = []
+
+    def row(entries: list[tuple[int, float]], lo: float, hi: float) -> None:
+        idx = len(rlo)
+        for c, v in entries:
+            rows_i.append(idx)
+            rows_j.append(c)
+            rows_v.append(v)
+        rlo.append(lo)
+        rhi.append(hi)
+
+    inf = math.inf
+    # one option at most per request
+    by_req: dict[int, list[int]] = {}
+    for o in opts:
+        by_req.setdefault(o[0], []).append(o[6])
+    for cols in by_req.values():
+        row([(c, 1.0) for c in cols], -inf, 1.0)
+    # energetic rows with prefix columns P[S, s, e'] >= P[S, s, e'_prev] + new CU-slots
+    first = opts[0][6] if opts else 0
+    by_set: dict[int, list[tuple[int, int, int, float]]] = {}
+    for si, nodes in enumerate(sets):
+        share: dict[tuple[int, int], int] = {}
+        for idx, (j, nn, _, e2, energy, _, c) in enumerate(opts):
+            assert c == first + idx
+            if (j, nn) not in share:
+                share[j, nn] = _in_set(inst, j, nn, nodes)
+            if share[j, nn] > 0:
+                by_set.setdefault(si, []).append(
+                    (inst.requests[j].arrival, e2, c, share[j, nn] * energy))
+    for si, items in by_set.items():
+        nodes = sets[si]
+        for s in arrivals:
+            prev = None
+            for e in ends:
+                if e < s:
+                    continue
+                terms = [(c, -v) for ta, e2, c, v in items if ta >= s and e2 == e]
+                if not terms and prev is None:
+                    continue
+                p = col(0.0, 0.0, inf)
+                row([(p, 1.0)] + ([(prev, -1.0)] if prev is not None else []) + terms, 0.0,
+                    inf)
+                row([(p, 1.0)] + [(a_col[v], -float(e - s + 1)) for v in nodes], -inf, 0.0)
+                prev = p
+    if scheme == "MinW":
+        _wavelength_rows(inst, opts, w_col, row)
+    n_cols = len(cost)
+    mat = sp.csr_matrix((rows_v, (rows_i, rows_j)), shape=(len(rlo), n_cols))
+    return {"cost": np.array(cost), "lower": np.array(lower), "upper": np.array(upper),
+            "row_lower": np.array(rlo), "row_upper": np.array(rhi), "rows": mat,
+            "offset": offset, "forced_blocked": forced, "n_options": len(opts),
+            "option_cols": np.array([o[6] for o in opts], dtype=np.int64)}
+
+
+def _wavelength_rows(inst: Instance, opts: list, w_col: dict[int, int], row: Any) -> None:
+    """MinW: for a set L of links (all links, each ring's, each cluster's, each request's
+    reachable links), a deployed request j holds a wavelength on at least m_j(L) = min over its
+    candidate rings of |ring links in L| of them, so sum_{l in L} W_l >= m_j(L) x_j; a
+    wavelength carries at most rho requests per slot, so rho |T| sum_{l in L} W_l >= the
+    link-slots m_j(L) times the window length of every request."""
+    inf = math.inf
+    fams = {frozenset(range(len(inst.links)))}
+    fams |= {frozenset(ring.links) for ring in inst.rings}
+    for nodes in _clusters(inst):
+        fams.add(frozenset(i for i, lk in enumerate(inst.links)
+                           if lk.u in nodes and lk.v in nodes))
+    cand = {j: inst.candidate_rings(j) for j in range(len(inst.requests))}
+    for rings in cand.values():
+        if rings:
+            fams.add(frozenset(i for k in rings for i in inst.rings[k].links))
+    by_req: dict[int, list[tuple[int, int]]] = {}
+    for o in opts:
+        by_req.setdefault(o[0], []).append((o[6], o[5]))
+    for links in sorted(fams, key=lambda x: (len(x), sorted(x))):
+        ws = [(w_col[i], 1.0) for i in sorted(links)]
+        load: list[tuple[int, float]] = []
+        for j, items in by_req.items():
+            m = min(sum(1 for i in inst.rings[k].links if i in links) for k in cand[j])
+            if m > 0:
+                row(ws + [(c, -float(m)) for c, _ in items], 0.0, inf)
+                load += [(c, -float(m * d)) for c, d in items]
+        if load:
+            row([(c, inst.rho * float(inst.slots) * v) for c, v in ws] + load, 0.0, inf)
+
+
+def _solve_lp(lp: dict[str, Any], time_limit: float | None
+              ) -> tuple[str, float, np.ndarray]:
+    import highspy
+
+    from dmlopt import solvers
+
+    solvers.prepare_highs(1)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    inf = highspy.kHighsInf
+    n = len(lp["cost"])
+    h.addVars(n, np.array(lp["lower"], dtype=float),
+              np.where(np.isinf(lp["upper"]), inf, lp["upper"]).astype(float))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), np.array(lp["cost"], dtype=float))
+    mat = lp["rows"]
+    h.addRows(mat.shape[0], np.where(np.isinf(lp["row_lower"]), -inf, lp["row_lower"]),
+              np.where(np.isinf(lp["row_upper"]), inf, lp["row_upper"]), mat.nnz,
+              mat.indptr.astype(np.int32), mat.indices.astype(np.int32),
+              mat.data.astype(float))
+    h.run()
+    status = h.modelStatusToString(h.getModelStatus())
+    value = h.getInfo().objective_function_value
+    return status, float(value) + lp["offset"], np.asarray(h.getSolution().col_value)
+
+
+def energy_bound(instance: Instance, *, time_limit: float | None = None, end_step: int = 2,
+                 node_sets: bool = True) -> BoundValue:
+    """The energetic LP bound on eq. (4) (module docstring), any scheme and size.
+
+    Parameters
+    ----------
+    instance : Instance
+        A RAR instance.
+    time_limit : float or None
+        Seconds for HiGHS; an LP stopped before optimality raises (no bound).
+    end_step, node_sets
+        See :class:`EnergyOptions`.
+
+    Returns
+    -------
+    BoundValue
+        The LP value moved to the weak side by 1e-6 (relative), with metrics ``lp_value``,
+        ``forced_blocked``, ``lp_blocked`` (requests the LP blocks, fractional), ``options``,
+        ``rows``, ``columns`` and ``build_seconds``.
+
+    References
+    ----------
+    Chen et al., JOCN 16(5), 2024 (paper 003), section 4.D; Baptiste, Le Pape and Nuijten,
+    *Constraint-Based Scheduling* (2001), chapter 3.
+    """
+    t0 = time.perf_counter()
+    lp = build_energy_lp(instance, end_step=end_step, node_sets=node_sets)
+    built = time.perf_counter() - t0
+    left = None if time_limit is None else max(1.0, time_limit - built)
+    status, value, x = _solve_lp(lp, left)
+    if status != "Optimal" or not math.isfinite(value):
+        raise SolverError(f"bound: the energetic LP ended {status!r}: no bound")
+    return BoundValue(safe(value, SENSE), metrics={
+        "lp_value": value, "forced_blocked": float(lp["forced_blocked"]),
+        "lp_blocked": float(len(instance.requests) - x[lp["option_cols"]].sum()),
+        "options": float(lp["n_options"]), "rows": float(lp["rows"].shape[0]),
+        "columns": float(len(lp["cost"])), "build_seconds": built})
+
+
+def _estimate_energy(instance: Instance, options: Any) -> Size:
+    """Options of the LP from the instance alone; about 30 kB and 1e5 operations per option
+    (its matrix entries over node sets and arrival slots, held in Python lists while built)."""
+    step = getattr(options, "end_step", 2)
+    n_opts = 0
+    for r in instance.requests:
+        window = r.deadline - r.arrival + 1
+        per_n = math.ceil(window / step) if instance.scheme in ("MinT", "MinW") else 1
+        n_opts += len(r.node_counts) * per_n
+    return Size(50e6 + 30e3 * n_opts, 1e5 * n_opts)
+
+
+BOUNDS: dict[str, Bound] = {
+    "mip": mip_bound("aggregated"),
+    "lp": lp_relaxation("aggregated"),
+    "energy": Bound(function=energy_bound, Options=EnergyOptions, estimate=_estimate_energy,
+                    description="energetic LP: per-request options (nodes, end, CU-slots), CU "
+                    "capacity over node sets and intervals, each scheme's zeta (any size)"),
+}

@@ -1,0 +1,48 @@
+"""Two ``dmlopt bench`` processes on one store lose and duplicate nothing: the second is
+refused at once with one line while the first holds the store."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+
+SUITE = """
+name = "conc"
+description = "two processes"
+time_limit = 30
+[[groups]]
+problem = "tap"
+instances = [ { generator = "qaplib", params = { name = "nug12" }, seeds = [0] } ]
+methods = [ { heuristic = "rts", seeds = [0, 1, 2, 3, 4, 5, 6, 7, 8],
+             options = { time_limit = 1.0 } } ]
+"""
+
+
+def test_a_second_bench_on_the_same_store_is_refused(tmp_path):
+    suite = tmp_path / "s.toml"
+    suite.write_text(SUITE)
+    store = tmp_path / "s.sqlite"
+    cmd = [sys.executable, "-m", "dmlopt", "bench", str(suite), "-o", str(store),
+           "--workers", "1"]
+    env = {**os.environ, "CI": "1"}
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env)
+    for _ in range(600):  # until the first run has started (the store exists and is held)
+        if store.exists() and first.poll() is None:
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    second = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    out, err = first.communicate(timeout=600)
+    assert first.returncode == 0, err
+    # nine 1-second runs: the first still holds the store
+    assert second.returncode == 2 and second.stdout == "", second.stderr
+    assert len(second.stderr.strip().splitlines()) == 1
+    assert "is in use by another dmlopt bench" in second.stderr
+    with sqlite3.connect(store) as conn:
+        rows = conn.execute("SELECT instance_hash, method, seed, COUNT(*) FROM runs "
+                            "GROUP BY instance_hash, method, seed").fetchall()
+    assert len(rows) == 9 and all(r[3] == 1 for r in rows)

@@ -1,0 +1,199 @@
+"""TABGP dual bounds: every method below the exact optimum (brute force here, the ``pairs``
+formulation), the window decomposition exact, a tightened bound caught, time limits safe."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dmlopt
+from dmlopt import registry
+from dmlopt.contract import Bound, BoundValue
+from dmlopt.errors import ObjectiveMismatchError
+from dmlopt.models.tabgp import Instance, Solution, evaluate
+from dmlopt.models.tabgp import bounds as B
+
+# ---------------------------------------------------------------------------------------------
+# helpers written here, independent of the library's own evaluator and models
+
+
+def cost(inst: Instance, assign: np.ndarray) -> float:
+    """Cut weight plus alpha times migrations, straight from the definition (section 1)."""
+    total = 0.0
+    for t, edges in enumerate(inst.edges):
+        for j, (u, v) in enumerate(edges):
+            if assign[t][u] != assign[t][v]:
+                total += 1.0 if inst.weights is None else inst.weights[t][j]
+    for t in range(inst.tau - 1):
+        total += inst.alpha * sum(int(assign[t][v] != assign[t + 1][v]) for v in range(inst.n))
+    return total
+
+
+def brute_force(inst: Instance) -> float:
+    """The optimum by enumerating every labelling of every step with capacity k."""
+    steps = [np.array(a) for a in itertools.product(range(inst.l), repeat=inst.n)
+             if max(np.bincount(a, minlength=inst.l)) <= inst.k]
+    best = np.inf
+    for seq in itertools.product(steps, repeat=inst.tau):
+        best = min(best, cost(inst, seq))
+    return float(best)
+
+
+def er(n: int, p: float, tau: int, l: int, seed: int, **extra) -> Instance:
+    return dmlopt.generate("tabgp", {"generator": "er", "n": n, "p": p, "tau": tau, "l": l,
+                                     **extra}, seed=seed)
+
+
+def tiny(seed: int, n: int = 5, tau: int = 2, l: int = 2, k: int = 3) -> Instance:
+    rng = np.random.default_rng(seed)
+    pairs = list(itertools.combinations(range(n), 2))
+    edges, weights = [], []
+    for _ in range(tau):
+        es = [pq for pq in pairs if rng.random() < 0.6]
+        edges.append(es)
+        weights.append([float(rng.integers(1, 4)) for _ in es])
+    return Instance(n=n, edges=edges, weights=weights, l=l, k=k, alpha=float(rng.integers(0, 3)))
+
+
+SPECTRAL = [{"window": 1}, {"window": 2}, {"window": 0}]
+
+
+# ---------------------------------------------------------------------------------------------
+# validity against independent optima
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_method_below_brute_force_on_tiny_instances(seed):
+    inst = tiny(seed)
+    opt = brute_force(inst)
+    for options in SPECTRAL:
+        res = dmlopt.bound(inst, "spectral", iterations=40, **options)
+        assert 0.0 <= res.bound <= opt + 1e-9, (options, res.bound, opt)
+    for method in ("lp", "mip"):
+        assert dmlopt.bound(inst, method).bound <= opt + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("p", [0.3, 0.7])
+def test_spectral_below_the_pairs_optimum(seed, p):
+    inst = er(9, p, 3, 3, seed)
+    res = dmlopt.solve(inst, "highs", formulation="pairs", threads=1)
+    assert res.status == "optimal"
+    for options in SPECTRAL:
+        b = dmlopt.bound(inst, "spectral", iterations=60, **options).bound
+        assert b <= res.objective + 1e-9, (options, b, res.objective)
+
+
+def test_slack_capacity_below_the_optimum():
+    # a > 1: labels may hold fewer than k, the sizes in the bound are the worst case
+    inst = er(9, 0.5, 2, 3, 1, a=1.4)
+    opt = dmlopt.solve(inst, "highs", formulation="pairs", threads=1).objective
+    b = dmlopt.bound(inst, "spectral", iterations=60).bound
+    assert b <= opt + 1e-9
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_hypothesis_instances_below_brute_force(data):
+    n = data.draw(st.integers(2, 5))
+    l = data.draw(st.integers(1, 3))
+    k = data.draw(st.integers(-(-n // l), n))
+    tau = data.draw(st.integers(1, 2))
+    pairs = list(itertools.combinations(range(n), 2))
+    edges, weights = [], []
+    for _ in range(tau):
+        keep = data.draw(st.lists(st.booleans(), min_size=len(pairs), max_size=len(pairs)))
+        es = [pq for pq, b in zip(pairs, keep, strict=True) if b]
+        edges.append(es)
+        weights.append([data.draw(st.sampled_from([0.5, 1.0, 3.0])) for _ in es])
+    alpha = data.draw(st.sampled_from([0.0, 1.0, 2.5]))
+    inst = Instance(n=n, edges=edges, weights=weights, l=l, k=k, alpha=alpha)
+    opt = brute_force(inst)
+    window = data.draw(st.integers(0, tau))
+    b = dmlopt.bound(inst, "spectral", iterations=30, window=window).bound
+    assert 0.0 <= b <= opt + 1e-9
+
+
+# ---------------------------------------------------------------------------------------------
+# the pieces of the bound
+
+
+@pytest.mark.parametrize("window", [1, 2, 3])
+def test_windows_sum_to_the_tabgp_cost(window):
+    inst = er(10, 0.4, 3, 3, 2, alpha=2.0)
+    laps = B.window_laplacians(inst, window)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        assign = rng.integers(0, inst.l, size=(inst.tau, inst.n))
+        total = 0.0
+        for s, lap in enumerate(laps):
+            x = np.zeros((window * inst.n, inst.l))
+            rows = assign[s:s + window].reshape(-1)
+            x[np.arange(rows.size), rows] = 1.0
+            total += 0.5 * float(np.trace(x.T @ (lap @ x)))
+        # one step per window: the cut alone; longer windows also hold every migration edge
+        expected = cost(inst, assign) if window > 1 else cost(inst.model_copy(
+            update={"alpha": 0.0}), assign)
+        assert total == pytest.approx(expected, abs=1e-9)
+
+
+def test_part_sizes_fill_the_smallest_eigenvalues_first():
+    assert list(B.part_sizes(10, 4, 4)) == [4, 4, 2, 0]
+    assert list(B.part_sizes(12, 3, 4)) == [3, 3, 3, 3]
+
+
+def test_complete_graph_bound_is_tight():
+    # K_n with n = l k: every balanced partition cuts n k (l - 1) / 2 edges, the Donath-Hoffman
+    # value; the spectral bound must reach it (up to its safety margins) and not exceed it
+    n, l, k = 6, 3, 2
+    edges = list(itertools.combinations(range(n), 2))
+    inst = Instance(n=n, edges=[edges, edges], l=l, k=k, alpha=1.0)
+    opt = brute_force(inst)
+    assert opt == 2 * n * k * (l - 1) / 2
+    b = dmlopt.bound(inst, "spectral", window=1).bound
+    assert opt * (1 - 1e-5) <= b <= opt
+
+
+def test_a_tightened_bound_is_caught(monkeypatch):
+    n, l, k = 6, 3, 2
+    edges = list(itertools.combinations(range(n), 2))
+    inst = Instance(n=n, edges=[edges, edges], l=l, k=k, alpha=1.0)
+    opt = brute_force(inst)
+    tight = 1.01 * dmlopt.bound(inst, "spectral", window=1).bound
+    # the check of these tests rejects it ...
+    assert tight > opt
+    # ... and so does the core, given a feasible solution
+    solution = Solution(assignment=[[0, 0, 1, 1, 2, 2]] * 2)
+    assert evaluate(inst, solution).objective == opt
+
+    def tightened(instance, *, time_limit=None, **options):
+        return BoundValue(tight, solution=solution)
+
+    problem = registry.of(inst)
+    entry = problem.bound("spectral")
+    fake = Bound(function=tightened, Options=entry.Options, estimate=entry.estimate,
+                 description="spectral plus 1 %")
+    monkeypatch.setitem(problem.model.BOUNDS, "spectral", fake)
+    with pytest.raises(ObjectiveMismatchError):
+        dmlopt.bound(inst, "spectral")
+
+
+@pytest.mark.parametrize("limit", [0.001, 0.5])
+def test_time_limited_stops_stay_valid(limit):
+    inst = er(8, 0.5, 2, 2, 0)
+    opt = dmlopt.solve(inst, "highs", formulation="pairs", threads=1).objective
+    res = dmlopt.bound(inst, "spectral", time_limit=limit)
+    assert 0.0 <= res.bound <= opt + 1e-9
+    mip = dmlopt.bound(inst, "mip", time_limit=limit + 0.5)
+    assert mip.bound <= opt + 1e-9
+
+
+def test_the_shift_helps_and_is_certified():
+    inst = er(12, 0.4, 3, 4, 3)
+    res = dmlopt.bound(inst, "spectral", iterations=100, window=1)
+    assert res.bound >= res.metrics["unshifted"] - 1e-6
+    assert res.metrics["window"] == 1 and res.metrics["windows"] == 3
