@@ -116,15 +116,16 @@ def test_raw_solvers_read_back(problem, formulation, ext, tmp_path, capsys):
         ev = dmlopt.evaluate(inst, sol)
         assert ev.feasible, (file, ev.violations)
         assert _close(ev.objective, optimum), (file, ev.objective, optimum)
-    # the command line: the SCIP file, decoded JSON written with -o and evaluated again
+    # the command line, every file: the decoded JSON written with -o and evaluated again
     inst_file = tmp_path / "inst.json"
     dmlopt.save(inst, inst_file)
-    out = tmp_path / "decoded.json"
-    code = cli.main(["validate", str(inst_file), "--solution", str(tmp_path / "scip.sol"),
-                     "-f", formulation, "-o", str(out), "--json"])
-    printed = json.loads(capsys.readouterr().out)
-    assert code == 0 and _close(printed["objective"], optimum)
-    assert _close(dmlopt.evaluate(inst, out).objective, optimum)
+    for file in expected:
+        out = tmp_path / f"{file}.json"
+        code = cli.main(["validate", str(inst_file), "--solution", str(tmp_path / file),
+                         "-f", formulation, "-o", str(out), "--json"])
+        printed = json.loads(capsys.readouterr().out)
+        assert code == 0 and _close(printed["objective"], optimum), (file, printed)
+        assert _close(dmlopt.evaluate(inst, out).objective, optimum)
 
 
 def test_default_formulation_is_exports(tmp_path):
