@@ -9,7 +9,18 @@ of distributed ML training.
 """
 
 from dmlopt import registry as _registry
-from dmlopt.api import bound, build, check_size, evaluate, export, generate, heuristic, solve
+from dmlopt.api import (
+    bound,
+    build,
+    check_size,
+    decode,
+    evaluate,
+    export,
+    generate,
+    heuristic,
+    read_solution,
+    solve,
+)
 from dmlopt.errors import (
     DmloptError,
     InstanceError,
@@ -40,6 +51,7 @@ __all__ = [
     "bound",
     "build",
     "check_size",
+    "decode",
     "evaluate",
     "export",
     "generate",
@@ -49,6 +61,7 @@ __all__ = [
     "load_solution",
     "problem",
     "problems",
+    "read_solution",
     "save",
     "solve",
 ]

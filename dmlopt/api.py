@@ -583,3 +583,94 @@ def bound(instance: Any, method: str | None = None, *, time_limit: float | None 
                     f"{ev.objective!r}: the bound is invalid")
             res.gap = relative_gap(ev.objective, b)
     return res
+
+
+def _formulation_of(instance: Any, formulation: str | None) -> tuple[Any, str]:
+    problem = registry.of(instance)
+    name = formulation or default_formulation(problem)
+    problem.formulation(name)  # an unknown name lists the valid ones
+    return problem, name
+
+
+def decode(instance: Any, model: Any, formulation: str | None = None) -> Any:
+    """The problem's Solution from the variable values of a solved Pyomo model.
+
+    Parameters
+    ----------
+    instance : the instance the model was built for (:func:`build`).
+    model : the Pyomo model, its variables holding values (after any solver, or set by hand).
+    formulation : the formulation it was built in; default: the same default as :func:`build`
+        and :func:`export` (the paper's).
+
+    Returns
+    -------
+    Solution
+        Decoded by the formulation's own decoder (or the problem's ``decode``); score it with
+        :func:`evaluate`.
+
+    References
+    ----------
+    The decoders follow each problem's formulation, docs/<problem>.md; docs/interop.md shows a
+    model solved outside dmlopt and decoded.
+    """
+    problem, name = _formulation_of(instance, formulation)
+    entry = problem.formulation(name)
+    return (entry.decode or problem.model.decode)(model, instance)
+
+
+@_with_limits
+def read_solution(instance: Any, path: str | Path, formulation: str | None = None,
+                  size_limit: Any = None) -> Any:
+    """The Solution in a solution file another solver wrote for a model ``dmlopt export``
+    wrote.
+
+    The file's format is recognised by its content: HiGHS ``writeSolution`` (raw and pretty
+    styles), SCIP ``.sol``, Gurobi ``.sol`` or plain ``name value`` lines, CPLEX XML ``.sol``
+    (a dmlopt solution JSON is read as such). The model is built again for ``instance`` in
+    ``formulation``, every name in the file is mapped to its variable (the symbolic names of
+    the export, ``x(1_2)`` for ``x[1,2]``), every value checked against the variable's bounds
+    and integrality, variables the file leaves out set to 0, and the values decoded by the
+    formulation's decoder.
+
+    Parameters
+    ----------
+    instance : the instance the model was exported for.
+    path : the solution file (read with the bounded reader: a regular file, at most
+        ``DMLOPT_MAX_FILE_BYTES``).
+    formulation : the formulation exported; default: the same default as :func:`export`.
+    size_limit : see :func:`solve`.
+
+    Returns
+    -------
+    Solution
+        The problem's solution; :func:`evaluate` scores it.
+
+    Raises
+    ------
+    InstanceError
+        A file in no known format (naming the formats expected), an unknown or missing
+        variable, a non-finite, out-of-bounds or fractional integer value, a file naming none
+        of the model's variables, or an objective reported in the file that the values do not
+        give in this model (the file is for another instance).
+
+    References
+    ----------
+    docs/interop.md; the formats are described in :mod:`dmlopt.solution_files`.
+    """
+    from dmlopt import solution_files
+
+    if solution_files.is_json(path):
+        return load_solution(instance, path)
+    parsed = solution_files.parse(path)
+    problem, name = _formulation_of(instance, formulation)
+    model = build(instance, name, size_limit)
+    solution_files.assign(model, parsed, path)
+    solution_files.check_objective(model, parsed, path, rel_tol=1e-4)
+    try:
+        return decode(instance, model, name)
+    except InstanceError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        raise InstanceError("solution", str(path), f"does not decode to a {problem.name} "
+                            f"solution in the {name!r} formulation ({type(exc).__name__}: "
+                            f"{exc})") from None

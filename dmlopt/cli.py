@@ -178,19 +178,41 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    _output(args.output)
     inst = io.load(args.instance)
     if args.solution is None:
+        if args.output or args.formulation:
+            raise UsageError("validate: --output and --formulation need --solution")
         print(f"valid {inst.problem} instance {inst.name or args.instance}")
         return 0
-    ev = api.evaluate(inst, args.solution, size_limit=_size_limit(args.size_limit))
+    from dmlopt import solution_files
+
+    limit = _size_limit(args.size_limit)
+    source = ""
+    if solution_files.is_json(args.solution):
+        if args.formulation:
+            raise UsageError("validate: --formulation applies to a solver's solution file, not "
+                             "to a solution JSON")
+        solution = io.load_solution(inst, args.solution)
+    else:
+        solution = api.read_solution(inst, args.solution, args.formulation, size_limit=limit)
+        source = solution_files.parse(args.solution).format
+    ev = api.evaluate(inst, solution, size_limit=limit)
+    if args.output:
+        io.save(solution, args.output)
     if args.json:
         print(json.dumps(ev.as_dict(), indent=2))
     else:
+        if source:
+            print(f"read       {source} solution file, "
+                  f"{args.formulation or api.default_formulation(registry.of(inst))} formulation")
         print(f"feasible   {ev.feasible}\nobjective  {_fmt(ev.objective)}")
         for key, value in ev.metrics.items():
             print(f"{key}  {_fmt(value)}")
         for v in ev.violations:
             print(f"violated: {v}")
+        if args.output:
+            print(f"wrote {args.output}")
     return 0 if ev.feasible else 3
 
 
@@ -378,8 +400,15 @@ def parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="check an instance, or evaluate a solution of it")
     instance_arg(v)
-    v.add_argument("--solution", default=None, help="solution JSON to evaluate (exit 3 if "
-                   "infeasible)")
+    v.add_argument("--solution", default=None, metavar="FILE",
+                   help="solution to evaluate (exit 3 if infeasible): a solution JSON, or the "
+                   "solution file a solver wrote for the model `dmlopt export` wrote (HiGHS, "
+                   "SCIP, Gurobi, CPLEX XML or plain 'name value'; see docs/interop.md)")
+    v.add_argument("--formulation", "-f", default=None,
+                   help="the formulation the model was exported in (default: the same as "
+                   "`dmlopt export`)")
+    v.add_argument("-o", "--output", default=None,
+                   help="write the solution read as solution JSON here")
     v.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK",
                    help="limits in force while the solution is evaluated")
     v.add_argument("--json", action="store_true")

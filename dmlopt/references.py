@@ -13,7 +13,10 @@ This module is generic: it names no problem, it reads whatever the installed dat
 
 from __future__ import annotations
 
+import logging
 import math
+import os
+import tempfile
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -198,3 +201,214 @@ def _by_hash() -> dict[str, Record]:
 def lookup(instance_hash: str) -> Record | None:
     """The library's record of the instance with this content hash, if any."""
     return _by_hash().get(instance_hash)
+
+
+# --- the library as a MIPLIB-style benchmark set ---------------------------------------------
+
+#: the largest model exported by default (variables, constraints); ``size_limit`` raises it
+EXPORT_LIMIT = (100_000, 1_000_000)
+
+#: the .solu keyword of each status (MIPLIB: ``=opt=`` proven, ``=best=`` best known)
+SOLU_KEYWORDS = {"optimal": "=opt=", "best-known": "=best="}
+
+
+@dataclass(frozen=True)
+class Exported:
+    """One record written as a model: its name in the .solu file (``problem/id``, the path
+    under the set's directory without ``.mps.gz``), the formulation, the .solu value and whether
+    that value was checked on the model (the record's solution set on the model's variables
+    gives this objective)."""
+
+    name: str
+    path: Path
+    formulation: str
+    status: str
+    objective: float
+    checked: bool
+
+
+def _linear(problem: Any, formulation: str) -> bool:
+    """Whether HiGHS can solve the formulation (the quadratic ones name SCIP as their only
+    solver); the written model is checked for products again."""
+    allowed = problem.formulation(formulation).solvers
+    return not allowed or "highs" in allowed
+
+
+def _choose(rec: Record, inst: Any, limits: Any) -> tuple[str | None, str]:
+    """The formulation to export a record in: the one that made the record when it is linear
+    and fits the limits, else the smallest linear one that fits; (None, why) when none does."""
+    from dmlopt import registry
+
+    problem = registry.get(rec.problem)
+    linear = [f for f in problem.formulations if _linear(problem, f)]
+    if not linear:
+        return None, f"{rec.problem} has no linear formulation"
+    sizes = {f: problem.formulation(f).estimate_size(inst) for f in linear}
+    fits = [f for f in linear if sizes[f][0] <= limits.variables and
+            sizes[f][1] <= limits.constraints]
+    made_by = rec.method.split(":", 1)[1] if rec.method.startswith("highs:") else None
+    if made_by in fits:
+        return made_by, ""
+    if fits:
+        return min(fits, key=lambda f: sum(sizes[f])), ""
+    smallest = min(linear, key=lambda f: sum(sizes[f]))
+    v, c = sizes[smallest]
+    return None, (f"too large: the smallest linear formulation ({smallest!r}) has about {v:,} "
+                  f"variables and {c:,} constraints, above {limits.variables:,} / "
+                  f"{limits.constraints:,} (raise it with --size-limit V,C)")
+
+
+def _model_objective(problem: Any, formulation: str, model: Any, inst: Any,
+                     solution: Any) -> float | None:
+    """The model's objective at the record's solution (the formulation's warm start sets the
+    variables), or None when the start leaves a variable of the objective unset."""
+    import pyomo.environ as pyo
+    from pyomo.core.expr.visitor import identify_variables
+
+    entry = problem.formulation(formulation)
+    try:
+        (entry.warm_start or problem.model.warm_start)(model, inst, solution)
+    except DmloptError:
+        return None
+    obj = next(model.component_data_objects(pyo.Objective, active=True))
+    if any(v.value is None for v in identify_variables(obj.expr, include_fixed=True)):
+        return None
+    return float(pyo.value(obj.expr))
+
+
+def export_set(directory: str | Path, problems: list[str] | None = None,
+               size_limit: Any = None, ids: list[str] | None = None,
+               log: Any = None) -> tuple[list[Exported], list[str]]:
+    """Write the reference library as a benchmark set: one gzip-compressed MPS model per record
+    under ``directory/<problem>/<id>.mps.gz``, ``directory/references.solu`` in MIPLIB's format
+    (``=opt= NAME VALUE`` for proven optima, ``=best= NAME VALUE`` for best-known values) and
+    ``directory/README.md``.
+
+    Parameters
+    ----------
+    directory : must not exist or be empty; nothing is written outside it, every file
+        atomically.
+    problems : the problems whose records to export (default: every library).
+    size_limit : ``(variables, constraints)`` above which a record's model is skipped (default
+        :data:`EXPORT_LIMIT`).
+    ids : only the records with these ids (default: all).
+    log : called with one line per skipped record (default: nothing).
+
+    Returns
+    -------
+    (exported, skipped)
+        The records written, and one line per record not written (no linear formulation, or
+        too large).
+
+    Raises
+    ------
+    InstanceError
+        A directory that exists and is not empty, or a record whose model objective at its
+        solution differs from the record's objective (a formulation whose objective differs
+        from the evaluator's: never written as a wrong .solu value).
+
+    References
+    ----------
+    MIPLIB 2017's .solu format (https://miplib.zib.de); docs/interop.md.
+    """
+    import gzip
+
+    from dmlopt import api, contract, registry
+
+    root = Path(directory)
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise InstanceError("--export", str(root), "must not exist or be an empty directory")
+    if size_limit is None:
+        size_limit = EXPORT_LIMIT
+    limits = contract.limits_from(size_limit)
+    recs = [r for p in (problems or [None]) for r in records(p)]
+    if ids is not None:
+        recs = [r for r in recs if r.id in set(ids)]
+    exported: list[Exported] = []
+    skipped: list[str] = []
+    solu: list[str] = []
+    root.mkdir(parents=True, exist_ok=True)
+    for rec in recs:
+        name = f"{rec.problem}/{rec.id}"
+        inst = rec.load_instance()
+        formulation, why = _choose(rec, inst, limits)
+        if formulation is None:
+            skipped.append(f"{name}: {why}")
+            if log:
+                log(f"skipped {name}: {why}")
+            continue
+        problem = registry.get(rec.problem)
+        model = api.build(inst, formulation, (limits.variables, limits.constraints))
+        target = root / rec.problem / f"{rec.id}.mps.gz"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, raw = tempfile.mkstemp(prefix="_tmp_", suffix=".mps", dir=target.parent)
+        os.close(fd)
+        tmp = Path(raw)
+        quiet = logging.getLogger("pyomo.core")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)  # a constant objective (0 everywhere) is not news here
+        try:
+            counts = api.write_model(model, tmp)
+            if counts["quadratic"]:
+                raise InstanceError(name, formulation, "wrote a quadratic model")
+            with open(tmp, "rb") as src, io.atomic_open(target, "wb") as dst, \
+                    gzip.GzipFile(f"{rec.id}.mps", "wb", fileobj=dst, mtime=0) as gz:
+                while chunk := src.read(1 << 20):
+                    gz.write(chunk)
+        finally:
+            quiet.setLevel(level)
+            tmp.unlink(missing_ok=True)
+        value = _model_objective(problem, formulation, model, inst,
+                                 io.load_solution(inst, rec.solution))
+        if value is not None and not math.isclose(value, rec.objective, rel_tol=TOL,
+                                                  abs_tol=TOL):
+            target.unlink()
+            raise InstanceError(name, value, f"is the {formulation!r} model's objective at the "
+                                f"record's solution, not the record's {rec.objective!r}")
+        exported.append(Exported(name, target, formulation, rec.status, rec.objective,
+                                 value is not None))
+        solu.append(f"{SOLU_KEYWORDS[rec.status]} {name} {rec.objective!r}")
+    io.atomic_write_text(root / "references.solu", "\n".join(solu) + ("\n" if solu else ""))
+    io.atomic_write_text(root / "README.md", _readme(exported, skipped))
+    return exported, skipped
+
+
+def _readme(exported: list[Exported], skipped: list[str]) -> str:
+    opt = sum(1 for e in exported if e.status == "optimal")
+    lines = [
+        "# dmlopt reference library: benchmark set",
+        "",
+        f"{len(exported)} models from dmlopt's reference library ({opt} with a proven optimum, "
+        f"{len(exported) - opt} with a best-known value), written by `dmlopt references "
+        "--export`. Each `<problem>/<id>.mps.gz` is a gzip-compressed free MPS file with the "
+        "symbolic variable names dmlopt gives (`x(1_2)` for `x[1,2]`); HiGHS, SCIP, Gurobi and "
+        "CPLEX read it as it is.",
+        "",
+        "`references.solu` gives each model's value in MIPLIB's format: `=opt= NAME VALUE` (a "
+        "proven optimum), `=best= NAME VALUE` (the best known value, no proof); NAME is the "
+        "model's path without `.mps.gz`. The values are objectives of these models, the values "
+        "a solver reports. No record is infeasible, so there is no `=inf=` line.",
+        "",
+        "## Checking a solution",
+        "",
+        "Solve a model, write the solver's solution file (HiGHS `writeSolution`, raw or pretty "
+        "style; SCIP `.sol`; Gurobi `.sol`; CPLEX XML `.sol`; or plain `name value` lines), and "
+        "let dmlopt map it back onto the instance and re-score it with the problem's "
+        "evaluator:",
+        "",
+        "```text",
+        "dmlopt validate PROBLEM/ID --solution FILE --formulation FORMULATION",
+        "```",
+        "",
+        "`PROBLEM/ID` is the shipped instance (`dmlopt references --json` gives its path and a "
+        "generator spec when it is not shipped). Exit 0: feasible, with the evaluated objective "
+        "printed; 3: infeasible; 2: the file does not match the model.",
+        "",
+        "| model | formulation | status | value | value checked on the model |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [f"| `{e.name}` | `{e.formulation}` | {e.status} | {e.objective:.10g} | "
+              f"{'yes' if e.checked else 'no (partial start)'} |" for e in exported]
+    if skipped:
+        lines += ["", "## Not exported", ""] + [f"- {s}" for s in skipped]
+    return "\n".join(lines) + "\n"

@@ -1,5 +1,5 @@
-"""``dmlopt references [PROBLEM] [--json | --verify]``: the reference library on the command
-line (:mod:`dmlopt.references`)."""
+"""``dmlopt references [PROBLEM...] [--json | --verify | --export DIR]``: the reference library
+on the command line (:mod:`dmlopt.references`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,11 @@ from dmlopt.errors import DmloptError
 
 
 def cmd_references(args: argparse.Namespace) -> int:
-    recs = references.records(args.problem)
+    if args.export:
+        return _export(args)
+    if args.size_limit:
+        raise DmloptError("references: --size-limit applies to --export only")
+    recs = [r for p in (args.problem or [None]) for r in references.records(p)]
     if args.json:
         print(json.dumps([r.as_dict() for r in recs], indent=1))
         return 0
@@ -44,16 +48,39 @@ def cmd_references(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from dmlopt.contract import parse_limits
+
+    limit = None if args.size_limit is None else parse_limits(args.size_limit, "--size-limit")
+    t0 = time.perf_counter()
+    exported, skipped = references.export_set(
+        args.export, args.problem or None, size_limit=limit,
+        log=lambda line: print(f"dmlopt: references: {line}", file=sys.stderr))
+    opt = sum(1 for e in exported if e.status == "optimal")
+    print(f"wrote {len(exported)} models ({opt} =opt=, {len(exported) - opt} =best=) and "
+          f"references.solu to {args.export} in {time.perf_counter() - t0:.1f} s; "
+          f"{len(skipped)} records skipped")
+    return 0
+
+
 def register(sub: Any) -> None:
     r = sub.add_parser("references", help="the reference library: certified optima and "
                        "best-known values of shipped instances",
                        description="List, print as JSON or re-check the certified values "
                        "shipped in data/<problem>/references.json.")
-    r.add_argument("problem", nargs="?", default=None)
+    r.add_argument("problem", nargs="*", default=None,
+                   help="the problems (default: every library)")
     which = r.add_mutually_exclusive_group()
     which.add_argument("--json", action="store_true",
                        help="every record, with the absolute paths of its instance and solution")
     which.add_argument("--verify", action="store_true",
                        help="re-evaluate every solution and check objective, bound and status; "
                        "exit 2 on any mismatch")
+    which.add_argument("--export", metavar="DIR", default=None,
+                       help="write the library as a benchmark set: DIR/<problem>/<id>.mps.gz, "
+                       "DIR/references.solu (MIPLIB format), DIR/README.md; DIR must not exist "
+                       "or be empty")
+    r.add_argument("--size-limit", default=None, metavar="V,C",
+                   help="with --export: skip models above V variables or C constraints "
+                   "(default 100000,1000000)")
     r.set_defaults(func=cmd_references)

@@ -1,0 +1,149 @@
+"""``dmlopt references --export``: the reference library as a MIPLIB-style benchmark set. Raw
+HiGHS (no dmlopt code) reads sampled models and reproduces their ``=opt=`` values; a solution
+HiGHS writes for an exported model is read back by ``dmlopt validate``."""
+
+from __future__ import annotations
+
+import gzip
+import math
+from pathlib import Path
+
+import highspy
+import pytest
+
+import dmlopt
+from dmlopt import cli, references
+
+#: small records of every problem with a library (optimal and best-known)
+SAMPLE = ["fig42-p01-tau1-s0", "fig42-p05-tau3-s3", "fig11-dcell-ps-v8-s0",
+          "qaplib-esc16f", "qaplib-chr12a", "fig4-r2-s1", "cpn6-r2-mincu-s0", "cpn6-r2-maxr-s1",
+          "alpha-uniform-r16-s5"]
+
+
+#: HiGHS statuses of a run stopped before it proved an optimum
+STOPPED = (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kUnknown,
+           highspy.HighsModelStatus.kInterrupt)
+
+
+def _solu(path: Path) -> list[tuple[str, str, float]]:
+    out = []
+    for line in path.read_text().splitlines():
+        kw, name, value = line.split()
+        out.append((kw, name, float(value)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    root = tmp_path_factory.mktemp("set")
+    before = set(root.parent.iterdir())
+    out = root / "bench"
+    done, skipped = references.export_set(out, ids=SAMPLE)
+    assert set(root.parent.iterdir()) == before  # nothing written beside DIR
+    return out, done, skipped
+
+
+def test_layout_and_solu(exported):
+    out, done, skipped = exported
+    assert skipped == []
+    by_id = {r.id: r for r in references.records() if r.id in SAMPLE}
+    assert {e.name.split("/")[1] for e in done} == set(SAMPLE)
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert files == sorted(["README.md", "references.solu"] +
+                           [f"{e.name}.mps.gz" for e in done])
+    solu = _solu(out / "references.solu")
+    assert len(solu) == len(SAMPLE)
+    for kw, name, value in solu:
+        rec = by_id[name.split("/")[1]]
+        assert name == f"{rec.problem}/{rec.id}"
+        assert kw == {"optimal": "=opt=", "best-known": "=best="}[rec.status]
+        assert value == rec.objective
+    assert {kw for kw, _, _ in solu} == {"=opt=", "=best="}
+    assert all(e.checked for e in done)  # each value re-computed on its model
+    readme = (out / "README.md").read_text()
+    assert "dmlopt validate" in readme and "=opt=" in readme
+    with gzip.open(out / done[0].path.relative_to(out), "rt") as fh:
+        assert "ROWS" in fh.read()
+
+
+def test_raw_highs_reproduces_opt(exported, tmp_path, capsys):
+    """Every sampled =opt= value is HiGHS's optimum of the model; a model HiGHS does not finish
+    in 20 s (the Nara episode: the library's run proved it, HiGHS alone on the MPS file is
+    slower) must still have the value between HiGHS's incumbent and its dual bound."""
+    out, done, _ = exported
+    tap = None
+    proven = 0
+    for kw, name, value in _solu(out / "references.solu"):
+        if kw != "=opt=":
+            continue
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 1)
+        h.setOptionValue("time_limit", 20.0)
+        assert h.readModel(str(out / f"{name}.mps.gz")) == highspy.HighsStatus.kOk
+        h.run()
+        info = h.getInfo()
+        got = info.objective_function_value
+        if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+            assert math.isclose(got, value, rel_tol=1e-6, abs_tol=1e-6), (name, got, value)
+            proven += 1
+        else:  # stopped by the time limit (on a loaded machine, maybe before an incumbent)
+            status = h.getModelStatus()
+            assert status in STOPPED, (name, status)
+            sign = -1.0 if h.getLp().sense_ == highspy.ObjSense.kMaximize else 1.0
+            bound, incumbent = sign * info.mip_dual_bound, sign * got  # as a minimisation
+            assert bound - 1e-6 <= sign * value, (name, status, info.mip_dual_bound, value)
+            if info.primal_solution_status == 2:  # HiGHS holds a feasible incumbent
+                assert sign * value <= incumbent + 1e-6, (name, status, got, value)
+        if name.startswith("tap/"):
+            tap = (name, h)
+    assert proven >= 5
+    # the README's check: HiGHS's solution file back through dmlopt validate
+    name, h = tap
+    sol = tmp_path / "h.sol"
+    h.writeSolution(str(sol), 0)
+    entry = next(e for e in done if e.name == name)
+    rec = next(r for r in references.records("tap") if r.id == name.split("/")[1])
+    code = cli.main(["validate", f"tap/{rec.id}", "--solution", str(sol),
+                     "--formulation", entry.formulation])
+    printed = capsys.readouterr().out
+    assert code == 0 and f"objective  {rec.objective:.6g}" in printed
+
+
+def test_cli_skips_and_refuses(tmp_path, capsys):
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "x").write_text("")
+    code = cli.main(["references", "--export", str(full), "inc_oxc"])
+    err = capsys.readouterr().err
+    assert code == 2 and "must not exist or be an empty directory" in err
+    out = tmp_path / "small"
+    code = cli.main(["references", "--export", str(out), "inc_oxc", "--size-limit", "100,1000"])
+    captured = capsys.readouterr()
+    assert code == 0
+    skipped = [ln for ln in captured.err.splitlines() if "skipped inc_oxc/" in ln]
+    solu = _solu(out / "references.solu")
+    n = len(references.records("inc_oxc"))
+    assert len(skipped) + len(solu) == n and skipped and solu
+    assert all("too large" in ln for ln in skipped)
+    assert f"{len(skipped)} records skipped" in captured.out
+    assert "## Not exported" in (out / "README.md").read_text()
+    code = cli.main(["references", "--size-limit", "100,1000"])
+    assert code == 2
+
+
+def test_unknown_problem(tmp_path):
+    with pytest.raises(dmlopt.DmloptError, match="no library"):
+        references.export_set(tmp_path / "x", ["nosuch"])
+
+
+def test_no_linear_formulation_is_skipped(tmp_path, monkeypatch):
+    """A problem whose formulations are all nonlinear (as TAP's paper model alone would be) is
+    skipped with its reason, in the returned lines and the README."""
+    monkeypatch.setattr(references, "_linear", lambda problem, f: False)
+    lines = []
+    done, skipped = references.export_set(tmp_path / "s", ["inc_oxc"], log=lines.append)
+    assert done == [] and len(skipped) == len(references.records("inc_oxc")) == len(lines)
+    assert all("has no linear formulation" in s for s in skipped)
+    assert (tmp_path / "s" / "references.solu").read_text() == ""
+    assert "## Not exported" in (tmp_path / "s" / "README.md").read_text()
