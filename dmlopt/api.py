@@ -81,10 +81,12 @@ def size_limit_from_env() -> tuple[int, int]:
 
 
 def default_formulation(problem: registry.Problem, solver: str | None = None) -> str:
-    """The paper's formulation when ``solver`` can solve it, else the first one it can.
+    """The formulation ``dmlopt.solve`` uses when none is named.
 
-    A problem without a ``"paper"`` formulation (or whose paper model needs another solver, as
-    TAP's quadratic MINLP) thus still solves with ``dmlopt.solve(instance)``.
+    The problem's ``DEFAULT_FORMULATION`` (its fastest formulation that the tests prove equal
+    to the paper's) when ``solver`` can solve it; else the paper's when it can; else the first
+    one it can. A problem whose paper model needs another solver (TAP's quadratic MINLP) thus
+    still solves with ``dmlopt.solve(instance)``.
     """
     names = problem.formulations
     if not names:
@@ -94,7 +96,10 @@ def default_formulation(problem: registry.Problem, solver: str | None = None) ->
         )
     usable = [f for f in names if solver is None or solver_allowed(problem, f, solver)]
     candidates = usable or names
-    return "paper" if "paper" in candidates else candidates[0]
+    for preferred in (getattr(problem.model, "DEFAULT_FORMULATION", None), "paper"):
+        if preferred in candidates:
+            return preferred
+    return candidates[0]
 
 
 def solver_allowed(problem: registry.Problem, formulation: str, solver: str) -> bool:
@@ -194,8 +199,9 @@ def solve(
     ----------
     solver : "highs" (default), "scip", or any name Pyomo's SolverFactory knows.
     time_limit, mip_gap, threads : passed to the solver (seconds, relative gap, threads).
-    formulation : one of the problem's ``FORMULATIONS``; default: "paper" (the paper's model)
-        when ``solver`` can solve it, else the first formulation it can.
+    formulation : one of the problem's ``FORMULATIONS``; default: the problem's fastest
+        formulation proven equal to the paper's (``DEFAULT_FORMULATION``, ``dmlopt list
+        PROBLEM`` marks it), else "paper" when ``solver`` can solve it, else the first it can.
     warm_start : a Solution, a solution dict/path, or a heuristic name whose solution seeds
         the solver. A solver stopped before it produced an incumbent returns the (re-evaluated,
         feasible) start instead, so a warm-started run is never worse than its start.

@@ -16,6 +16,9 @@ A problem is a model module ``dmlopt.models.<p>`` and a heuristics module
     when it has formulations (a :class:`Formulation` may bring its own).
 ``GENERATORS: dict[str, Generator]``
     instance generators, deterministic per seed.
+``DEFAULT_FORMULATION`` (optional)
+    the formulation ``dmlopt.solve`` uses when none is named: the fastest one the tests prove
+    equal to the paper's (default: ``"paper"``).
 ``BOUNDS: dict[str, Bound]`` (optional)
     dual bounds (LP, Lagrangian, column generation, combinatorial), strongest first;
     :func:`dmlopt.bound` runs them (:mod:`dmlopt.bounds` builds the generic ones).

@@ -67,14 +67,14 @@ def test_node_budget_stops_the_solver_at_the_warm_start_or_better():
                "scip": {"limits/nodes": 1}}
     for solver, options in budgets.items():
         res = dmlopt.solve(inst, solver, warm_start=start.solution, threads=1,
-                           solver_options=options)
+                           solver_options=options, formulation="paper")
         assert res.status == "feasible" and res.feasible, solver
         assert "the warm start" not in res.message  # the solver's incumbent, not the fallback
         assert res.objective <= start.objective + 1e-9
         assert res.bound is None or res.bound <= res.objective
         assert res.gap is None or 0 < res.gap <= 1
     res = dmlopt.solve(inst, "highs", warm_start=start.solution, threads=1,
-                       solver_options=budgets["highs"])
+                       solver_options=budgets["highs"], formulation="paper")
     assert res.objective == start.objective
 
 
@@ -104,7 +104,7 @@ def test_a_solver_outside_highs_and_scip_goes_through_pyomos_factory(monkeypatch
         dmlopt.solve(inst, "appsi_highs")
     monkeypatch.setenv("DMLOPT_SOLVERS", "appsi_highs")
     res = dmlopt.solve(inst, "appsi_highs", threads=1, time_limit=600)
-    assert res.method == "appsi_highs:paper" and res.status == "optimal"
+    assert res.method == "appsi_highs:pairs" and res.status == "optimal"
     assert res.objective == ref.objective and res.bound == pytest.approx(ref.objective)
 
 
@@ -290,3 +290,17 @@ def test_problems_come_from_entry_points_not_from_the_core():
                     and isinstance(n.value, str) and id(n) not in docstrings}
         assert not literals & set(registry.names()), \
             f"{path.relative_to(root)} names a problem: {literals & set(registry.names())}"
+
+
+def test_the_default_formulation_is_the_declared_fastest_and_proves_the_papers_optimum():
+    """TABGP and INC/OXC declare DEFAULT_FORMULATION; solve without a formulation uses it and
+    reaches the paper model's optimum."""
+    for name, spec in (("tabgp", {"n": 6, "p": 0.5, "tau": 2, "l": 2}),
+                       ("inc_oxc", {"generator": "small", "racks": 2, "jobs": 2})):
+        prob = dmlopt.problem(name)
+        inst = dmlopt.generate(name, spec, seed=1)
+        fast = dmlopt.solve(inst, threads=1)
+        assert fast.method == f"highs:{prob.model.DEFAULT_FORMULATION}" != "highs:paper"
+        paper = dmlopt.solve(inst, formulation="paper", threads=1)
+        assert fast.status == paper.status == "optimal"
+        assert fast.objective == pytest.approx(paper.objective, rel=1e-6)
