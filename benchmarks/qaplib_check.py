@@ -1,10 +1,11 @@
-"""Check ``rts`` on a folder of QAPLIB files (issue #15): every ``NAME.dat`` run over seeds with
+"""Check ``rts`` on a folder of QAPLIB files: every ``NAME.dat`` run over seeds with
 the default budget, gap to the published value.
 
 The shipped 76 instances are benchmarked by the ``tap-qaplib`` suite (``dmlopt reproduce tap
 qaplib``); this is for the QAPLIB files that are not shipped (other members of the families,
-other families), the held-out check of the issue's goals: on every TAP-compatible instance with
-n <= 100, mean gap <= 0.3 % and max gap <= 1 % within ``max(1, 10 (n/100)^2)`` seconds on one
+other families), the held-out check of the goals set for ``rts``: on every TAP-compatible
+instance with n <= 100, mean gap <= 0.3 % and max gap <= 1 % within ``max(1, 10 (n/100)^2)``
+seconds on one
 core; beyond, the published value on every run with n <= 30.
 
     python -m dmlopt.benchmarks.qaplib_check DIR [--seeds 4] [--workers 2] [-o runs.csv]

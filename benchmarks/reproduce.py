@@ -152,17 +152,20 @@ def run(paper: str, names: list[str] | None = None, quick: bool = False,
         run_suite(s, stores[s.name], workers, summary=sys.stderr)
     written: list[Path] = []
     blocks: dict[str, str] = {}
+    titles: dict[str, str] = {}
     for t in chosen:
         records = [r for n in (t.quick if quick else t.suites) for r in store.read(stores[n])]
-        body = t.render(rows(records), here)
+        df = rows(records)
+        body = t.render(df, here)
+        titles[t.name] = t.title_of(df)
         run_minutes = sum(r.get("wall_seconds") or 0.0 for r in records) / 60
-        text = _page(t, body, quick, len(records), run_minutes)
+        text = _page(t, body, quick, len(records), run_minutes, titles[t.name])
         path = here / f"{t.name}.md"
         io.atomic_write_text(path, text)
         written.append(path)
         blocks[f"{t.paper}/{t.name}"] = text
     index = here / "README.md"
-    io.atomic_write_text(index, _index(paper, chosen, quick))
+    io.atomic_write_text(index, _index(paper, chosen, quick, titles))
     written.append(index)
     if page is not None:
         written.extend(_figures(page, blocks, here))
@@ -207,19 +210,21 @@ def _command(t: Table, quick: bool) -> str:
     return f"dmlopt reproduce {t.paper} {t.name}" + (" --quick" if quick else "")
 
 
-def _page(t: Table, body: str, quick: bool, runs: int, run_minutes: float) -> str:
+def _page(t: Table, body: str, quick: bool, runs: int, run_minutes: float,
+          title: str | None = None) -> str:
     kind = "quick run (reduced: see the suites)" if quick else "full run"
     date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
     suites = ", ".join(t.quick if quick else t.suites)
-    return (f"### {t.title}\n\n"
+    return (f"### {title or t.title}\n\n"
             f"*Written by `{_command(t, quick)}` ({kind}) on {date}, dmlopt {__version__}: "
             f"{runs} runs of {suites}, {run_minutes:.1f} min of run time in all.*"
             f"\n\n{body.strip()}\n")
 
 
-def _index(paper: str, chosen: list[Table], quick: bool) -> str:
+def _index(paper: str, chosen: list[Table], quick: bool,
+           titles: dict[str, str] | None = None) -> str:
     lines = [f"# {TITLES[paper]}" + (" (quick run)" if quick else ""), ""]
-    lines += [f"- [{t.title}]({t.name}.md)" for t in chosen]
+    lines += [f"- [{(titles or {}).get(t.name, t.title)}]({t.name}.md)" for t in chosen]
     return "\n".join(lines) + "\n"
 
 

@@ -25,7 +25,8 @@ def test_tabgp_fig42_relative_errors(tmp_path):
                run("tabgp", g + "2", "highs:pairs", 30.0, status="time_limit"),
                run("tabgp", g + "2", "dense-refine", 99.0)])    # no proven optimum: left out
     text = tabgp.fig42(df, tmp_path)
-    assert "| 0.5 | 3 (2) |" in text and "| 12.50 / 20.00 |" in text
+    assert "| 0.5 | 3 (2) |" in text and "| 12.50 / 20.00 | - |" in text
+    assert "| **12.50 / 20.00** | 0.8 / 2.9 |" in text  # the paper's column, tau = 3
     assert "mean 12.50 %, max 20.00 % over 2 graphs (paper, section 4.3: mean 0.8 %, max 2.9 %)" \
         in text
     assert (tmp_path / "tabgp-fig4.2.png").read_bytes()[:4] == b"\x89PNG"
@@ -41,7 +42,8 @@ def test_rar_large_means_and_paper_table2(tmp_path):
     large = rar.large(df, tmp_path)
     assert "| MinCU | 100 | 2 | 0.200 | 0.500 | 0.200 | 0.300 | 0.990 | 3.00 |" in large
     t2 = rar.table2(df, tmp_path)
-    assert "| MinCU | 38-node | 100 | 21 s | - | - | 3.00 s (mean of 2) |" in t2
+    assert "| MinCU | 38-node | 100 | - | - | - | 3.00 s (mean of 2) | 21 |" in t2
+    assert "| paper ILP (s) | RDDA | paper RDDA (s) |" in t2
 
 
 def test_inc_oxc_fig4_ratio_to_the_optimum(tmp_path):
@@ -66,7 +68,7 @@ def test_tap_fig11_cost_ratio(tmp_path):
     text = tap.fig11(df, tmp_path)
     # mean exact 15, mean CLE 17.5, mean ratio (1.5 + 1.0) / 2 = 1.25; time ratio 100x
     assert "| fat-tree | ps | 8 | 2 | 15.0 | - | 17.5 (x1.250) |" in text
-    assert "`cle` 100x" in text
+    assert "| `cle` | 100x | - | about 10,000x |" in text  # ours, no SCIP run, the paper's
 
 
 def test_tap_formulations_take_a_run_stored_under_fig11s_label(tmp_path):
@@ -100,3 +102,13 @@ def test_rar_small_pairs_ilp_and_rdda(tmp_path):
                                                        "activated_cu_ratio": 0.6})])
     assert "| MinW | 2 | 0.0400 / 0.0500 | 0.000 / 0.000 | 0.500 / 0.600 | - / - |" in \
         rar.small(df, tmp_path)
+
+
+def test_titles_with_sizes_come_from_the_runs():
+    """A quick run's heading states the sizes it ran, not the full run's."""
+    scale = next(t for t in tabgp.TABLES if t.name == "scale")
+    df = rows([run("tabgp", "drift(n=2000,tau=10,l=64,m=10000)#0", "dense", 1.0)])
+    assert scale.title_of(df) == "The heuristics on 2,000 vertices (drift, tau = 10, l = 64)"
+    small = next(t for t in rar.TABLES if t.name == "small")
+    df = rows([run("rar", f"cpn6(requests={n},scheme=MinCU)#0", "rdda", 1.0) for n in (2, 4)])
+    assert small.title_of(df).endswith("the 6-node network, 2 and 4 requests")

@@ -63,6 +63,10 @@ class Table:
     minutes, quick_minutes:
         Wall minutes measured for the full and the quick run with ``--workers 2`` on the
         2-core benchmark machine (shown by ``dmlopt reproduce --list``).
+    heading:
+        ``heading(runs) -> title`` for a table whose title states sizes: the heading of the
+        written table then names the sizes the runs actually had (a quick run's smaller ones);
+        ``None``: the heading is ``title``.
     """
 
     paper: str
@@ -73,6 +77,11 @@ class Table:
     render: Callable[[pd.DataFrame, Path], str]
     minutes: float
     quick_minutes: float
+    heading: Callable[[pd.DataFrame], str] | None = None
+
+    def title_of(self, runs: pd.DataFrame) -> str:
+        """The heading of the table rendered from ``runs``."""
+        return self.title if self.heading is None else self.heading(runs)
 
 
 def rows(records: list[dict]) -> pd.DataFrame:
@@ -88,6 +97,18 @@ def rows(records: list[dict]) -> pd.DataFrame:
     if df.empty:
         return df
     return df.drop_duplicates(["instance_hash", "method", "options", "seed"], keep="last")
+
+
+def sizes(values: object, unit: str = "") -> str:
+    """``2 and 4 requests``, ``50..500 requests``: the distinct values of a run's sizes, for a
+    heading (``, `` between the first ones, ``..`` for more than three)."""
+    vals = sorted({int(v) for v in values})
+    if not vals:
+        return "no runs"
+    text = (f"{vals[0]:,}..{vals[-1]:,}" if len(vals) > 3 else
+            " and ".join([", ".join(f"{v:,}" for v in vals[:-1]), f"{vals[-1]:,}"])
+            if len(vals) > 1 else f"{vals[0]:,}")
+    return f"{text} {unit}".rstrip()
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:

@@ -116,12 +116,13 @@ class Options(ContractOptions):
         default=50, ge=1, description="phases without improving the chain's reference "
         "solution before the chain ends and a new one starts")
     tenure: float = pydantic.Field(
-        default=1.0, gt=0, le=2, description="tabu tenure, in slots: drawn in [0.9, 1.1] * "
-        "tenure * N (Taillard: 1)")
+        default=1.0, gt=0, le=2, description="tabu tenure, in multiples of N slots: each "
+        "phase draws a level 0.25, 0.5 or 1 (adaptively) and redraws its tenure in [0.9, 1.1] "
+        "* level * tenure * N (Taillard: 1)")
     population: int = pydantic.Field(
-        default=10, ge=1, description="elite pool of chain results; once full, a new chain "
-        "starts from a crossover of two members, before that (or with 1) from a random "
-        "solution")
+        default=10, ge=1, description="elite pool of chain results; a new chain starts from "
+        "a random solution until the pool holds min(3, population) members, then from a random "
+        "solution, a crossover of two members or a kicked member (chosen adaptively)")
     progress: float = pydantic.Field(
         default=0.0, ge=0, le=3600, description="seconds between progress lines on stderr "
         "(elapsed and budget, best objective, iterations, chains); 0: none (the command line "

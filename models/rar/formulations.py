@@ -481,7 +481,7 @@ def _size_aggregated(instance: Instance) -> tuple[int, int]:
 #: the exact models (module docstring); "config" decodes and warm-starts with its own
 FORMULATIONS: dict[str, Formulation] = {
     "paper": Formulation(build_paper, _size_paper,
-                         "the ILP of section 4.D (eqs. 4-38) over the enumerated rings"),
+                         "the ILP of section 4.D (eqs. 4-41) over the enumerated rings"),
     "aggregated": Formulation(build_aggregated, _size_aggregated,
                               "ours: modes (node count, CUs, duration) and start slots instead "
                               "of per-slot CU variables, symmetry breaking"),
