@@ -183,7 +183,8 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
     opt_pi = Adam(params, P.POLICY_KEYS, lr)
     opt_v = Adam(params, P.VALUE_KEYS, lr)
     rng = np.random.default_rng(seed)
-    state = T.TrainState(params, opt_pi, opt_v, rng, kl_coeff)
+    state = T.TrainState(params, opt_pi, opt_v, rng, kl_coeff,
+                         episode_steps=episode * (env.n_servers + 1))
 
     def update(b: dict[str, Any], kl: float) -> dict[str, float]:
         return ppo_update(params, opt_pi, opt_v, g, b, rng, minibatch=minibatch, epochs=epochs,

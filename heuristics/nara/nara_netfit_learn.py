@@ -206,7 +206,7 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
     opt_v = Adam(params, NN.VALUE_KEYS, lr)
     rng = np.random.default_rng(seed)
     state = T.TrainState(params, opt_pi, opt_v, rng, kl_coeff,
-                         extra={"init_val": -1.0, "agree": -1.0})
+                         extra={"init_val": -1.0, "agree": -1.0}, episode_steps=episode)
 
     def val() -> float:
         return validate(params, topology, dataset, validation)
