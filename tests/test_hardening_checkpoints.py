@@ -62,7 +62,8 @@ def _edit(arrays: dict, how: str) -> None:
     ("truncated", "not a readable .npz"), ("garbage", "not a readable .npz"),
     ("nan", "'p_W0' hold NaN"), ("shape", "'b_C1' have shape (3,)"),
     ("missing", "missing 'pi_t'"), ("negative", "'steps' = -5"),
-    ("float", "'iteration' = 1.5 is not an integer"), ("beyond", "started at 300 steps, not below the run's 200"),
+    ("float", "'iteration' = 1.5 is not an integer"),
+    ("beyond", "started at 300 steps, not below the run's 200"),
     ("huge-iteration", "an iteration of 1000000 steps"), ("rng", "random generator state"),
 ])
 def test_unusable_checkpoints_are_refused_by_name(checkpoint, tmp_path, how, words):
