@@ -51,24 +51,67 @@ class Run:
     status: str
 
 
+#: the largest --values file read, in bytes
+MAX_VALUES_BYTES = 16 * 2**20
+#: the longest field of a --values file, in characters
+MAX_FIELD = 1000
+
+
 def read_values(path: Path) -> dict[str, float]:
-    """``name -> best_known`` from a CSV with those two columns (bad rows name themselves)."""
+    """Published values from a CSV file with the columns ``name,best_known``.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A regular UTF-8 file of at most :data:`MAX_VALUES_BYTES` bytes (read without blocking).
+
+    Returns
+    -------
+    dict of str to float
+        ``name -> best_known``, every value finite and >= 0.
+
+    Raises
+    ------
+    dmlopt.errors.DmloptError
+        One line naming the file, the line and the rule: not a regular file, not UTF-8, a field
+        longer than :data:`MAX_FIELD` characters, missing columns, or a value that is not a
+        finite number >= 0 (``1e999`` overflows to infinity: refused).
+    """
+    from dmlopt.io import read_bytes
+
     if not path.is_file():
         raise DmloptError(f"--values: {path} is not an existing CSV file")
+    try:
+        data = read_bytes(path, MAX_VALUES_BYTES)
+    except DmloptError as exc:
+        raise DmloptError(f"--values: {' '.join(str(exc).split())}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DmloptError(f"--values: {path} is not UTF-8 text (byte {exc.start})") from None
     values: dict[str, float] = {}
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames or not {"name", "best_known"} <= set(reader.fieldnames):
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        fields = reader.fieldnames
+        if not fields or not {"name", "best_known"} <= set(fields):
             raise DmloptError(f"--values: {path} must have the columns name,best_known")
-        for k, row in enumerate(reader, start=2):
+        for row in reader:
+            k = reader.line_num
+            raw = row["best_known"]
+            long = [f for f in (raw, row["name"]) if f is not None and len(f) > MAX_FIELD]
+            if long:
+                raise DmloptError(f"--values: {path} line {k}: a field of {len(long[0])} "
+                                  f"characters (at most {MAX_FIELD})")
             try:
-                value = float(row["best_known"])
+                value = float(raw)
             except (TypeError, ValueError):
                 value = math.nan
             if not math.isfinite(value) or value < 0:
-                raise DmloptError(f"--values: {path} line {k}: best_known "
-                                  f"{row['best_known']!r} is not a finite number >= 0")
+                raise DmloptError(f"--values: {path} line {k}: best_known {raw!r} is not a "
+                                  "finite number >= 0")
             values[str(row["name"]).strip()] = value
+    except csv.Error as exc:
+        raise DmloptError(f"--values: {path} line {reader.line_num}: {exc}") from None
     return values
 
 
@@ -164,6 +207,10 @@ def check(files: list[Path], values: dict[str, float], seeds: int, workers: int,
             ref, note = min(r.objective for r in runs), "  (no published value: gap to "\
                 "the best run)"
         g = [gap(r.objective, ref) for r in runs]
+        if not all(math.isfinite(x) for x in g):
+            raise DmloptError(f"{run.name}: the reference value {ref!r} gives no finite gap for "
+                              f"the objectives {sorted({r.objective for r in runs})} (a "
+                              "reference of 0 or near 0 for a positive objective)")
         gaps += g
         if run.n <= 30 and not note:  # only against a published value
             small[0] += sum(1 for r in runs if r.objective <= ref + 1e-9 * max(1, abs(ref)))

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from dmlopt.contract import Size, check_run_size, limits_from
 from dmlopt.heuristics.nara import trainer as T
 from dmlopt.heuristics.nara.agent import DATASETS, rollout
 from dmlopt.heuristics.nara.ppo import Adam, ppo_epochs
@@ -123,6 +124,61 @@ def _check_real(name: str, value: float, low: float, high: float, *, open_low: b
                             f"{low:g}, {high:g}]")
 
 
+def _check_int(name: str, value: Any, low: int, high: int, unit: str = "") -> None:
+    """An integer in [low, high]: a boolean or a string is not a number."""
+    from dmlopt.errors import InstanceError
+
+    kind = "a boolean" if isinstance(value, bool) else "a string" if isinstance(value, str) \
+        else None if isinstance(value, int) else type(value).__name__
+    if kind is not None:
+        raise InstanceError(name, value, f"is {kind}, not an integer")
+    if not low <= value <= high:
+        raise InstanceError(name, value, f"must be in {low}..{high}{unit}")
+
+
+def estimate(n_nodes: int, n_links: int, n_servers: int, *, steps: int, batch: int,
+             minibatch: int, epochs: int, episode_steps: int, val_episodes: int,
+             eval_every: int) -> Size:
+    """What a training run needs, from its arguments and the topology alone.
+
+    Parameters
+    ----------
+    n_nodes, n_links, n_servers : int
+        The training topology's size.
+    steps, batch, minibatch, epochs : int
+        The run's step target, steps per iteration, minibatch and SGD epochs.
+    episode_steps : int
+        The most steps of one training episode.
+    val_episodes : int
+        Validation episodes (128 requests each) every ``eval_every`` iterations.
+    eval_every : int
+        Iterations between validations.
+
+    Returns
+    -------
+    dmlopt.contract.Size
+        Peak bytes (the batch of observations and the minibatch caches of the backward pass)
+        and elementary operations of one iteration (the GNN forward passes of collection and
+        validation, the forward and backward passes of the PPO epochs), an order of magnitude.
+        A run is checkpointed after every iteration and the same command resumes it, so one
+        iteration is what runs before a run can be stopped without loss; the number of
+        iterations is bounded by ``steps`` <= :data:`MAX_STEPS`.
+    """
+    feats = P.NODE_FEATURES + P.LINK_FEATURES
+    collected = float(batch + episode_steps)
+    per_step = 4.0 * (n_nodes * P.NODE_FEATURES + n_links * P.LINK_FEATURES + 3) \
+        + 17.0 * n_servers + 8.0 * n_nodes * feats + 64.0
+    cache = 8.0 * n_nodes * (P.HIDDEN + feats) * P.STAGES * 3 + 8.0 * n_servers * 80
+    memory = 3.0 * collected * per_step + min(minibatch, collected) * cache
+    aggregate = n_nodes * min(n_nodes, P.DENSE_MAX) + n_links
+    forward = P.STAGES * P.HIDDEN * (aggregate + n_nodes * (P.HIDDEN + feats)) \
+        + n_servers * 60.0 * P.P2_HIDDEN
+    del steps, eval_every  # the run is checkpointed after every iteration: work is counted
+    # per iteration, the most a run does before it can be stopped and resumed without loss
+    work = forward * (collected * (1.0 + 3.0 * epochs) + val_episodes * 128.0 * n_servers)
+    return Size(memory, work)
+
+
 def _check(topology: str, dataset: str, steps: int, seed: int, out: Any, episode: int,
            batch: int, minibatch: int, *, lr: float = 5e-3, entropy: float = 0.0,
            clip: float = 0.3, gamma: float = 0.99, lam: float = 1.0, epochs: int = 10) -> Path:
@@ -133,22 +189,18 @@ def _check(topology: str, dataset: str, steps: int, seed: int, out: Any, episode
         nara.load_topology(topology)  # raises InstanceError when unknown
     if dataset not in DATASETS:
         raise InstanceError("dataset", dataset, f"is not one of {', '.join(DATASETS)}")
-    if not 1 <= steps <= MAX_STEPS:
-        raise InstanceError("steps", steps, f"must be in 1..{MAX_STEPS}")
+    _check_int("steps", steps, 1, MAX_STEPS)
+    _check_int("seed", seed, 0, 2**63 - 1)
     check_seed(seed)
-    if not 1 <= episode <= 100_000:
-        raise InstanceError("episode", episode, "must be in 1..100000 requests")
-    if not 1 <= batch <= 10**7:
-        raise InstanceError("batch", batch, "must be in 1..10000000 steps")
-    if not 1 <= epochs <= 1000:
-        raise InstanceError("epochs", epochs, "must be in 1..1000")
+    _check_int("episode", episode, 1, 100_000, " requests")
+    _check_int("batch", batch, 1, 10**7, " steps")
+    _check_int("minibatch", minibatch, 1, batch, f" (batch {batch})")
+    _check_int("epochs", epochs, 1, 1000)
     _check_real("lr", lr, 0.0, 1.0, open_low=True)
     _check_real("entropy", entropy, 0.0, 10.0, open_low=False)
     _check_real("clip", clip, 0.0, 1.0, open_low=True)
     _check_real("gamma", gamma, 0.0, 1.0, open_low=False)
     _check_real("lambda", lam, 0.0, 1.0, open_low=False)
-    if batch < 1 or not 1 <= minibatch <= batch:
-        raise InstanceError("minibatch", minibatch, f"must be in 1..batch ({batch})")
     out = Path(out)
     if out.suffix != ".npz":
         raise InstanceError("out", str(out), "must end in .npz")
@@ -157,33 +209,60 @@ def _check(topology: str, dataset: str, steps: int, seed: int, out: Any, episode
     return out
 
 
+def _check_run(validation: Any, eval_every: Any) -> tuple[int, ...]:
+    """The validation seeds (at most :data:`MAX_VALIDATION` integers) and ``eval_every``."""
+    from dmlopt.errors import InstanceError
+
+    _check_int("eval_every", eval_every, 1, 10**6)
+    if not isinstance(validation, tuple | list | range):
+        raise InstanceError("validation", validation, "must be a sequence of seeds")
+    _check_int("val_episodes", len(validation), 0, MAX_VALIDATION)
+    for s in validation:
+        _check_int("validation", s, 0, 2**63 - 1)
+    return tuple(validation)
+
+
+#: the most validation episodes
+MAX_VALIDATION = 10_000
+
+
 # ---------------------------------------------------------------------- training
 def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *,
           episode: int = 32, lr: float = 5e-3, batch: int = 2048, minibatch: int = 256,
           epochs: int = 10, clip: float = 0.3, gamma: float = 0.99, lam: float = 1.0,
           kl_coeff: float = 0.2, kl_target: float = 0.01, entropy: float = 0.0,
           eval_every: int = 5, validation: tuple[int, ...] = VALIDATION_SEEDS,
-          resume: bool = True, progress: bool | None = None) -> dict[str, Any]:
+          resume: bool = True, progress: bool | None = None, size_limit: Any = None
+          ) -> dict[str, Any]:
     """Train a policy with PPO for ``steps`` environment steps; returns the model card.
 
-    Every argument is checked (:class:`dmlopt.errors.InstanceError` on bad input); outputs go
+    Every argument is checked (:class:`dmlopt.errors.InstanceError` on bad input) and the
+    run's memory and work are estimated (:func:`estimate`) against ``size_limit`` (the
+    ``--size-limit`` rules, :func:`dmlopt.contract.limits_from`:
+    :class:`dmlopt.errors.ModelTooLargeError` above it) before anything is allocated; outputs go
     beside ``out`` only (module docstring). With ``resume`` an existing checkpoint of the same
     configuration is continued. The loop itself is :func:`.trainer.train_loop`.
     """
     out = _check(topology, dataset, steps, seed, out, episode, batch, minibatch, lr=lr,
                  entropy=entropy, clip=clip, gamma=gamma, lam=lam, epochs=epochs)
+    validation = _check_run(validation, eval_every)
     config = {"topology": topology, "dataset": dataset, "steps": steps, "seed": seed,
               "episode": episode, "lr": lr, "batch": batch, "minibatch": minibatch,
               "epochs": epochs, "clip": clip, "gamma": gamma, "lambda": lam,
               "kl_coeff": kl_coeff, "kl_target": kl_target, "entropy": entropy,
               "validation_seeds": list(validation)}
     env = NaraEnv(topology=topology, dataset=dataset, n_requests=episode)
+    check_run_size(f"training on {topology}", estimate(
+        env.n_nodes, env.n_links, env.n_servers, steps=steps, batch=batch, minibatch=minibatch,
+        epochs=epochs, episode_steps=episode * (env.n_servers + 1),
+        val_episodes=len(validation), eval_every=eval_every), limits_from(size_limit))
     g = P.Graph(env.graph)
     params = P.init_params(seed=seed)
     opt_pi = Adam(params, P.POLICY_KEYS, lr)
     opt_v = Adam(params, P.VALUE_KEYS, lr)
     rng = np.random.default_rng(seed)
-    state = T.TrainState(params, opt_pi, opt_v, rng, kl_coeff)
+    state = T.TrainState(params, opt_pi, opt_v, rng, kl_coeff,
+                         episode_steps=episode * (env.n_servers + 1))
 
     def update(b: dict[str, Any], kl: float) -> dict[str, float]:
         return ppo_update(params, opt_pi, opt_v, g, b, rng, minibatch=minibatch, epochs=epochs,
@@ -246,6 +325,9 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="validation episodes (128 requests, seeds 900000...; paper 8, "
                         "netfit 16; 0: none, the last iterate is kept)")
     parser.add_argument("--no-resume", action="store_true", help="ignore a checkpoint")
+    parser.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK",
+                        help="refuse a run estimated above MEMORY bytes or WORK operations "
+                        "(default 2GiB, 1e12; DMLOPT_SIZE_LIMIT)")
     return parser
 
 
@@ -273,12 +355,17 @@ def run(args: argparse.Namespace) -> int:
         v = getattr(args, name, None)
         return v if v is not None else (ours if netfit else paper)
 
-    n_val = max(pick("val_episodes", len(VALIDATION_SEEDS), 16), 0)
+    n_val = pick("val_episodes", len(VALIDATION_SEEDS), 16)
+    _check_int("val_episodes", n_val, 0, MAX_VALIDATION)
+    from dmlopt.contract import parse_limits
+
+    limit = getattr(args, "size_limit", None)
     kw = dict(episode=pick("episode", 32, 128), lr=pick("lr", 5e-3, 5e-4),
               batch=pick("batch", 2048, 8192), minibatch=args.minibatch,
               epochs=pick("epochs", 10, 4), gamma=pick("gamma", 0.99, 0.95),
               lam=pick("lam", 1.0, 0.9),
-              validation=tuple(range(900_000, 900_000 + n_val)), resume=not args.no_resume)
+              validation=tuple(range(900_000, 900_000 + n_val)), resume=not args.no_resume,
+              size_limit=None if limit is None else parse_limits(limit, "--size-limit"))
     old = signal.signal(signal.SIGTERM, _term)
     try:
         if netfit:

@@ -181,9 +181,11 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
           kl_coeff: float = 0.2, kl_target: float = 0.01, init: str = "netfit-probe",
           bc_episodes: int = 64, bc_epochs: int = 20, eval_every: int = 5,
           validation: tuple[int, ...] = VALIDATION_SEEDS, resume: bool = True,
-          progress: bool | None = None) -> dict[str, Any]:
+          progress: bool | None = None, size_limit: Any = None) -> dict[str, Any]:
     """Clone netfit-probe (``init``), then PPO for ``steps`` decisions; returns the model card
-    (module docstring). Bad input: :class:`dmlopt.errors.InstanceError`. The loop itself is
+    (module docstring). Bad input: :class:`dmlopt.errors.InstanceError`; a run estimated above
+    ``size_limit`` (:func:`.learn.estimate`, the ``--size-limit`` rules):
+    :class:`dmlopt.errors.ModelTooLargeError`, before anything is allocated. The loop itself is
     :func:`.trainer.train_loop`; the cloning is its ``start`` (skipped on resume)."""
     from dmlopt.errors import InstanceError
 
@@ -191,22 +193,30 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
                    clip=clip, gamma=gamma, lam=lam, epochs=epochs)
     if init not in ("netfit-probe", "random"):
         raise InstanceError("init", init, "must be 'netfit-probe' or 'random'")
-    if not 0 <= bc_episodes <= 100_000 or not 0 <= bc_epochs <= 1000:
-        raise InstanceError("bc_episodes", bc_episodes, "must be in 0..100000 (epochs 0..1000)")
+    L._check_int("bc_episodes", bc_episodes, 0, 100_000)
+    L._check_int("bc_epochs", bc_epochs, 0, 1000)
+    validation = L._check_run(validation, eval_every)
     config = {"arch": "netfit", "topology": topology, "dataset": dataset, "steps": steps,
               "seed": seed, "episode": episode, "lr": lr, "batch": batch,
               "minibatch": minibatch, "epochs": epochs, "clip": clip, "gamma": gamma,
               "lambda": lam, "kl_coeff": kl_coeff, "kl_target": kl_target, "init": init,
               "bc_episodes": bc_episodes, "bc_epochs": bc_epochs,
               "validation_seeds": list(validation)}
+    from dmlopt.contract import check_run_size, limits_from
+
     eps = Episodes(topology, dataset, episode)
+    net = eps.base.net
+    check_run_size(f"training nara-netfit on {topology}", L.estimate(
+        net.n_nodes, net.n_links, net.n_servers, steps=steps + bc_episodes * episode * bc_epochs,
+        batch=batch, minibatch=minibatch, epochs=epochs, episode_steps=episode,
+        val_episodes=len(validation), eval_every=eval_every), limits_from(size_limit))
     g = eps.graph
     params = NN.init_params(seed=seed)
     opt_pi = Adam(params, NN.POLICY_KEYS, lr)
     opt_v = Adam(params, NN.VALUE_KEYS, lr)
     rng = np.random.default_rng(seed)
     state = T.TrainState(params, opt_pi, opt_v, rng, kl_coeff,
-                         extra={"init_val": -1.0, "agree": -1.0})
+                         extra={"init_val": -1.0, "agree": -1.0}, episode_steps=episode)
 
     def val() -> float:
         return validate(params, topology, dataset, validation)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from dmlopt.errors import InstanceError
 from dmlopt.heuristics.nara.ppo import Adam, adapt_kl_coeff, advantages
 from dmlopt.models import nara
 from dmlopt.models.nara import policy as P
@@ -71,6 +72,9 @@ class TrainState:
     wall: float = 0.0
     best_score: float = -1.0
     best: Params = field(default_factory=dict)
+    #: the most steps one episode can take (0: unknown); bounds the steps of one iteration
+    #: when a checkpoint is read back
+    episode_steps: int = 0
 
     def __post_init__(self) -> None:
         if not self.best:
@@ -89,25 +93,186 @@ class TrainState:
 
     def resume(self, path: Path, config: dict[str, Any]) -> bool:
         """Continue from the checkpoint at ``path`` when it has the same configuration (the
-        step target may change between runs: stop early, or train on)."""
-        if not path.is_file():
+        step target may change between runs: stop early, or train on).
+
+        Parameters
+        ----------
+        path : pathlib.Path
+            The checkpoint (``<stem>.ckpt.npz``); nothing there: a fresh run.
+        config : dict
+            The configuration of this run.
+
+        Returns
+        -------
+        bool
+            Whether the state was restored (False: no checkpoint, or one of another
+            configuration, which the run then replaces).
+
+        Raises
+        ------
+        dmlopt.errors.InstanceError
+            A checkpoint that cannot be used (:func:`read_checkpoint`), naming the file.
+        """
+        if not os.path.lexists(path):
             return False
-        with np.load(path, allow_pickle=False) as z:
-            zz = {k: z[k] for k in z.files}
-        same = {k: v for k, v in json.loads(str(zz["config"])).items() if k != "steps"}
-        if same != {k: v for k, v in config.items() if k != "steps"}:
+        zz = read_checkpoint(path, self.checkpoint(config, 0.0), self.episode_steps)
+        if zz is None:
             return False
         self.params.update({k: zz[f"p_{k}"] for k in self.params})
         self.opt_pi.load(zz, "pi_")
         self.opt_v.load(zz, "v_")
-        self.rng.bit_generator.state = json.loads(str(zz["rng"]))
-        self.rows = json.loads(str(zz["rows"]))
+        self.rng.bit_generator.state = zz["rng"]
+        self.rows = zz["rows"]
         self.steps, self.iteration = int(zz["steps"]), int(zz["iteration"])
         self.wall, self.kl_coeff = float(zz["wall"]), float(zz["kl_coeff"])
         self.extra = {k: float(zz[k]) for k in self.extra}
         self.best_score = float(zz["best_score"])
         self.best = {k: zz[f"b_{k}"] for k in self.params}
         return True
+
+
+#: the JSON fields of a checkpoint, and its integer and real scalars
+_JSON_KEYS = ("config", "rng", "rows")
+_INT_KEYS = ("steps", "iteration", "pi_t", "v_t")
+#: the least value of a scalar (integers: 0; others: any finite value)
+_LOW = {"wall": 0.0, "kl_coeff": 0.0, "best_score": -1.0}
+
+
+def _refuse(path: Path, rule: str) -> InstanceError:
+    return InstanceError("checkpoint", str(path), f"is not a usable training checkpoint "
+                         f"({rule}; delete it or pass --no-resume to start afresh)")
+
+
+def _json(path: Path, key: str, value: np.ndarray) -> Any:
+    """A JSON document stored as a 0-d string array (NaN and infinity refused)."""
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    if value.shape != () or value.dtype.kind != "U":
+        raise _refuse(path, f"{key!r} is not a JSON text")
+    try:
+        return json.loads(str(value), parse_constant=constant)
+    except (ValueError, RecursionError) as exc:
+        raise _refuse(path, f"{key!r} is not valid JSON: {exc}") from None
+
+
+def read_checkpoint(path: Path, template: dict[str, Any], episode_steps: int = 0
+                    ) -> dict[str, Any] | None:
+    """Read and check a training checkpoint against what this run would write.
+
+    The file is read by :func:`dmlopt.io.read_bytes` (a regular file, size-capped), opened as an
+    .npz without pickles, and checked: every key of ``template`` present; the weights and Adam
+    moments with the template's shapes and finite (the checks of shipped policy files,
+    :func:`dmlopt.heuristics.nara.agent.check_weights`); the counters non-negative integers with
+    the curve rows consistent with them (one row per iteration, steps increasing to the
+    checkpoint's steps, the last iteration started below the step target of the run that wrote
+    it, at least one batch per iteration); the other scalars finite; the random state one numpy
+    accepts.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The checkpoint file.
+    template : dict
+        :meth:`TrainState.checkpoint` of the fresh state of this run: the keys, shapes and kinds
+        expected.
+    episode_steps : int
+        The most steps one episode can take (0: unknown): one iteration collects fewer than
+        ``batch + episode_steps`` steps.
+
+    Returns
+    -------
+    dict or None
+        The arrays, with ``config``, ``rng`` and ``rows`` parsed from JSON; None when the
+        checkpoint's configuration (the step target aside) is not this run's.
+
+    Raises
+    ------
+    dmlopt.errors.InstanceError
+        Field ``checkpoint``, the file and what is wrong with it.
+    """
+    import io as _io
+    import zipfile
+    import zlib
+
+    from dmlopt.heuristics.nara.agent import check_weights
+    from dmlopt.io import MAX_FILE_BYTES, read_bytes
+
+    data = read_bytes(path)
+    try:
+        with zipfile.ZipFile(_io.BytesIO(data)) as zf:
+            declared = sum(i.file_size for i in zf.infolist())
+        if declared > MAX_FILE_BYTES:
+            raise _refuse(path, f"its arrays declare {declared} bytes, above {MAX_FILE_BYTES}")
+        with np.load(_io.BytesIO(data), allow_pickle=False) as z:
+            zz = {k: z[k] for k in z.files}
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        raise _refuse(path, f"not a readable .npz archive: {exc}") from None
+    if "config" not in zz:
+        raise _refuse(path, "missing 'config'")
+    saved = _json(path, "config", zz["config"])
+    if not isinstance(saved, dict):
+        raise _refuse(path, "'config' is not a JSON object")
+    mine = {k: v for k, v in json.loads(template["config"]).items() if k != "steps"}
+    if {k: v for k, v in saved.items() if k != "steps"} != mine:
+        return None
+    missing = [k for k in template if k not in zz]
+    if missing:
+        raise _refuse(path, f"missing {', '.join(repr(k) for k in missing[:5])}"
+                      + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""))
+    arrays = {k: v for k, v in template.items() if isinstance(v, np.ndarray) and v.ndim > 0}
+    for key in arrays:
+        if zz[key].dtype.kind not in "fiu":
+            raise _refuse(path, f"{key!r} holds {zz[key].dtype} values, not numbers")
+    try:
+        check_weights({k: zz[k] for k in arrays}, arrays, path, "training")
+    except InstanceError as exc:  # "is not a training policy (<why>)": keep the why
+        raise _refuse(path, exc.rule.partition("(")[2].rstrip(")")) from None
+    out: dict[str, Any] = {k: zz[k] for k in arrays}
+    for key in (k for k in template if k not in arrays and k not in _JSON_KEYS):
+        v = zz[key]
+        if v.shape != () or v.dtype.kind not in "fiu":
+            raise _refuse(path, f"{key!r} is not a number")
+        if key in _INT_KEYS and v.dtype.kind not in "iu":
+            raise _refuse(path, f"{key!r} = {v} is not an integer")
+        low = _LOW.get(key, 0.0 if key in _INT_KEYS else -np.inf)
+        if not np.isfinite(v) or v < low:
+            raise _refuse(path, f"{key!r} = {v} is not a finite number >= {low:g}")
+        out[key] = v
+    steps, iteration = int(out["steps"]), int(out["iteration"])
+    rows = _json(path, "rows", zz["rows"])
+    if not isinstance(rows, list) or len(rows) != iteration or not all(
+            isinstance(r, dict) and set(CURVE_FIELDS) <= set(r) and all(
+                isinstance(r[f], int | float) and not isinstance(r[f], bool)
+                for f in CURVE_FIELDS) for r in rows):
+        raise _refuse(path, f"'rows' is not {iteration} learning-curve rows, one per iteration")
+    counted = [int(r["steps"]) for r in rows]
+    if [r["iteration"] for r in rows] != list(range(1, iteration + 1)) or \
+            counted != sorted(set(counted)) or (rows and counted[-1] != steps) or \
+            (not rows and steps != 0):
+        raise _refuse(path, f"steps = {steps} after {iteration} iterations disagrees with the "
+                      "learning-curve rows")
+    before_last = counted[-2] if iteration >= 2 else 0
+    target, batch = saved.get("steps"), saved.get("batch")
+    if iteration and (not isinstance(target, int) or before_last >= target):
+        raise _refuse(path, f"steps = {steps}: its last iteration started at {before_last} "
+                      f"steps, not below the run's {target} steps")
+    if isinstance(batch, int) and steps < iteration * batch:
+        raise _refuse(path, f"steps = {steps} is fewer than {iteration} iterations of "
+                      f"{batch} steps")
+    most = batch + episode_steps - 1 if isinstance(batch, int) and episode_steps else None
+    grown = [b - a for a, b in zip([0, *counted], counted, strict=False)]
+    if most is not None and grown and max(grown) > most:
+        raise _refuse(path, f"an iteration of {max(grown)} steps, one collects at most {most} "
+                      f"(batch {batch} + an episode of at most {episode_steps} steps)")
+    out["rows"] = rows
+    state = _json(path, "rng", zz["rng"])
+    try:
+        np.random.default_rng().bit_generator.state = state
+    except (TypeError, ValueError, KeyError, OverflowError) as exc:
+        raise _refuse(path, f"'rng' is not a random generator state ({exc})") from None
+    out["rng"], out["config"] = state, saved
+    return out
 
 
 # ---------------------------------------------------------------------- files
