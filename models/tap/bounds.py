@@ -313,7 +313,7 @@ def hahn_grant(instance: Instance, *, time_limit: float | None = None, rounds: i
             break
         big = max(big, kern.spread_and_balance(c, b, size, share))
     return best, best_x, {"rounds": float(done), "glb": glb_value,
-                          "seconds": time.perf_counter() - t0, "stopped_by": float(stopped)}
+                          "ascent_seconds": time.perf_counter() - t0, "stopped_by": float(stopped)}
 
 
 class HahnGrantOptions(Options):
