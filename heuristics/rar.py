@@ -32,7 +32,12 @@ fewest CU-slots (:func:`fewest_cu_slots`) exceed |T| / (alpha |R|) costs more, s
 horizon, than blocking it. With the option RDDA first serves the other requests (in its order,
 exactly as without the option) and then tries the large ones in the same order, deploying one
 only where its best placement raises the nodes' peaks by at most 1 / (alpha |R|) CUs: each
-such deployment lowers eq. (4) or leaves it equal. The default ``"never"`` is Algorithm 1.
+such deployment lowers eq. (4) or leaves it equal. Then, for at most ``PRUNE_ROUNDS`` rounds
+and while something changes, every deployed request, largest fewest CU-slots first, is removed
+if that lowers its nodes' peaks by more than 1 / (alpha |R|) CUs, and every blocked request, in
+RDDA's order, is placed again if it now activates fewer; each change strictly lowers eq. (4),
+so the result is never worse than RDDA run on the requests within the break-even alone (tested),
+although it can be worse than RDDA without the option. The default ``"never"`` is Algorithm 1.
 
 MinW and MaxR place a request at its earliest possible end, like MinT, since the paper gives
 them no time preference; every scheme except MinW takes the first-fit wavelength (section 6).
@@ -69,6 +74,8 @@ from dmlopt.models.rar import (
 
 SCHEMES = ("MinCU", "MinW", "MinT", "MaxR")
 BLOCKS = ("never", "break-even")
+#: rounds of removals and re-insertions of ``block="break-even"`` (each change lowers eq. 4)
+PRUNE_ROUNDS = 10
 
 
 def fewest_cu_slots(instance: Instance, j: int) -> int:
@@ -131,7 +138,8 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
         "break-even" (instances whose objective is MinCU only): first RDDA on the requests
         whose fewest CU-slots stay within the break-even ``|T| / (alpha |R|)``, then each other
         request, in RDDA's order, deployed only if its placement activates at most
-        ``1 / (alpha |R|)`` new CUs (module docstring, "Blocking by choice").
+        ``1 / (alpha |R|)`` new CUs, then rounds of removals and re-insertions that each lower
+        eq. (4) (module docstring, "Blocking by choice").
 
     Returns
     -------
@@ -166,6 +174,7 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
                    key=lambda j: (inst.requests[j].arrival, inst.requests[j].deadline, j))
     plans: list[tuple[list[int], list[int], int, int] | None] = [None] * len(inst.requests)
     chosen: dict[int, tuple[tuple[int, ...], int]] = {}
+    placed: dict[int, tuple] = {}
     def place(j: int) -> tuple | None:
         r = inst.requests[j]
         rings = inst.candidate_rings(j)
@@ -271,6 +280,21 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
         w_act[list(ring.links), b] = True
         plans[j] = (nodes, [kk_] * len(nodes), s + 1, e + 1)
         chosen[j] = (ring.nodes, b)
+        placed[j] = best
+
+    def release(j: int) -> int:
+        """Undo request j's deployment; returns the CUs its nodes' peaks drop by."""
+        k, sub, kk_, s, e, b = placed.pop(j)
+        ring = inst.rings[k]
+        nodes = [v for v in ring.nodes if v in sub]
+        before = int(peak[nodes].sum())
+        used[nodes, s:e + 1] -= kk_
+        peak[nodes] = used[nodes].max(axis=1)
+        load[list(ring.links), b, s:e + 1] -= 1
+        w_act[list(ring.links), b] = load[list(ring.links), b].any(axis=1)
+        plans[j] = None
+        del chosen[j]
+        return before - int(peak[nodes].sum())
 
     if block == "never":
         for j in order:
@@ -287,6 +311,24 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
             best = place(j)
             if best is not None and new_cus(best) <= per_request:
                 commit(j, best)
+        for _ in range(PRUNE_ROUNDS):
+            # largest first: drop a request whose removal lowers the peaks by more than
+            # blocking it costs; then deploy blocked ones that now activate fewer new CUs
+            changed = False
+            for j in sorted(placed, key=lambda j: -fewest_cu_slots(inst, j)):
+                saved_best = placed[j]
+                if release(j) <= per_request:
+                    commit(j, saved_best)
+                else:
+                    changed = True
+            for j in order:
+                if j not in placed:
+                    best = place(j)
+                    if best is not None and new_cus(best) < per_request:
+                        commit(j, best)
+                        changed = True
+            if not changed:
+                break
     ids = assign_cu_ids(inst, plans)
     out: list[Assignment | None] = []
     for j, plan in enumerate(plans):
@@ -330,9 +372,9 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     (nodes x w log w) and its look-ups (nodes x P), then per ring through its source (an upper
     bound on the candidate rings of eq. 13) the wavelength table (W x P) and per allowed node
     count N the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
-    P). Memory: the largest request's arrays plus the (links x W x slots) wavelength loads.
+    P). ``block="break-even"``: up to ``PRUNE_ROUNDS`` further passes. Memory: the largest
+    request's arrays plus the (links x W x slots) wavelength loads.
     """
-    del options
     inst = instance
     n_nodes, T = len(inst.nodes), inst.slots
     w_max = max(lk.wavelengths for lk in inst.links)
@@ -350,6 +392,8 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
         logw = math.log2(w) + 1
         work += local * (w * logw + 2 * P) + rings * per_ring + w * len(r.node_counts) * 8
         peak = max(peak, 8.0 * (local * (w * logw + P) + 3 * w_max * P + 3 * subs * P))
+    if options.block == "break-even":  # at most PRUNE_ROUNDS more passes over the requests
+        work *= 1 + PRUNE_ROUNDS
     memory = peak + 8.0 * (2 * len(inst.links) * w_max * T + 2 * n_nodes * T) \
         + 1024.0 * len(inst.requests)
     return Size(memory, work)
