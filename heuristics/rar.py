@@ -33,9 +33,11 @@ horizon, than blocking it. With the option RDDA first serves the other requests 
 exactly as without the option) and then tries the large ones in the same order, deploying one
 only where its best placement raises the nodes' peaks by at most 1 / (alpha |R|) CUs: each
 such deployment lowers eq. (4) or leaves it equal. Then, for at most ``PRUNE_ROUNDS`` rounds
-and while something changes, every deployed request, largest fewest CU-slots first, is removed
-if that lowers its nodes' peaks by more than 1 / (alpha |R|) CUs, and every blocked request, in
-RDDA's order, is placed again if it now activates fewer; each change strictly lowers eq. (4),
+and while something changes, every deployed request, largest fewest CU-slots first, is taken
+out and put back at RDDA's best placement for it if that raises the peaks less than where it
+was, or blocked if taking it out lowers the peaks by more than 1 / (alpha |R|) CUs and no
+placement costs less than that; then every blocked request, in RDDA's order, is placed again if
+it now activates fewer than 1 / (alpha |R|) CUs. Each change strictly lowers eq. (4),
 so the result is never worse than RDDA run on the requests within the break-even alone (tested),
 although it can be worse than RDDA without the option. The default ``"never"`` is Algorithm 1.
 
@@ -74,7 +76,7 @@ from dmlopt.models.rar import (
 
 SCHEMES = ("MinCU", "MinW", "MinT", "MaxR")
 BLOCKS = ("never", "break-even")
-#: rounds of removals and re-insertions of ``block="break-even"`` (each change lowers eq. 4)
+#: rounds of removals, moves and re-insertions of ``block="break-even"`` (each lowers eq. 4)
 PRUNE_ROUNDS = 10
 
 
@@ -138,8 +140,8 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
         "break-even" (instances whose objective is MinCU only): first RDDA on the requests
         whose fewest CU-slots stay within the break-even ``|T| / (alpha |R|)``, then each other
         request, in RDDA's order, deployed only if its placement activates at most
-        ``1 / (alpha |R|)`` new CUs, then rounds of removals and re-insertions that each lower
-        eq. (4) (module docstring, "Blocking by choice").
+        ``1 / (alpha |R|)`` new CUs, then rounds of removals, moves and re-insertions that each
+        lower eq. (4) (module docstring, "Blocking by choice").
 
     Returns
     -------
@@ -312,15 +314,22 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
             if best is not None and new_cus(best) <= per_request:
                 commit(j, best)
         for _ in range(PRUNE_ROUNDS):
-            # largest first: drop a request whose removal lowers the peaks by more than
-            # blocking it costs; then deploy blocked ones that now activate fewer new CUs
+            # largest first: take each request out and put it back where it raises the peaks
+            # least, or block it if that saves more than blocking costs; then deploy blocked
+            # ones that now activate fewer new CUs than blocking costs
             changed = False
             for j in sorted(placed, key=lambda j: -fewest_cu_slots(inst, j)):
                 saved_best = placed[j]
-                if release(j) <= per_request:
+                drop = release(j)
+                moved = place(j)
+                cost = new_cus(moved) if moved is not None else drop + 1
+                if min(cost, per_request) >= drop:
                     commit(j, saved_best)
-                else:
+                elif cost < per_request:
+                    commit(j, moved)  # a placement raising the peaks by less
                     changed = True
+                else:
+                    changed = True  # blocked: removing it saves more than blocking costs
             for j in order:
                 if j not in placed:
                     best = place(j)
@@ -372,7 +381,7 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     (nodes x w log w) and its look-ups (nodes x P), then per ring through its source (an upper
     bound on the candidate rings of eq. 13) the wavelength table (W x P) and per allowed node
     count N the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
-    P). ``block="break-even"``: up to ``PRUNE_ROUNDS`` further passes. Memory: the largest
+    P). ``block="break-even"``: up to 2 ``PRUNE_ROUNDS`` further passes. Memory: the largest
     request's arrays plus the (links x W x slots) wavelength loads.
     """
     inst = instance
@@ -392,8 +401,8 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
         logw = math.log2(w) + 1
         work += local * (w * logw + 2 * P) + rings * per_ring + w * len(r.node_counts) * 8
         peak = max(peak, 8.0 * (local * (w * logw + P) + 3 * w_max * P + 3 * subs * P))
-    if options.block == "break-even":  # at most PRUNE_ROUNDS more passes over the requests
-        work *= 1 + PRUNE_ROUNDS
+    if options.block == "break-even":  # at most two more passes per round
+        work *= 1 + 2 * PRUNE_ROUNDS
     memory = peak + 8.0 * (2 * len(inst.links) * w_max * T + 2 * n_nodes * T) \
         + 1024.0 * len(inst.requests)
     return Size(memory, work)
