@@ -85,3 +85,15 @@ def test_break_even_needs_the_mincu_objective():
         rdda(fig2(), block="sometimes")
     # MinCU objective with another scheme's ordering is allowed
     assert rdda(fig2(), block="break-even", scheme="MinT").requests[0] is not None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_fewest_cu_slots_is_the_brute_force_minimum(seed):
+    inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": 30, "scheme": "MinCU"},
+                           seed=seed)
+    k_max = max(nd.cus for nd in inst.nodes)
+    for j, r in enumerate(inst.requests):
+        fits = [nn * k * rar.duration(inst, j, nn, k) for nn in r.node_counts
+                for k in range(1, k_max + 1)
+                if rar.duration(inst, j, nn, k) <= r.deadline - r.arrival + 1]
+        assert fewest_cu_slots(inst, j) == min(fits, default=1 << 62)
