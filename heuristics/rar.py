@@ -23,6 +23,24 @@ window never help). Scores, compared lexicographically, smaller first:
 * MinT: (end, N k, N): the combination providing the CUs fastest.
 * MaxR: (-ring reliability, N, end, N k).
 
+Blocking by choice (option ``block="break-even"``, MinCU objective only)
+-----------------------------------------------------------------------
+Eq. (4) charges 1 / |R| per blocked request and alpha per activated CU, so deploying a request
+pays only if it activates at most 1 / (alpha |R|) CUs (``sum |C_n| / |R|`` with the paper's
+alpha). A node's activated CUs are at least its mean use over the |T| slots, so a request whose
+fewest CU-slots (:func:`fewest_cu_slots`) exceed |T| / (alpha |R|) costs more, spread over the
+horizon, than blocking it. With the option RDDA first serves the other requests (in its order,
+exactly as without the option) and then tries the large ones in the same order, deploying one
+only where its best placement raises the nodes' peaks by at most 1 / (alpha |R|) CUs: each
+such deployment lowers eq. (4) or leaves it equal. Then, for at most ``PRUNE_ROUNDS`` rounds
+and while something changes, every deployed request, largest fewest CU-slots first, is taken
+out and put back at RDDA's best placement for it if that raises the peaks less than where it
+was, or blocked if taking it out lowers the peaks by more than 1 / (alpha |R|) CUs and no
+placement costs less than that; then every blocked request, in RDDA's order, is placed again if
+it now activates fewer than 1 / (alpha |R|) CUs. Each change strictly lowers eq. (4),
+so the result is never worse than RDDA run on the requests within the break-even alone (tested),
+although it can be worse than RDDA without the option. The default ``"never"`` is Algorithm 1.
+
 MinW and MaxR place a request at its earliest possible end, like MinT, since the paper gives
 them no time preference; every scheme except MinW takes the first-fit wavelength (section 6).
 
@@ -53,9 +71,32 @@ from dmlopt.models.rar import (
     assign_cu_ids,
     duration,
     fewest_cus_table,
+    modes,
 )
 
 SCHEMES = ("MinCU", "MinW", "MinT", "MaxR")
+BLOCKS = ("never", "break-even")
+#: rounds of removals, moves and re-insertions of ``block="break-even"`` (each lowers eq. 4)
+PRUNE_ROUNDS = 10
+
+
+def fewest_cu_slots(instance: Instance, j: int) -> int:
+    """The fewest CU-slots request ``j`` can run on: min N k d over its modes (N, k, d).
+
+    Parameters
+    ----------
+    instance : the RAR instance.
+    j : the request's index.
+
+    Returns
+    -------
+    int
+        N k d minimised over the allowed node counts N and the windows d that fit in
+        [t_a, t_d] (k the fewest CUs for d, capped by the largest node); a request with no mode
+        gets 2**62.
+    """
+    k_max = max(nd.cus for nd in instance.nodes)
+    return min((nn * k * d for nn, k, d in modes(instance, j, k_max)), default=1 << 62)
 
 
 @cache
@@ -86,7 +127,8 @@ def _window_max(rows: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     return out
 
 
-def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None) -> Solution:
+def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
+         block: str = "never") -> Solution:
     """Algorithm 1 with the scheme's ordering (the instance's scheme unless ``scheme`` is given).
 
     Parameters
@@ -94,17 +136,32 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None) -> Sol
     instance : the RAR instance.
     seed : unused (RDDA is deterministic); kept for the heuristic contract.
     scheme : "MinCU", "MinW", "MinT" or "MaxR" to override the instance's scheme ordering.
+    block : "never" (Algorithm 1: a request is blocked only when nothing can hold it) or
+        "break-even" (instances whose objective is MinCU only): first RDDA on the requests
+        whose fewest CU-slots stay within the break-even ``|T| / (alpha |R|)``, then each other
+        request, in RDDA's order, deployed only if its placement activates at most
+        ``1 / (alpha |R|)`` new CUs, then rounds of removals, moves and re-insertions that each
+        lower eq. (4) (module docstring, "Blocking by choice").
 
     Returns
     -------
     Solution
         Every request deployed or blocked; CU ids assigned per node in order of start.
+
+    References
+    ----------
+    Chen et al., JOCN 16(5), 2024 (paper 003): Algorithm 1 and eq. (4).
     """
     from dmlopt.errors import InstanceError
 
     scheme = scheme or instance.scheme
     if scheme not in SCHEMES:
         raise InstanceError("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
+    if block not in BLOCKS:
+        raise InstanceError("block", block, f"is not one of {', '.join(BLOCKS)}")
+    if block == "break-even" and instance.scheme != "MinCU":
+        raise InstanceError("block", block, "needs an instance whose scheme (objective) is "
+                            "MinCU")
     inst = instance
     T = inst.slots
     caps = np.array([nd.cus for nd in inst.nodes], dtype=np.int64)
@@ -119,11 +176,12 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None) -> Sol
                    key=lambda j: (inst.requests[j].arrival, inst.requests[j].deadline, j))
     plans: list[tuple[list[int], list[int], int, int] | None] = [None] * len(inst.requests)
     chosen: dict[int, tuple[tuple[int, ...], int]] = {}
-    for j in order:
+    placed: dict[int, tuple] = {}
+    def place(j: int) -> tuple | None:
         r = inst.requests[j]
         rings = inst.candidate_rings(j)
         if not rings:
-            continue
+            return None
         lo, hi = r.arrival - 1, r.deadline - 1
         width = hi - lo + 1
         s_idx, e_idx = _pairs(width)
@@ -141,7 +199,7 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None) -> Sol
             usable |= kl < (1 << 40)
         keep = usable[span]
         if not keep.any():
-            continue
+            return None
         s_idx, e_idx, span = s_idx[keep], e_idx[keep], span[keep]
         kvec = {nn: kl[span] for nn, kl in klen.items()}
         local = sorted({v for k in rings for v in inst.rings[k].nodes})
@@ -206,8 +264,15 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None) -> Sol
                     b = int(wl_cost[p] % w_max) if scheme == "MinW" else int(
                         np.argmax(wl_ok[:, p]))
                     best = (k, subsets[sub_i], int(kk[p]), lo + int(s_idx[p]), e_p, b)
-        if best is None:
-            continue
+        return best
+
+    def new_cus(best: tuple) -> int:
+        """CUs the placement newly activates (the rise of its nodes' peaks)."""
+        k, sub, kk_, s, e, _ = best
+        nodes = [v for v in inst.rings[k].nodes if v in sub]
+        return int(np.maximum(used[nodes, s:e + 1].max(axis=1) + kk_ - peak[nodes], 0).sum())
+
+    def commit(j: int, best: tuple) -> None:
         k, sub, kk_, s, e, b = best
         ring = inst.rings[k]
         nodes = [v for v in ring.nodes if v in sub]
@@ -217,6 +282,62 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None) -> Sol
         w_act[list(ring.links), b] = True
         plans[j] = (nodes, [kk_] * len(nodes), s + 1, e + 1)
         chosen[j] = (ring.nodes, b)
+        placed[j] = best
+
+    def release(j: int) -> int:
+        """Undo request j's deployment; returns the CUs its nodes' peaks drop by."""
+        k, sub, kk_, s, e, b = placed.pop(j)
+        ring = inst.rings[k]
+        nodes = [v for v in ring.nodes if v in sub]
+        before = int(peak[nodes].sum())
+        used[nodes, s:e + 1] -= kk_
+        peak[nodes] = used[nodes].max(axis=1)
+        load[list(ring.links), b, s:e + 1] -= 1
+        w_act[list(ring.links), b] = load[list(ring.links), b].any(axis=1)
+        plans[j] = None
+        del chosen[j]
+        return before - int(peak[nodes].sum())
+
+    if block == "never":
+        for j in order:
+            best = place(j)
+            if best is not None:
+                commit(j, best)
+    else:
+        per_request = 1.0 / (inst.alpha_of() * len(inst.requests))  # blocking cost, in CUs
+        big = [j for j in order if fewest_cu_slots(inst, j) > T * per_request]
+        for j in order:
+            if j not in big and (best := place(j)) is not None:
+                commit(j, best)
+        for j in big:
+            best = place(j)
+            if best is not None and new_cus(best) <= per_request:
+                commit(j, best)
+        for _ in range(PRUNE_ROUNDS):
+            # largest first: take each request out and put it back where it raises the peaks
+            # least, or block it if that saves more than blocking costs; then deploy blocked
+            # ones that now activate fewer new CUs than blocking costs
+            changed = False
+            for j in sorted(placed, key=lambda j: -fewest_cu_slots(inst, j)):
+                saved_best = placed[j]
+                drop = release(j)
+                moved = place(j)
+                cost = new_cus(moved) if moved is not None else drop + 1
+                if min(cost, per_request) >= drop:
+                    commit(j, saved_best)
+                elif cost < per_request:
+                    commit(j, moved)  # a placement raising the peaks by less
+                    changed = True
+                else:
+                    changed = True  # blocked: removing it saves more than blocking costs
+            for j in order:
+                if j not in placed:
+                    best = place(j)
+                    if best is not None and new_cus(best) < per_request:
+                        commit(j, best)
+                        changed = True
+            if not changed:
+                break
     ids = assign_cu_ids(inst, plans)
     out: list[Assignment | None] = []
     for j, plan in enumerate(plans):
@@ -246,6 +367,10 @@ class RddaOptions(Options):
     scheme: Literal["MinCU", "MinW", "MinT", "MaxR"] | None = pydantic.Field(
         default=None, description="ordering scheme of section 4.C (MinCU, MinW, MinT, MaxR); "
         "default: the instance's")
+    block: Literal["never", "break-even"] = pydantic.Field(
+        default="never", description="never: block a request only when nothing can hold it "
+        "(Algorithm 1); break-even (MinCU objective): block requests whose CU-slots cost more "
+        "than blocking them (module docstring)")
 
 
 def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
@@ -256,9 +381,9 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     (nodes x w log w) and its look-ups (nodes x P), then per ring through its source (an upper
     bound on the candidate rings of eq. 13) the wavelength table (W x P) and per allowed node
     count N the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
-    P). Memory: the largest request's arrays plus the (links x W x slots) wavelength loads.
+    P). ``block="break-even"``: up to 2 ``PRUNE_ROUNDS`` further passes. Memory: the largest
+    request's arrays plus the (links x W x slots) wavelength loads.
     """
-    del options
     inst = instance
     n_nodes, T = len(inst.nodes), inst.slots
     w_max = max(lk.wavelengths for lk in inst.links)
@@ -276,6 +401,8 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
         logw = math.log2(w) + 1
         work += local * (w * logw + 2 * P) + rings * per_ring + w * len(r.node_counts) * 8
         peak = max(peak, 8.0 * (local * (w * logw + P) + 3 * w_max * P + 3 * subs * P))
+    if options.block == "break-even":  # at most two more passes per round
+        work *= 1 + 2 * PRUNE_ROUNDS
     memory = peak + 8.0 * (2 * len(inst.links) * w_max * T + 2 * n_nodes * T) \
         + 1024.0 * len(inst.requests)
     return Size(memory, work)

@@ -7,6 +7,9 @@ Diagnostics for the MinCU gap (README, RAR section). For the ``cpn6`` instance (
 * ``thresholds``: plus u_{n,c} = [A_n >= c] (binary, non-increasing in c, A_n = sum_c u_{n,c})
   and u_{n,c} >= sum of w_{j,n,q} over the modes q of request j with at least c CUs (valid: a
   request computing on n with k CUs activates at least k of them);
+* ``coupled``: plus w_{j,n,q} <= q_{j,q} (a node computes in mode and start q only if the
+  request does; without it the LP may give each of a request's N nodes its own mode and start,
+  as long as the modes' weights add up);
 * ``deploy=K``: plus sum_j eta_j = K with objective sum_n A_n (the objective of eq. 4 is
   blocking/|R| + sum A / sum|C_n|, so the optimum is the best over K of
   (|R| - K) sum|C_n| / |R| + min CUs deploying exactly K; each K has no blocking trade-off);
@@ -32,11 +35,13 @@ from dmlopt.models import rar
 from . import output_dir, tee
 
 
-def _model(inst, thresholds: bool, deploy: int | None, relax: bool):
+def _model(inst, thresholds: bool, deploy: int | None, relax: bool, coupled: bool = False):
     import pyomo.environ as pyo
 
     m = rar.build_aggregated(inst)
     ms = m._rar_modes
+    if coupled:
+        m.coupled = pyo.Constraint(list(m.w), rule=lambda m, j, n, q: m.w[j, n, q] <= m.q[j, q])
     if thresholds:
         caps = {n: nd.cus for n, nd in enumerate(inst.nodes)}
         nk = [(n, c) for n in caps for c in range(1, caps[n] + 1)]
@@ -108,8 +113,9 @@ def _run(args: argparse.Namespace) -> None:
     print(f"seed {args.seed}, {args.requests} requests, sum |C_n| = {total}")
     print("| model | LP bound (CUs) |")
     print("|---|---|")
-    for name, thr in (("base", False), ("thresholds", True)):
-        _, val, _, _, _ = _solve(_model(inst, thr, None, True), None, total)
+    for name, thr, cpl in (("base", False, False), ("thresholds", True, False),
+                           ("coupled", False, True)):
+        _, val, _, _, _ = _solve(_model(inst, thr, None, True, cpl), None, total)
         print(f"| {name} | {val:.2f} |", flush=True)
     for k in ks:
         _, val, _, _, _ = _solve(_model(inst, False, k, True), None, 1.0)
@@ -121,6 +127,10 @@ def _run(args: argparse.Namespace) -> None:
         for k in ks:
             st, obj, bnd, wall, cpu = _solve(_model(inst, False, k, False), args.mip_seconds, 1.0)
             print(f"| {k} | {st} | {obj:.0f} | {bnd:.2f} | {wall:.1f} | {cpu:.1f} |", flush=True)
+        st, obj, bnd, wall, cpu = _solve(_model(inst, False, None, False, True), args.mip_seconds,
+                                         total)
+        print(f"| coupled, any | {st} | {obj:.2f} | {bnd:.2f} | {wall:.1f} | {cpu:.1f} |",
+              flush=True)
 
 
 if __name__ == "__main__":
