@@ -117,11 +117,14 @@ def run_suite(suite: suite_mod.Suite, out: Any, workers: int, dask: str | None =
         print(f"suite {suite.name}: {len(suite.tasks)} runs, {len(suite.tasks) - len(todo)} "
               f"already in {out}, {len(todo)} to run on {where}", file=sys.stderr)
         statuses: Counter[str] = Counter()
+        failed: dict[str, Counter[str]] = {"error": Counter(), "killed": Counter()}
         progress = _Progress(len(todo), suite.name)
 
         def on_row(row: dict[str, Any]) -> None:
             store.put(row)
             statuses[row["status"]] += 1
+            if row["status"] in failed:
+                failed[row["status"]][row["method"]] += 1
             progress.update(row)
 
         t0 = time.perf_counter()
@@ -140,10 +143,43 @@ def run_suite(suite: suite_mod.Suite, out: Any, workers: int, dask: str | None =
         counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "nothing run"
         print(f"done in {wall:.1f} s: {counts}; results in {out} "
               f"(report: dmlopt report {out} -o DIR)", file=summary or sys.stdout)
+        print(failure_summary(failed["error"], failed["killed"]), file=summary or sys.stdout)
     finally:
         store.close()
         os.close(lock)
     return statuses
+
+
+def failure_summary(errors: Counter[str], killed: Counter[str] | None = None) -> str:
+    """The closing line of a sweep: failed runs counted by method, most first.
+
+    Parameters
+    ----------
+    errors : runs with status ``error``, counted by method.
+    killed : runs with status ``killed`` (past their time limit, or a signal), by method.
+
+    Returns
+    -------
+    str
+        ``errors: mine 3, wcg 1`` (``errors: none`` when no run failed), with
+        ``; killed: METHOD N, ...`` appended when runs were killed.
+
+    Examples
+    --------
+    >>> failure_summary(Counter({"wcg": 1, "mine": 3}))
+    'errors: mine 3, wcg 1'
+    >>> failure_summary(Counter(), Counter({"highs/paper": 2}))
+    'errors: none; killed: highs/paper 2'
+    """
+
+    def by_method(counts: Counter[str]) -> str:
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ", ".join(f"{method} {n}" for method, n in ranked) or "none"
+
+    line = f"errors: {by_method(errors)}"
+    if killed:
+        line += f"; killed: {by_method(killed)}"
+    return line
 
 
 def _exclusive(out: Any, store: Any) -> int:
