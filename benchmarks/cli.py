@@ -16,6 +16,7 @@ the running children and keeps every finished row; the same command resumes it (
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -68,9 +69,16 @@ class _Progress:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.list:
-        for name, path in suite_mod.shipped().items():
-            print(f"{name:<20} {suite_mod.describe(path)}")
+        suites = shipped_suites()
+        if args.json:
+            print(json.dumps(suites, indent=2))
+        else:
+            for entry in suites:
+                print(f"{entry['name']:<20} {entry['description']}")
         return 0
+    if args.json:
+        raise DmloptError("bench: --json applies to --list only (the runs go to the store; "
+                          "dmlopt report --json summarises a report)")
     if not args.suite:
         raise DmloptError("bench: SUITE is required (or --list; see dmlopt bench --help)")
     if args.workers is not None and args.workers < 1:
@@ -92,6 +100,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def shipped_suites() -> list[dict[str, str]]:
+    """The shipped suites, as ``dmlopt bench --list --json`` prints them.
+
+    Returns
+    -------
+    list of dict
+        One ``{name, description, path}`` per shipped suite, by name; ``path`` is the TOML
+        file (copy it to start a suite of your own).
+    """
+    return [{"name": name, "description": suite_mod.describe(path), "path": str(path)}
+            for name, path in suite_mod.shipped().items()]
 
 
 def run_suite(suite: suite_mod.Suite, out: Any, workers: int, dask: str | None = None,
@@ -117,11 +138,14 @@ def run_suite(suite: suite_mod.Suite, out: Any, workers: int, dask: str | None =
         print(f"suite {suite.name}: {len(suite.tasks)} runs, {len(suite.tasks) - len(todo)} "
               f"already in {out}, {len(todo)} to run on {where}", file=sys.stderr)
         statuses: Counter[str] = Counter()
+        failed: dict[str, Counter[str]] = {"error": Counter(), "killed": Counter()}
         progress = _Progress(len(todo), suite.name)
 
         def on_row(row: dict[str, Any]) -> None:
             store.put(row)
             statuses[row["status"]] += 1
+            if row["status"] in failed:
+                failed[row["status"]][row["method"]] += 1
             progress.update(row)
 
         t0 = time.perf_counter()
@@ -140,10 +164,43 @@ def run_suite(suite: suite_mod.Suite, out: Any, workers: int, dask: str | None =
         counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "nothing run"
         print(f"done in {wall:.1f} s: {counts}; results in {out} "
               f"(report: dmlopt report {out} -o DIR)", file=summary or sys.stdout)
+        print(failure_summary(failed["error"], failed["killed"]), file=summary or sys.stdout)
     finally:
         store.close()
         os.close(lock)
     return statuses
+
+
+def failure_summary(errors: Counter[str], killed: Counter[str] | None = None) -> str:
+    """The closing line of a sweep: failed runs counted by method, most first.
+
+    Parameters
+    ----------
+    errors : runs with status ``error``, counted by method.
+    killed : runs with status ``killed`` (past their time limit, or a signal), by method.
+
+    Returns
+    -------
+    str
+        ``errors: mine 3, wcg 1`` (``errors: none`` when no run failed), with
+        ``; killed: METHOD N, ...`` appended when runs were killed.
+
+    Examples
+    --------
+    >>> failure_summary(Counter({"wcg": 1, "mine": 3}))
+    'errors: mine 3, wcg 1'
+    >>> failure_summary(Counter(), Counter({"highs/paper": 2}))
+    'errors: none; killed: highs/paper 2'
+    """
+
+    def by_method(counts: Counter[str]) -> str:
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ", ".join(f"{method} {n}" for method, n in ranked) or "none"
+
+    line = f"errors: {by_method(errors)}"
+    if killed:
+        line += f"; killed: {by_method(killed)}"
+    return line
 
 
 def _exclusive(out: Any, store: Any) -> int:
@@ -168,9 +225,39 @@ def cmd_report(args: argparse.Namespace) -> int:
     from dmlopt.benchmarks import report
 
     files = report.write(args.store, args.output)
+    if args.json:
+        print(json.dumps(report_summary(args.store, args.output, files), indent=2))
+        return 0
     for path in files:
         print(f"wrote {path}")
     return 0
+
+
+def report_summary(store: Any, outdir: Any, files: list[Any]) -> dict[str, Any]:
+    """What ``dmlopt report --json`` prints: the report written, as data.
+
+    Parameters
+    ----------
+    store : the results store the report was made from.
+    outdir : the report's directory.
+    files : the files written (as :func:`dmlopt.benchmarks.report.write` returns them).
+
+    Returns
+    -------
+    dict
+        ``store``, ``output``, ``runs`` (rows in the store), ``problems`` (runs per problem),
+        ``statuses`` (runs per status) and ``files``: one ``{path, kind}`` per file written,
+        ``kind`` one of ``markdown``, ``csv``, ``png``.
+    """
+    from dmlopt.benchmarks import store as store_mod
+
+    rows = store_mod.read(store)
+    kinds = {".md": "markdown", ".csv": "csv", ".png": "png"}
+    return {"store": str(store), "output": str(outdir), "runs": len(rows),
+            "problems": dict(sorted(Counter(r["problem"] for r in rows).items())),
+            "statuses": dict(sorted(Counter(r["status"] for r in rows).items())),
+            "files": [{"path": str(f), "kind": kinds.get(os.path.splitext(str(f))[1], "other")}
+                      for f in files]}
 
 
 def register(sub: Any) -> None:
@@ -178,27 +265,38 @@ def register(sub: Any) -> None:
     b = sub.add_parser("bench", help="run a benchmark suite into a results store",
                        description="Run a benchmark suite (a shipped name such as 'quick', or a "
                        "TOML file). Runs already in the store are skipped.")
-    b.add_argument("suite", nargs="?", help="shipped suite name or path to a TOML suite")
+    b.add_argument("suite", nargs="?", help="shipped suite name (see --list) or path to a "
+                   "TOML suite")
     b.add_argument("-o", "--output", default=None, metavar="STORE.sqlite",
                    help="results store (default: results/<suite name>.sqlite)")
     b.add_argument("--workers", type=int, default=None, metavar="N",
                    help="parallel runs (default: the number of cores)")
     b.add_argument("--dask", default=None, metavar="ADDRESS",
                    help="run on a Dask cluster at ADDRESS (tcp://host:8786), or 'local' for a "
-                   "LocalCluster")
+                   "LocalCluster (default: a local pool of --workers processes)")
     b.add_argument("--rerun", action="store_true", help="run again the runs already stored")
     b.add_argument("--rerun-failed", action="store_true",
                    help="run again the stored runs whose status is error or killed")
     b.add_argument("--max-runs", type=int, default=None, metavar="N",
                    help=f"run a suite of more than {suite_mod.MAX_RUNS:,} runs (the cap); "
-                   "a larger suite is refused unless N covers it")
+                   f"a larger suite is refused unless N covers it (default: "
+                   f"{suite_mod.MAX_RUNS:,})")
     b.add_argument("--list", action="store_true", help="list the shipped suites and exit")
+    b.add_argument("--json", action="store_true",
+                   help="with --list: print the suites as JSON (name, description, path) "
+                   "(default: one line per suite)")
     b.set_defaults(func=cmd_bench)
 
-    r = sub.add_parser("report", help="Markdown + CSV + PNG report of a results store")
+    r = sub.add_parser("report", help="Markdown + CSV + PNG report of a results store",
+                       description="Write report.md, CSV tables and PNG plots of a results "
+                       "store into DIR (the store is opened read-only).")
     r.add_argument("store", help="results store written by dmlopt bench")
     r.add_argument("-o", "--output", required=True, metavar="DIR",
-                   help="output directory (created; only report files are written there)")
+                   help="output directory (required; created; only report files are written "
+                   "there)")
+    r.add_argument("--json", action="store_true",
+                   help="print a JSON summary of what was written: store, runs per problem "
+                   "and status, files (default: one 'wrote FILE' line per file)")
     r.set_defaults(func=cmd_report)
 
     from . import reproduce

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import importlib
+import json
 import re
 import sys
 from pathlib import Path
@@ -77,12 +78,32 @@ def suites_of(chosen: list[Table], quick: bool) -> list[str]:
     return list(dict.fromkeys(s for t in chosen for s in (t.quick if quick else t.suites)))
 
 
-def listing(paper: str | None = None) -> str:
-    """``--list``: one line per table: paper/name, runs and minutes (full and quick), title."""
-    lines = []
+def listing_data(paper: str | None = None) -> list[dict[str, Any]]:
+    """Every table (of ``paper``, or all) with its runs and measured minutes, full and quick.
+
+    Parameters
+    ----------
+    paper : a paper key (``tabgp``, ``rar``, ...), or None for every paper.
+
+    Returns
+    -------
+    list of dict
+        One entry per paper that declares tables: ``paper``, ``title``, ``runs``, ``minutes``,
+        ``quick_runs``, ``quick_minutes`` (all its tables; tables that share suites count them
+        once) and ``tables``, one ``{name, title, suites, quick_suites, runs, minutes,
+        quick_runs, quick_minutes}`` per table.
+
+    Raises
+    ------
+    DmloptError
+        ``paper`` is unknown or declares no tables.
+    """
+    if paper is not None and paper not in PAPERS:
+        raise DmloptError(f"reproduce: paper {paper!r} is not one of {', '.join(PAPERS)}")
+    out = []
     counts: dict[str, int] = {}
 
-    def runs(names: tuple[str, ...]) -> int:
+    def runs(names: tuple[str, ...] | list[str]) -> int:
         for n in names:
             if n not in counts:
                 counts[n] = suite_mod.count(n)
@@ -95,13 +116,27 @@ def listing(paper: str | None = None) -> str:
         if not found:
             continue
         full, quick = _totals(found)
-        lines.append(f"{p}: {TITLES[p]}; all tables: {sum(runs((s,)) for s in full[0])} runs "
-                     f"~{_minutes(full[1])}, quick {sum(runs((s,)) for s in quick[0])} runs "
-                     f"~{_minutes(quick[1])}")
-        for t in found:
-            lines.append(f"  {t.name:<18} {runs(t.suites):>6} runs ~{_minutes(t.minutes)}, "
-                         f"quick {runs(t.quick):>4} runs ~{_minutes(t.quick_minutes)}  "
-                         f"{t.title}")
+        out.append({
+            "paper": p, "title": TITLES[p], "runs": runs(full[0]), "minutes": full[1],
+            "quick_runs": runs(quick[0]), "quick_minutes": quick[1],
+            "tables": [{"name": t.name, "title": t.title, "suites": list(t.suites),
+                        "quick_suites": list(t.quick), "runs": runs(t.suites),
+                        "minutes": t.minutes, "quick_runs": runs(t.quick),
+                        "quick_minutes": t.quick_minutes} for t in found]})
+    return out
+
+
+def listing(paper: str | None = None) -> str:
+    """``--list``: one line per table: paper/name, runs and minutes (full and quick), title."""
+    lines = []
+    for p in listing_data(paper):
+        lines.append(f"{p['paper']}: {p['title']}; all tables: {p['runs']} runs "
+                     f"~{_minutes(p['minutes'])}, quick {p['quick_runs']} runs "
+                     f"~{_minutes(p['quick_minutes'])}")
+        for t in p["tables"]:
+            lines.append(f"  {t['name']:<18} {t['runs']:>6} runs ~{_minutes(t['minutes'])}, "
+                         f"quick {t['quick_runs']:>4} runs ~{_minutes(t['quick_minutes'])}  "
+                         f"{t['title']}")
     return "\n".join(lines)
 
 
@@ -256,8 +291,11 @@ def cmd_reproduce(args: Any) -> int:
     if args.list:
         if args.tables:
             raise DmloptError("reproduce --list takes at most a PAPER, no tables")
-        print(listing(args.paper))
+        print(json.dumps(listing_data(args.paper), indent=2) if args.json
+              else listing(args.paper))
         return 0
+    if args.json:
+        raise DmloptError("reproduce: --json applies to --list only")
     if not args.paper:
         raise DmloptError(f"reproduce: PAPER is required (one of {', '.join(PAPERS)}; "
                           "or --list)")
@@ -295,7 +333,10 @@ def register(sub: Any) -> None:
                    help=f"output directory (default: {DEFAULT_DIR}); stores and tables go to "
                    "DIR/PAPER or DIR/PAPER-quick")
     r.add_argument("--docs", default=None, metavar="PAGE",
-                   help="also replace the page's <!-- reproduce: PAPER/TABLE --> blocks")
+                   help="also replace the page's <!-- reproduce: PAPER/TABLE --> blocks "
+                   "(default: write under DIR only)")
     r.add_argument("--list", action="store_true",
                    help="list the tables (of PAPER, or all) with runs and minutes, and exit")
+    r.add_argument("--json", action="store_true",
+                   help="with --list: print the tables as JSON (default: one line per table)")
     r.set_defaults(func=cmd_reproduce)

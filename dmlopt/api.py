@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -380,14 +381,65 @@ def _shown(value: Any) -> str:
 
 def run_heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None,
                   **options: Any) -> Any:
-    """The Solution of heuristic ``name`` after the boundary checks (not evaluated)."""
+    """The Solution of heuristic ``name`` after the boundary checks (not evaluated).
+
+    Parameters
+    ----------
+    instance : the problem instance (validated).
+    name : a heuristic of the instance's problem (registered, or added as a plain function).
+    seed : integer seed in [0, 2^63 - 1].
+    size_limit : limits the heuristic's estimated memory and work are checked against.
+    **options : the heuristic's options, checked against its options model.
+
+    Returns
+    -------
+    Solution
+        An instance of the problem's Solution class.
+
+    Raises
+    ------
+    InstanceError
+        A bad seed or option, or a heuristic that returned anything but its problem's
+        Solution (a dict, None, another problem's Solution): the message names the type
+        returned and the class expected.
+    """
     problem = registry.of(instance)
     entry = problem.heuristic(name)
     seed = check_seed(seed)
     opts = validate_options(entry.Options, options, name)
     check_run_size(f"the {name} heuristic on this {problem.name} instance",
                    Size(*entry.estimate(instance, opts)), limits_from(size_limit))
-    return entry.function(instance, seed=seed, **_kwargs(opts, options))
+    solution = entry.function(instance, seed=seed, **_kwargs(opts, options))
+    return _checked_solution(problem, name, solution)
+
+
+def _checked_solution(problem: Any, name: str, solution: Any) -> Any:
+    """``solution`` if it is an instance of the problem's Solution class; otherwise an
+    :class:`InstanceError` naming what heuristic ``name`` returned and the class expected, e.g.
+    ``heuristic mine returned dict, not a dmlopt.models.tabgp.Solution``."""
+    expected = problem.model.Solution
+    if isinstance(solution, expected):
+        return solution
+    message = (f"heuristic {name} returned {_type_name(solution)}, not a "
+               f"{problem.model.__name__}.{expected.__name__} (a heuristic returns its "
+               "problem's Solution)")
+    raise InstanceError(name, type(solution).__name__, message=message)
+
+
+def _type_name(value: Any) -> str:
+    """A short public name of ``value``'s type: ``dict``, ``None``, or a problem's Solution as
+    ``dmlopt.models.<problem>.Solution`` (the module it is exported from)."""
+    if value is None:
+        return "None"
+    cls = type(value)
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    parts = cls.__module__.split(".")
+    if parts[:2] == ["dmlopt", "models"] and len(parts) > 2:
+        package = ".".join(parts[:3])
+        if getattr(sys.modules.get(package), cls.__name__, None) is cls:
+            return f"{package}.{cls.__name__}"
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _kwargs(model: Options, given: dict[str, Any]) -> dict[str, Any]:

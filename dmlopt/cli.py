@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -26,9 +27,40 @@ class UsageError(DmloptError):
 
 
 class _Parser(argparse.ArgumentParser):
+    """dmlopt's argument parser: usage errors are one line (exit 2), and help text written in
+    reStructuredText (descriptions taken from docstrings) is shown as plain text."""
+
     def error(self, message: str) -> NoReturn:  # one line, exit 2
         where = self.prog.removeprefix("dmlopt").strip()
         raise UsageError(f"{where + ': ' if where else ''}{message} (see {self.prog} --help)")
+
+    def format_help(self) -> str:
+        return plain(super().format_help())
+
+    def format_usage(self) -> str:
+        return plain(super().format_usage())
+
+
+def plain(text: str) -> str:
+    """Help text without reStructuredText markup: inline literals (two backticks) and roles
+    such as ``:func:`` are shown as Markdown-style code (one backtick).
+
+    Parameters
+    ----------
+    text : help text, possibly taken from a docstring.
+
+    Returns
+    -------
+    str
+        The text with inline literals shown as Markdown-style code.
+
+    Examples
+    --------
+    >>> plain("see ``dmlopt list`` and :func:`dmlopt.solve`")
+    'see `dmlopt list` and `dmlopt.solve`'
+    """
+    text = re.sub(r"``([^`]+)``", r"`\1`", text)
+    return re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text)
 
 
 def key_values(items: Sequence[str] | None, what: str) -> dict[str, Any]:
@@ -67,9 +99,28 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def result_json(res: Any) -> dict[str, Any]:
+    """A :class:`~dmlopt.result.Result` as the command line prints it with ``--json``.
+
+    Parameters
+    ----------
+    res : the result of a solve, heuristic or bound run.
+
+    Returns
+    -------
+    dict
+        The fields of ``Result.to_json`` with each metric once, under ``metrics`` (the flat
+        ``m_<metric>`` copies of ``Result.as_dict`` are left out), and the solution.
+    """
+    data = json.loads(res.to_json())
+    for key in res.metrics:
+        data.pop(f"m_{key}", None)
+    return data
+
+
 def _print_result(res: Any, as_json: bool) -> None:
     if as_json:
-        print(res.to_json())
+        print(json.dumps(result_json(res), indent=2))
         return
     rows = [
         ("problem", res.problem),
@@ -83,6 +134,11 @@ def _print_result(res: Any, as_json: bool) -> None:
     rows += [(k, v) for k, v in res.metrics.items()]
     if res.message:
         rows.append(("message", res.message))
+    _print_rows(rows)
+
+
+def _print_rows(rows: list[tuple[str, Any]]) -> None:
+    """``key  value`` lines, the values in one column."""
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {_fmt(value)}")
@@ -203,12 +259,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(ev.as_dict(), indent=2))
     else:
+        rows: list[tuple[str, Any]] = []
         if source:
-            print(f"read       {source} solution file, "
-                  f"{args.formulation or api.default_formulation(registry.of(inst))} formulation")
-        print(f"feasible   {ev.feasible}\nobjective  {_fmt(ev.objective)}")
-        for key, value in ev.metrics.items():
-            print(f"{key}  {_fmt(value)}")
+            form = args.formulation or api.default_formulation(registry.of(inst))
+            rows.append(("read", f"{source} solution file, {form} formulation"))
+        rows += [("feasible", ev.feasible), ("objective", ev.objective), *ev.metrics.items()]
+        _print_rows(rows)
         for v in ev.violations:
             print(f"violated: {v}")
         if args.output:
@@ -233,12 +289,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     if args.data:
-        for name in io.shipped_instances():
-            if args.problem in (None, name.split("/")[0]):
-                print(name)
+        names = [name for name in io.shipped_instances()
+                 if args.problem in (None, name.split("/")[0])]
+        print(json.dumps(names, indent=2) if args.json else "\n".join(names))
         return 0
     if args.problem:
-        print(describe(registry.get(args.problem)))
+        prob = registry.get(args.problem)
+        print(_dumps(describe_json(prob)) if args.json else describe(prob))
+        return 0
+    if args.json:
+        print(_dumps([catalogue_entry(registry.get(name)) for name in registry.names()]))
         return 0
     for name in registry.names():
         prob = registry.get(name)
@@ -250,6 +310,73 @@ def cmd_list(args: argparse.Namespace) -> int:
     print("\n`dmlopt list PROBLEM` shows every option and parameter with type, default and "
           "meaning.")
     return 0
+
+
+def _dumps(data: Any) -> str:
+    """JSON text of ``data``; an infinite or NaN default is written as null (JSON has none)."""
+    from dmlopt.result import _finite
+
+    return json.dumps(_finite(data), indent=2, default=str)
+
+
+def catalogue_entry(prob: registry.Problem) -> dict[str, Any]:
+    """One problem of ``dmlopt list --json``: its names, without their options.
+
+    Parameters
+    ----------
+    prob : a registered problem.
+
+    Returns
+    -------
+    dict
+        ``name``, ``title``, ``paper``, ``sense`` and the names of its ``formulations``,
+        ``heuristics``, ``bounds`` (strongest first) and ``generators``.
+    """
+    return {"name": prob.name, "title": getattr(prob.model, "TITLE", ""),
+            "paper": prob.model.PAPER, "sense": prob.sense,
+            "formulations": list(prob.formulations), "heuristics": list(prob.heuristics),
+            "bounds": list(prob.bound_entries), "generators": list(prob.generators)}
+
+
+def describe_json(prob: registry.Problem) -> dict[str, Any]:
+    """``dmlopt list PROBLEM --json``: what :func:`describe` shows, as data.
+
+    Parameters
+    ----------
+    prob : a registered problem.
+
+    Returns
+    -------
+    dict
+        The fields of :func:`catalogue_entry`, with ``formulations`` a list of ``{name,
+        description, solvers}`` (``solvers`` empty: any solver), ``heuristics`` and ``bounds``
+        lists of ``{name, description, options}`` and ``generators`` a list of ``{name,
+        description, params}``, where ``options`` and ``params`` are JSON Schemas (as
+        ``dmlopt schema`` prints them).
+    """
+    out = catalogue_entry(prob)
+    out["formulations"] = [{"name": name, "description": f.description,
+                            "solvers": list(f.solvers or ())}
+                           for name, f in prob.formulation_entries.items()]
+    out["heuristics"] = [{"name": name, "description": h.description,
+                          "options": _schema(h.Options)} for name, h in prob.heuristics.items()]
+    out["bounds"] = [{"name": name, "description": b.description, "options": _schema(b.Options)}
+                     for name, b in prob.bound_entries.items()]
+    out["generators"] = [{"name": name, "description": g.description,
+                          "params": _schema(g.Params)}
+                         for name, g in prob.generator_entries.items()]
+    return out
+
+
+def _schema(model: Any) -> dict[str, Any]:
+    """The JSON Schema of an options model; field names and defaults for a field type that has
+    no schema."""
+    try:
+        return model.model_json_schema()
+    except Exception:  # noqa: BLE001 - same fallback as the text listing
+        props = {k: ({} if f.is_required() else {"default": f.default})
+                 for k, f in model.model_fields.items()}
+        return {"title": model.__name__, "type": "object", "properties": props}
 
 
 def describe(prob: registry.Problem) -> str:
@@ -334,111 +461,190 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+#: what ``dmlopt --help`` says first
+DESCRIPTION = ("Exact models, fast heuristics and benchmarks for the optimization problems of "
+               "distributed ML training. Every command has --help.")
+
+#: what ``dmlopt --help`` says last
+EPILOG = ("exit codes: 0 done; 2 bad input (one line on stderr); 3 dmlopt validate --solution: "
+          "infeasible; 1 a bug in dmlopt (DMLOPT_DEBUG=1 shows the traceback); 130 "
+          "interrupted (Ctrl-C)")
+
+#: help of ``--size-limit`` for models (solve, export)
+_MODEL_LIMIT = ("refuse models above V variables or C constraints (default: 1e6,2e6, or "
+                "DMLOPT_SIZE_LIMIT)")
+
+#: help of ``--size-limit`` for runs (heuristic, bound, validate, generate)
+_RUN_LIMIT = ("refuse runs estimated above V variables, C constraints, MEMORY bytes (units "
+              "KiB, MiB, GiB) or WORK elementary operations (default: 1e6,2e6,2GiB,1e12, or "
+              "DMLOPT_SIZE_LIMIT)")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="dmlopt", description=__doc__.split("\n\n")[0])
-    p.add_argument("--version", action="version", version=f"dmlopt {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    """The ``dmlopt`` argument parser, every subcommand included.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        A parser whose usage errors raise :class:`UsageError` (one line, exit 2).
+    """
+    p = _Parser(prog="dmlopt", description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("--version", action="version", version=f"dmlopt {__version__}",
+                   help="print dmlopt's version and exit")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                           metavar="COMMAND", title="commands",
+                           help="run `dmlopt COMMAND --help` for its options")
 
     def instance_arg(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("instance", help="instance JSON file, or a shipped name (tabgp/...)")
+        sp.add_argument("instance", help="instance JSON file, or a shipped name (tabgp/...; "
+                        "see `dmlopt list --data`)")
 
-    s = sub.add_parser("solve", help="solve an instance exactly (HiGHS by default)")
+    def json_arg(sp: argparse.ArgumentParser, what: str) -> None:
+        sp.add_argument("--json", action="store_true",
+                        help=f"print {what} as JSON (default: aligned text)")
+
+    s = sub.add_parser("solve", help="solve an instance exactly (HiGHS by default)",
+                       description="Solve an instance exactly with a MILP/MINLP solver; the "
+                       "objective is re-computed by the problem's evaluator.")
     instance_arg(s)
-    s.add_argument("--solver", default="highs", help="highs (default), scip, or a Pyomo name")
-    s.add_argument("--formulation", "-f", default=None,
-                   help="default: the paper's, when the solver can solve it (see `dmlopt list`)")
-    s.add_argument("--time-limit", type=float, default=None, metavar="SECONDS")
-    s.add_argument("--mip-gap", type=float, default=None, metavar="REL")
-    s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--solver", default="highs",
+                   help="highs, scip, or a Pyomo solver listed in DMLOPT_SOLVERS "
+                   "(default: highs)")
+    s.add_argument("--formulation", "-f", default=None, metavar="NAME",
+                   help="a formulation of the problem (default: the paper's, when the solver "
+                   "can solve it; see `dmlopt list PROBLEM`)")
+    s.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop after SECONDS with the best solution found (default: no time "
+                   "limit)")
+    s.add_argument("--mip-gap", type=float, default=None, metavar="REL",
+                   help="stop at this relative gap, in [0, 1) (default: the solver's own, "
+                   "HiGHS 1e-4, SCIP 0); optimal is reported only at a gap <= 1e-4")
+    s.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="solver threads, in [1, 256] (default: the solver's own choice)")
     s.add_argument("--warm-start", default=None, metavar="HEURISTIC|FILE",
-                   help="a heuristic name or a solution JSON file to start from")
-    s.add_argument("--size-limit", default=None, metavar="V,C",
-                   help="refuse models above V variables or C constraints")
-    s.add_argument("--tee", action="store_true", help="show the solver log")
+                   help="a heuristic name or a solution JSON file to start from (default: "
+                   "none)")
+    s.add_argument("--size-limit", default=None, metavar="V,C", help=_MODEL_LIMIT)
+    s.add_argument("--tee", action="store_true", help="show the solver log (default: hidden)")
     s.add_argument("--progress", type=float, default=None, metavar="SECONDS",
                    help="a progress line on stderr every SECONDS (HiGHS: incumbent, bound, "
-                   "gap, elapsed); default 5 when stderr is a terminal, else none")
-    s.add_argument("--json", action="store_true", help="JSON output (with the solution)")
-    s.add_argument("-o", "--output", default=None, help="write the solution JSON here")
+                   f"gap, elapsed) (default: every {PROGRESS_SECONDS / 2:g} when stderr is a "
+                   "terminal, else none)")
+    json_arg(s, "the result with its solution")
+    s.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write the solution JSON here (default: not written)")
     s.set_defaults(func=cmd_solve)
 
-    h = sub.add_parser("heuristic", help="run a heuristic")
+    h = sub.add_parser("heuristic", help="run a heuristic",
+                       description="Run a heuristic on an instance; its solution is scored by "
+                       "the problem's evaluator.")
     instance_arg(h)
-    h.add_argument("name", help="heuristic name (see `dmlopt list`)")
-    h.add_argument("--seed", type=int, default=0)
+    h.add_argument("name", help="heuristic name (see `dmlopt list PROBLEM`)")
+    h.add_argument("--seed", type=int, default=0,
+                   help="random seed, an integer in [0, 2^63 - 1] (default: 0)")
     h.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="heuristic option, repeatable (values parsed as JSON)")
-    h.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK",
-                   help="refuse runs estimated above MEMORY bytes or WORK operations")
-    h.add_argument("--json", action="store_true")
-    h.add_argument("-o", "--output", default=None, help="write the solution JSON here")
+                   help="heuristic option, repeatable; values parsed as JSON (default: the "
+                   "heuristic's defaults; see `dmlopt list PROBLEM`)")
+    h.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK", help=_RUN_LIMIT)
+    json_arg(h, "the result with its solution")
+    h.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write the solution JSON here (default: not written)")
     h.set_defaults(func=cmd_heuristic)
 
     b = sub.add_parser("bound", help="a dual bound on the optimum (lower for min, upper for "
-                       "max) and the certified gap of any solution found on the way")
+                       "max) and the certified gap of any solution found on the way",
+                       description="A dual bound on the optimum (lower for a minimisation, "
+                       "upper for a maximisation) and the certified gap of any feasible "
+                       "solution found on the way.")
     instance_arg(b)
-    b.add_argument("--method", "-m", default=None,
+    b.add_argument("--method", "-m", default=None, metavar="NAME",
                    help="a bound method of the problem (default: the strongest that fits the "
                    "size limit; see `dmlopt list PROBLEM`)")
     b.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="stop an iterative method early (default: the method's own)")
     b.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="bound option, repeatable (values parsed as JSON)")
-    b.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK",
-                   help="refuse runs estimated above these limits")
-    b.add_argument("--json", action="store_true", help="JSON output")
-    b.add_argument("-o", "--output", default=None,
-                   help="write the solution found on the way (if any) here")
+                   help="bound option, repeatable; values parsed as JSON (default: the "
+                   "method's defaults)")
+    b.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK", help=_RUN_LIMIT)
+    json_arg(b, "the result")
+    b.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write the solution found on the way (if any) here (default: not "
+                   "written)")
     b.set_defaults(func=cmd_bound)
 
-    e = sub.add_parser("export", help="write the model as LP or MPS (by extension)")
+    e = sub.add_parser("export", help="write the model as LP or MPS (by extension)",
+                       description="Write the model of an instance as an LP or MPS file, with "
+                       "readable names.")
     instance_arg(e)
     e.add_argument("output", help="file ending in .lp or .mps")
-    e.add_argument("--formulation", "-f", default=None, help="default: the paper's")
-    e.add_argument("--size-limit", default=None, metavar="V,C")
+    e.add_argument("--formulation", "-f", default=None, metavar="NAME",
+                   help="a formulation of the problem (default: the paper's)")
+    e.add_argument("--size-limit", default=None, metavar="V,C", help=_MODEL_LIMIT)
     e.set_defaults(func=cmd_export)
 
-    v = sub.add_parser("validate", help="check an instance, or evaluate a solution of it")
+    v = sub.add_parser("validate", help="check an instance, or evaluate a solution of it",
+                       description="Check an instance, or evaluate a solution of it with the "
+                       "problem's evaluator (exit 3 if the solution is infeasible).")
     instance_arg(v)
     v.add_argument("--solution", default=None, metavar="FILE",
                    help="solution to evaluate (exit 3 if infeasible): a solution JSON, or the "
                    "solution file a solver wrote for the model `dmlopt export` wrote (HiGHS, "
-                   "SCIP, Gurobi, CPLEX XML or plain 'name value'; see docs/interop.md)")
-    v.add_argument("--formulation", "-f", default=None,
+                   "SCIP, Gurobi, CPLEX XML or plain 'name value'; see docs/interop.md) "
+                   "(default: check the instance only)")
+    v.add_argument("--formulation", "-f", default=None, metavar="NAME",
                    help="the formulation the model was exported in (default: the same as "
                    "`dmlopt export`)")
-    v.add_argument("-o", "--output", default=None,
-                   help="write the solution read as solution JSON here")
+    v.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write the solution read as solution JSON here (default: not "
+                   "written)")
     v.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK",
-                   help="limits in force while the solution is evaluated")
-    v.add_argument("--json", action="store_true")
+                   help="limits in force while the solution is evaluated (default: "
+                   "1e6,2e6,2GiB,1e12, or DMLOPT_SIZE_LIMIT)")
+    json_arg(v, "the evaluation")
     v.set_defaults(func=cmd_validate)
 
-    g = sub.add_parser("generate", help="generate an instance")
-    g.add_argument("problem")
-    g.add_argument("--generator", "-g", default=None)
-    g.add_argument("--seed", type=int, default=0)
+    g = sub.add_parser("generate", help="generate an instance",
+                       description="Generate an instance with one of a problem's generators.")
+    g.add_argument("problem", help="a problem name (see `dmlopt list`)")
+    g.add_argument("--generator", "-g", default=None, metavar="NAME",
+                   help="a generator of the problem (default: its first; see `dmlopt list "
+                   "PROBLEM`)")
+    g.add_argument("--seed", type=int, default=0,
+                   help="random seed, an integer in [0, 2^63 - 1] (default: 0)")
     g.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
-                   help="generator parameter, repeatable (values parsed as JSON)")
-    g.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK",
-                   help="refuse generators estimated above MEMORY bytes or WORK operations")
-    g.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
+                   help="generator parameter, repeatable; values parsed as JSON (default: the "
+                   "generator's defaults)")
+    g.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK", help=_RUN_LIMIT)
+    g.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="file to write (default: print the instance JSON)")
     g.set_defaults(func=cmd_generate)
 
     ls = sub.add_parser("list", help="problems, formulations, heuristics, generators; with "
-                        "PROBLEM, every option and parameter")
-    ls.add_argument("problem", nargs="?", default=None)
+                        "PROBLEM, every option and parameter",
+                        description="The problems with their formulations, heuristics, bounds "
+                        "and generators; with PROBLEM, every option and parameter with type, "
+                        "default and meaning.")
+    ls.add_argument("problem", nargs="?", default=None,
+                    help="show every option and parameter of this problem (default: all "
+                    "problems, names only)")
     ls.add_argument("--data", action="store_true", help="the shipped instances, loadable by "
                     "name (dmlopt solve tabgp/er12-p03-tau1-s0)")
+    json_arg(ls, "the listing (with PROBLEM: options and parameters as JSON Schema)")
     ls.set_defaults(func=cmd_list)
 
     sc = sub.add_parser("schema", help="JSON Schema of a problem's instance, solution, "
-                        "heuristic options or generator parameters")
-    sc.add_argument("problem")
+                        "heuristic options or generator parameters",
+                        description="Print the JSON Schema of a problem's instance format "
+                        "(default), solution format, heuristic options or generator "
+                        "parameters.")
+    sc.add_argument("problem", help="a problem name (see `dmlopt list`)")
     which = sc.add_mutually_exclusive_group()
-    which.add_argument("--solution", action="store_true", help="the solution format")
-    which.add_argument("--heuristic", metavar="NAME", help="a heuristic's options")
-    which.add_argument("--generator", metavar="NAME", help="a generator's parameters")
+    which.add_argument("--solution", action="store_true",
+                       help="the solution format (default: the instance format)")
+    which.add_argument("--heuristic", metavar="NAME",
+                       help="a heuristic's options (default: the instance format)")
+    which.add_argument("--generator", metavar="NAME",
+                       help="a generator's parameters (default: the instance format)")
     sc.set_defaults(func=cmd_schema)
 
     from dmlopt import references_cli

@@ -72,14 +72,15 @@ def register(sub: Any) -> None:
                    help="the problems (default: every library)")
     which = r.add_mutually_exclusive_group()
     which.add_argument("--json", action="store_true",
-                       help="every record, with the absolute paths of its instance and solution")
+                       help="print every record as JSON, with the absolute paths of its "
+                       "instance and solution (default: a table)")
     which.add_argument("--verify", action="store_true",
                        help="re-evaluate every solution and check objective, bound and status; "
                        "exit 2 on any mismatch")
     which.add_argument("--export", metavar="DIR", default=None,
                        help="write the library as a benchmark set: DIR/<problem>/<id>.mps.gz, "
                        "DIR/references.solu (MIPLIB format), DIR/README.md; DIR must not exist "
-                       "or be empty")
+                       "or be empty (default: list the records)")
     r.add_argument("--size-limit", default=None, metavar="V,C",
                    help="with --export: skip models above V variables or C constraints "
                    "(default 100000,1000000)")
