@@ -76,7 +76,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dmlopt.contract import Command
 from dmlopt.models.nara.bounds import BOUNDS
 from dmlopt.models.nara.constants import BW_TOL, NAME, PAPER, SENSE, TITLE
 from dmlopt.models.nara.evaluation import evaluate
@@ -132,25 +131,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _configure_train(parser: Any) -> None:
-    from dmlopt.heuristics.nara import learn as nara_learn
-
-    parser.add_argument("problem", choices=["nara"], help="the problem whose policy is trained")
-    nara_learn.configure(parser)
-
-
-def _run_train(args: Any) -> int:
-    from dmlopt.heuristics.nara import learn as nara_learn
-
-    return nara_learn.run(args)
-
-
-#: ``dmlopt train nara ...``: PPO training of the learned allocator (section 3.3, appendix E)
-COMMANDS = {"train": Command("train", "train Nara's GNN policy with PPO (paper 001, section "
-                             "3.3): dmlopt train nara --topology alpha --dataset uniform "
-                             "--steps N --seed S -o policy.npz", _configure_train, _run_train)}
-
-
 #: a tiny ``dmlopt.generate`` spec, 4 requests on the alpha topology: solves in about a
 #: second with every formulation; tests/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "uniform", "n_requests": 4}
@@ -162,6 +142,6 @@ __all__ = [
     'build_request', 'FORMULATIONS', 'build', 'estimate_size', 'decode_allocations', 'decode',
     'canonical', 'warm_start', 'DISTRIBUTIONS', 'UNIFORM_MAX', 'EPISODE', 'mean_sizes',
     'holding_mean', 'load_topology', 'generate_uniform', 'generate_azure', 'generate_alibaba',
-    'TraceParams', 'UniformParams', 'generator_size', 'GENERATORS', 'COMMANDS', 'EXAMPLE',
+    'TraceParams', 'UniformParams', 'generator_size', 'GENERATORS', 'EXAMPLE',
     'BOUNDS',
 ]
