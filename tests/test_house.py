@@ -39,3 +39,96 @@ def test_all_lists_public_names_only(path):
     it: ``from module import *`` and the documentation see public names only."""
     private = [n for n in _all_names(_tree(path)) if n.startswith("_")]
     assert not private, f"{path.relative_to(ROOT)}: private names in __all__: {private}"
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """The modules ``path`` imports (anywhere in it, lazy imports included), relative imports
+    resolved against ``package`` (the dotted package ``path`` belongs to)."""
+    out: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            out.add(module)
+            out |= {f"{module}.{a.name}" for a in node.names}  # ``from pkg import submodule``
+    return out
+
+
+def _dotted(path: Path) -> tuple[str, str]:
+    """(module, package) of a source file under a tree installed as ``dmlopt.<tree>``."""
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[0] != "dmlopt":
+        parts.insert(0, "dmlopt")
+    if parts[-1] == "__init__":
+        parts.pop()
+        return ".".join(parts), ".".join(parts)
+    return ".".join(parts), ".".join(parts[:-1])
+
+
+@pytest.mark.parametrize("path", _sources("models"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_models_do_not_import_heuristics(path):
+    """Heuristics build on the models, never the other way round: a model module (and the
+    commands a problem declares next to its model) imports no heuristics module."""
+    module, package = _dotted(path)
+    bad = sorted(m for m in _imports(path, package)
+                 if m == "dmlopt.heuristics" or m.startswith("dmlopt.heuristics."))
+    assert not bad, f"{module} imports {bad}"
+
+
+def test_benchmarks_modules_import_no_cycle():
+    """The harness's modules form no import cycle (lazy imports inside functions included)."""
+    modules = {_dotted(p)[0]: p for p in _sources("benchmarks")}
+    graph = {}
+    for module, path in modules.items():
+        package = _dotted(path)[1]
+        graph[module] = {m for m in _imports(path, package) if m in modules and m != module}
+    done: set[str] = set()
+
+    def visit(node: str, stack: list[str]) -> None:
+        if node in stack:
+            cycle = stack[stack.index(node):] + [node]
+            raise AssertionError(f"import cycle: {' -> '.join(cycle)}")
+        if node in done:
+            return
+        for nxt in sorted(graph[node]):
+            visit(nxt, [*stack, node])
+        done.add(node)
+
+    for module in sorted(graph):
+        visit(module, [])
+
+
+def _hooks_read_by_getattr(path: Path) -> set[str]:
+    """The upper-case names read with ``getattr(obj, "NAME", ...)`` in ``path``: the optional
+    hooks of a problem module."""
+    out = set()
+    for node in ast.walk(_tree(path)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                and node.args[1].value.isupper()):
+            out.add(node.args[1].value)
+    return out
+
+
+def test_every_hook_the_core_reads_is_documented_in_the_contract():
+    """A name the core looks up on a problem's module is part of the contract: the docstring of
+    dmlopt/contract.py documents each (``NAME``) and docs/architecture.md's tables name it."""
+    contract = ast.get_docstring(_tree(ROOT / "dmlopt" / "contract.py")) or ""
+    architecture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    hooks = set()
+    for name in ("registry.py", "api.py"):
+        hooks |= _hooks_read_by_getattr(ROOT / "dmlopt" / name)
+    assert hooks >= {"BOUNDS", "DEFAULT_FORMULATION", "SENSE"}
+    undocumented = sorted(h for h in hooks if f"``{h}" not in contract)
+    assert not undocumented, f"not documented in dmlopt/contract.py: {undocumented}"
+    missing = sorted(h for h in hooks if f"| `{h}`" not in architecture
+                     and f"`{h}`, " not in architecture)
+    assert not missing, f"not in docs/architecture.md's contract table: {missing}"
