@@ -170,7 +170,7 @@ def run(paper: str, names: list[str] | None = None, quick: bool = False,
     :class:`KeyboardInterrupt` propagates after the finished runs are stored.
     """
     from . import runner, store
-    from .cli import run_suite
+    from .run import run_suite
 
     chosen = select(paper, names)
     page = _check_docs(docs) if docs is not None else None

@@ -333,8 +333,8 @@ def _check_objective(method: str, sense: str, evaluated: float, incumbent: float
 
 
 def _check_solver(problem: registry.Problem, formulation: str, solver: str) -> None:
-    """Refuse a solver that cannot solve ``formulation``: a problem module may declare
-    ``SOLVERS = {formulation: (solver, ...)}`` (e.g. a nonconvex quadratic model: SCIP only)."""
+    """Refuse a solver that cannot solve ``formulation``: a :class:`~dmlopt.contract.Formulation`
+    may name the solvers that can (``solvers``; e.g. a nonconvex quadratic model: SCIP only)."""
     if not solver_allowed(problem, formulation, solver):
         allowed = problem.formulation(formulation).solvers or ()
         raise SolverError(

@@ -1,4 +1,4 @@
-"""The problem contract: what a problem declares so the core can serve it (DESIGN.md).
+"""The problem contract: what a problem declares so the core can serve it.
 
 A problem is a model module ``dmlopt.models.<p>`` and a heuristics module
 ``dmlopt.heuristics.<p>``. The model module declares
@@ -22,8 +22,21 @@ A problem is a model module ``dmlopt.models.<p>`` and a heuristics module
 ``BOUNDS: dict[str, Bound]`` (optional)
     dual bounds (LP, Lagrangian, column generation, combinatorial), strongest first;
     :func:`dmlopt.bound` runs them (:mod:`dmlopt.bounds` builds the generic ones).
+``EXAMPLE: dict``
+    a tiny ``dmlopt.generate`` spec the contract tests run every entry on.
 
-and the heuristics module ``HEURISTICS: dict[str, Heuristic]``.
+and the heuristics module
+
+``HEURISTICS: dict[str, Heuristic]``
+    the heuristics, each with its options model and estimate.
+``PRELOAD: tuple[str, ...]`` (optional)
+    modules the heuristics import lazily (compiled kernels): the benchmark harness imports
+    them before it starts a run's clock, so compilation is not timed.
+
+A problem adds a command line command (``dmlopt train nara``) with ``COMMANDS: dict[str,
+Command]`` (:class:`Command`) in any of its modules, named by an entry point of the group
+``dmlopt.commands`` (:mod:`dmlopt.registry`): the model module, or the module of the code the
+command runs.
 
 Options of heuristics and parameters of generators are pydantic models derived from
 :class:`Options`: unknown keys are refused naming the valid ones, numbers must be finite and

@@ -3,9 +3,10 @@
 Problems are found through package entry points, so the core names none of them: the group
 ``dmlopt.problems`` maps a problem name to its model module (``tabgp =
 "dmlopt.models.tabgp"`` in pyproject.toml), whose heuristics module is the same path with
-``models`` replaced by ``heuristics`` (or the model's ``HEURISTICS_MODULE``); the group
-``dmlopt.commands`` maps a command a problem adds to the command line (``train``) to that model
-module, which declares it in ``COMMANDS``. Together they declare the contract of
+``models`` replaced by ``heuristics``; the group ``dmlopt.commands`` maps a command a problem
+adds to the command line (``train``) to the module that declares it in ``COMMANDS`` (the model
+module, or the module next to the code the command runs: ``dmlopt train`` is declared by the
+trainer, ``dmlopt.heuristics.nara.learn``). Together they declare the contract of
 :mod:`dmlopt.contract` (``Instance``, ``Solution``, ``evaluate``, ``FORMULATIONS``,
 ``GENERATORS``, ``HEURISTICS`` ...). Adding a problem is adding its modules and one entry point
 (another package can add problems the same way). Modules are imported on first use so the
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -44,7 +45,8 @@ from dmlopt.contract import (
 )
 from dmlopt.errors import UnknownNameError
 
-#: entry-point groups: problems (name -> model module) and problem commands (name -> model module)
+#: entry-point groups: problems (name -> model module) and problem commands (name -> the module
+#: declaring it in ``COMMANDS``)
 PROBLEMS_GROUP = "dmlopt.problems"
 COMMANDS_GROUP = "dmlopt.commands"
 #: Gymnasium environments (name -> "module:Class"), registered as "dmlopt/<name>"
@@ -53,8 +55,8 @@ GYM_NAMESPACE = "dmlopt"
 
 
 def _discover() -> tuple[dict[str, tuple[str, str]], dict[str, str], dict[str, str]]:
-    """(problem -> (model module, heuristics module), command -> problem, Gymnasium id ->
-    "module:Class") from the installed packages' entry points."""
+    """(problem -> (model module, heuristics module), command -> the module declaring it,
+    Gymnasium id -> "module:Class") from the installed packages' entry points."""
     from importlib.metadata import entry_points
 
     eps = entry_points()
@@ -64,15 +66,13 @@ def _discover() -> tuple[dict[str, tuple[str, str]], dict[str, str], dict[str, s
         parts = model.split(".")
         heur = ".".join("heuristics" if p == "models" else p for p in parts)
         problems[ep.name] = (model, heur)
-    by_module = {model: name for name, (model, _) in problems.items()}
-    cmds = {ep.name: by_module[ep.value] for ep in eps.select(group=COMMANDS_GROUP)
-            if ep.value in by_module}
+    cmds = {ep.name: ep.value.split(":")[0] for ep in eps.select(group=COMMANDS_GROUP)}
     envs = {f"{GYM_NAMESPACE}/{ep.name}": ep.value for ep in eps.select(group=GYM_GROUP)}
     return problems, cmds, envs
 
 
-# name -> (model module, heuristics module); command name -> problem (its model module declares
-# ``COMMANDS: dict[str, contract.Command]``); Gymnasium id -> "module:Class"; all known without
+# name -> (model module, heuristics module); command name -> the module declaring it in
+# ``COMMANDS: dict[str, contract.Command]``; Gymnasium id -> "module:Class"; all known without
 # importing any problem module
 _PROBLEMS, _COMMANDS, _GYM_ENVS = _discover()
 
@@ -155,14 +155,21 @@ def register_gym_envs() -> None:
 
 
 def commands() -> dict[str, str]:
-    """Problem-contributed command names -> the problem that declares them."""
-    return dict(_COMMANDS)
+    """Contributed command names -> the problem whose model or heuristics package declares each
+    (the declaring module's name when it belongs to no problem)."""
+    return {name: _owner(module) for name, module in _COMMANDS.items()}
+
+
+def _owner(module: str) -> str:
+    for problem, packages in _PROBLEMS.items():
+        if any(module == p or module.startswith(p + ".") for p in packages):
+            return problem
+    return module
 
 
 def command(name: str) -> Any:
-    """The :class:`~dmlopt.contract.Command` called ``name`` (imports its problem)."""
-    problem = get(_COMMANDS[name])
-    return problem.model.COMMANDS[name]
+    """The :class:`~dmlopt.contract.Command` called ``name`` (imports the module declaring it)."""
+    return importlib.import_module(_COMMANDS[name]).COMMANDS[name]
 
 
 @dataclass(frozen=True)
@@ -175,9 +182,7 @@ class Problem:
 
     @property
     def formulation_entries(self) -> dict[str, Formulation]:
-        solvers = getattr(self.model, "SOLVERS", {})
-        return {k: as_formulation(v, solvers.get(k))
-                for k, v in self.model.FORMULATIONS.items()}
+        return {k: as_formulation(v) for k, v in self.model.FORMULATIONS.items()}
 
     @property
     def generator_entries(self) -> dict[str, Generator]:
@@ -254,7 +259,7 @@ def get(name: str) -> Problem:
         )
     model_mod, heur_mod = _PROBLEMS[name]
     model = importlib.import_module(model_mod)
-    raw = importlib.import_module(getattr(model, "HEURISTICS_MODULE", heur_mod)).HEURISTICS
+    raw = importlib.import_module(heur_mod).HEURISTICS
     return Problem(name=name, model=model,
                    heuristics={k: as_heuristic(v, k) for k, v in raw.items()})
 
@@ -271,15 +276,12 @@ def of(instance: Any) -> Problem:
 # plain entries -> typed entries
 
 
-def as_formulation(entry: Any, solvers: tuple[str, ...] | None = None) -> Formulation:
+def as_formulation(entry: Any) -> Formulation:
     """A :class:`Formulation`, or a ``(build, estimate_size)`` pair made into one."""
     if isinstance(entry, Formulation):
-        if solvers and not entry.solvers:
-            return replace(entry, solvers=tuple(solvers))
         return entry
     build, size = entry
-    return Formulation(build=build, estimate_size=size, description=_first_line(build),
-                       solvers=solvers)
+    return Formulation(build=build, estimate_size=size, description=_first_line(build))
 
 
 def as_heuristic(entry: Any, name: str = "") -> Heuristic:

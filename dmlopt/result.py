@@ -1,4 +1,4 @@
-"""The one result type of every exact solve and every heuristic run (DESIGN.md, "Public API")."""
+"""The one result type of every exact solve and every heuristic run."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Exact models, one module per problem (the problem contract of DESIGN.md)."""
+"""Exact models, one module per problem (the problem contract of :mod:`dmlopt.contract`)."""

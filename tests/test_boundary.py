@@ -400,7 +400,7 @@ def test_a_problem_command_is_parsed_by_its_own_parser(capsys, toy, monkeypatch)
 
     monkeypatch.setattr(toy.model, "COMMANDS", {"frob": Command("frob", "frob it", configure,
                                                                 run)}, raising=False)
-    monkeypatch.setitem(registry._COMMANDS, "frob", "toy")
+    monkeypatch.setitem(registry._COMMANDS, "frob", toy.model.__name__)
     assert cli(capsys, "frob", "--steps", "3")[0] == 0 and seen == {"steps": 3}
     refused(capsys, "frob", "--steps", "x", says="frob: argument --steps: invalid int value")
 

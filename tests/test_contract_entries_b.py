@@ -25,7 +25,12 @@ from dmlopt.heuristics import rar as HR
 from dmlopt.models import inc_oxc as MI
 from dmlopt.models import nara as MN
 from dmlopt.models import rar as MR
+from dmlopt.models.inc_oxc import formulations as MI_F
+from dmlopt.models.inc_oxc import instance as MI_I
+from dmlopt.models.nara import formulations as MN_F
 from dmlopt.models.nara import topology as _nara_topo
+from dmlopt.models.rar import evaluation as MR_E
+from dmlopt.models.rar import formulations as MR_F
 from dmlopt.validation import parse
 
 PROBLEMS = {"nara": (MN, HN), "inc_oxc": (MI, HI), "rar": (MR, HR)}
@@ -86,7 +91,7 @@ def test_module_level_build_and_estimate_use_the_entries():
     inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 3}, seed=0)
     assert MN.estimate_size(inst, "request") == MN.FORMULATIONS["request"].estimate_size(inst)
     small = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2}, seed=0)
-    assert MI.estimate_size(small, "strong") == MI._size_strong(small)
+    assert MI.estimate_size(small, "strong") == MI_F._size_strong(small)
 
 
 # --------------------------------------------------------------------------------------------
@@ -337,7 +342,7 @@ def test_nara_evaluator_counts_route_pairs_before_listing_them(monkeypatch):
 
 def test_nara_offline_size_does_not_list_active_sets(monkeypatch):
     inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 20}, seed=0)
-    expected = MN._size(inst, 20, 0, sum(1 for a in inst.active_sets() if a))
+    expected = MN_F._size(inst, 20, 0, sum(1 for a in inst.active_sets() if a))
     monkeypatch.setattr(MN.Instance, "active_sets", _boom)
     assert MN.estimate_size(inst, "offline") == expected
 
@@ -435,7 +440,7 @@ def test_rar_overload_sweep_matches_dense_counting():
         for s, e in windows:
             use[s:e + 1] += 1
         over = np.flatnonzero(use > limit)[:first]
-        assert MR._overloaded(windows, limit, first) == [(int(t), int(use[t])) for t in over]
+        assert MR_E._overloaded(windows, limit, first) == [(int(t), int(use[t])) for t in over]
 
 
 @pytest.mark.parametrize("gen, seed", [("random", 2), ("cpn6", 1)])
@@ -469,7 +474,7 @@ def test_rar_config_size_counts_configurations_without_listing_them(monkeypatch)
             assert _rar_config.count_configurations(small, j, free) == len(
                 _rar_config.configurations(small, j, free))
     inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": 3, "slots": 10_000}, seed=0)
-    monkeypatch.setattr(MR, "_mode_starts", _boom)  # about 5e7 mode-starts per request
+    monkeypatch.setattr(MR_F, "_mode_starts", _boom)  # about 5e7 mode-starts per request
     with pytest.raises(ModelTooLargeError, match="config"):
         dmlopt.solve(inst, formulation="config")
 
@@ -493,7 +498,7 @@ def test_inc_oxc_worker_fit_is_checked_without_a_loop_over_racks(monkeypatch):
         cap = rng.integers(0, 6, (int(rng.integers(1, 20)), 3)).astype(float)
         need = rng.integers(0, 7, (int(rng.integers(1, 30)), 3)).astype(float)
         naive = [(x <= cap * (1 + MI.TOL) + 1e-12).all(axis=1).any() for x in need]
-        assert MI._fits_some_rack(need, cap).tolist() == naive
+        assert MI_I._fits_some_rack(need, cap).tolist() == naive
 
 
 def test_nara_path_guard_follows_dmlopt_size_limit(monkeypatch):

@@ -4,6 +4,7 @@ size guard), heuristic, export, generate, Result. Uses the toy problem of tests/
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -250,7 +251,9 @@ def test_default_formulation_is_the_papers_when_the_solver_can(toy, monkeypatch)
     inst = dmlopt.generate("toy", {"n": 6}, seed=0)
     assert dmlopt.solve(inst).method == "highs:paper"
     # a paper model only SCIP can solve: HiGHS falls back to the first formulation it can
-    monkeypatch.setattr(toy.model, "SOLVERS", {"paper": ("scip",)}, raising=False)
+    scip_only = dataclasses.replace(registry.as_formulation(toy.model.FORMULATIONS["paper"]),
+                                    solvers=("scip",))
+    monkeypatch.setitem(toy.model.FORMULATIONS, "paper", scip_only)
     assert dmlopt.solve(inst, "scip").method == "scip:paper"
     with pytest.raises(ObjectiveMismatchError):  # "underprice" is the first HiGHS can solve
         dmlopt.solve(inst, "highs")
@@ -260,7 +263,6 @@ def test_default_formulation_is_the_papers_when_the_solver_can(toy, monkeypatch)
     forms = dict(toy.model.FORMULATIONS)
     del forms["paper"]
     monkeypatch.setattr(toy.model, "FORMULATIONS", forms)
-    monkeypatch.setattr(toy.model, "SOLVERS", {}, raising=False)
     assert dmlopt.api.default_formulation(toy) == "underprice"
 
 

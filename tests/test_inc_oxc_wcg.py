@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 import dmlopt
-from dmlopt.heuristics.inc_oxc import _rebalance, _State, place, placement_f
+from dmlopt.heuristics.inc_oxc import place, placement_f
+from dmlopt.heuristics.inc_oxc.circuits import _rebalance
+from dmlopt.heuristics.inc_oxc.placement import _State
 from dmlopt.models import inc_oxc as m
 
 

@@ -19,6 +19,7 @@ from dmlopt.errors import InstanceError
 from dmlopt.heuristics import nara as H
 from dmlopt.models import nara
 from dmlopt.models.nara import NaraEnv
+from dmlopt.models.nara import evaluation as nara_evaluation
 from dmlopt.models.nara import topology as topo
 from dmlopt.models.nara.sim import State
 
@@ -341,7 +342,7 @@ def test_per_request_milp_matches_brute_force():
         assert (al is not None) == want, trial
         agree[want] += 1
         if al is not None:
-            errs, _ = nara._check_alloc(inst.net, req, al, st.cpu_free.tolist(),
+            errs, _ = nara_evaluation._check_alloc(inst.net, req, al, st.cpu_free.tolist(),
                                         st.mem_free.tolist(), st.bw[:-1].tolist(), "a")
             assert not errs
     assert agree[True] >= 3 and agree[False] >= 3  # both outcomes exercised

@@ -303,8 +303,8 @@ def test_table_renderer(tmp_path, capsys):
 
 
 def test_dmlopt_train_nara_refuses_bad_hyper_parameters(tmp_path, capsys):
-    """``dmlopt train nara`` is the problem's own command (``models.nara.COMMANDS``): bad values
-    are exit 2 with one line, before any environment step, and nothing is written."""
+    """``dmlopt train nara`` is declared by the trainer (``heuristics.nara.learn.COMMANDS``):
+    bad values are exit 2 with one line, before any environment step, and nothing is written."""
     from dmlopt.cli import main
 
     out = str(tmp_path / "p.npz")

@@ -15,6 +15,7 @@ import pytest
 import dmlopt
 from dmlopt.heuristics import nara as H
 from dmlopt.models import nara
+from dmlopt.models.nara import formulations as nara_formulations
 from dmlopt.models.nara import topology as topo
 
 FAST = ["random", "tetris", "nalb", "nulb", "netfit"]
@@ -64,7 +65,7 @@ def test_strong_cuts_are_present_and_keep_allocator_solutions():
 def test_conflict_cliques_are_the_maximal_cliques(seed):
     rng = np.random.default_rng(seed)
     bs = {i: float(rng.integers(5, 101) / 100) for i in range(8)}
-    got = {tuple(k) for k in nara._conflict_cliques(bs, 1.0)}
+    got = {tuple(k) for k in nara_formulations._conflict_cliques(bs, 1.0)}
 
     def clique(k):
         return all(bs[a] + bs[b] > 1 + 1e-6 for a, b in itertools.combinations(k, 2))

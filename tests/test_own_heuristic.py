@@ -16,7 +16,7 @@ import pytest
 
 import dmlopt
 from dmlopt import registry
-from dmlopt.benchmarks.cli import failure_summary
+from dmlopt.benchmarks.run import failure_summary
 from dmlopt.errors import DmloptError, InstanceError
 
 ROOT = Path(__file__).resolve().parent.parent

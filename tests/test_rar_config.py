@@ -11,6 +11,7 @@ import dmlopt
 from dmlopt.errors import ModelTooLargeError
 from dmlopt.models import rar
 from dmlopt.models.rar import config as _rar_config
+from dmlopt.models.rar import formulations as rar_formulations
 
 
 @pytest.mark.parametrize("spec", TINY)
@@ -102,6 +103,6 @@ def test_size_guard_refuses_paper_without_building(monkeypatch):
     def boom(_):
         raise AssertionError("the paper model was built")
 
-    monkeypatch.setitem(rar.FORMULATIONS, "paper", (boom, rar._size_paper))
+    monkeypatch.setitem(rar.FORMULATIONS, "paper", (boom, rar_formulations._size_paper))
     with pytest.raises(ModelTooLargeError, match="paper"):
         dmlopt.solve(inst, formulation="paper")

@@ -8,6 +8,7 @@ import pytest
 from helpers_rar import _brute_force
 
 from dmlopt.models import rar
+from dmlopt.models.rar import formulations as rar_formulations
 
 
 def _script():
@@ -43,7 +44,7 @@ def _dw_bound(inst: rar.Instance) -> float:
 def test_dw_bound_between_lp_and_optimum(seed):
     inst = rar.generate_random(seed=seed, nodes=4, extra_links=1, requests=2, slots=3, cus=3,
                                wavelengths=2, rho=2, scheme="MinCU")
-    assert rar._wavelengths_never_bind(inst)
+    assert rar_formulations._wavelengths_never_bind(inst)
     optimum = _brute_force(inst)["MinCU"]
     lp, dw = _lp_bound(inst), _dw_bound(inst)
     assert lp - 1e-7 <= dw <= optimum + 1e-7

@@ -13,9 +13,15 @@ import numpy as np
 import pytest
 
 import dmlopt
-from dmlopt.heuristics.inc_oxc import _workers_balanced, search
+from dmlopt.heuristics.inc_oxc import search
 from dmlopt.heuristics.inc_oxc.circuits import placement_f
-from dmlopt.heuristics.inc_oxc.placement import _BIG_NEIGHBOURHOOD, _EPS, _place_ps, _State
+from dmlopt.heuristics.inc_oxc.placement import (
+    _BIG_NEIGHBOURHOOD,
+    _EPS,
+    _place_ps,
+    _State,
+    _workers_balanced,
+)
 from dmlopt.heuristics.inc_oxc.search import _critical_jobs
 from dmlopt.models.inc_oxc import Instance, flow_coefficients, link_loads
 

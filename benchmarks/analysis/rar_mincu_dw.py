@@ -27,7 +27,7 @@ import numpy as np
 
 from dmlopt import solvers
 from dmlopt.models import rar
-from dmlopt.models.rar import _mode_starts
+from dmlopt.models.rar.formulations import _mode_starts
 
 from . import output_dir, tee
 

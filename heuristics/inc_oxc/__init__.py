@@ -81,36 +81,14 @@ from typing import Literal
 import pydantic
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
-from dmlopt.heuristics.inc_oxc.circuits import (
-    _bandwidth,
-    _circuits_bvn,
-    _optimal,
-    _rebalance,
-    _repair,
-    optimal_circuits,
-    placement_f,
-)
+from dmlopt.heuristics.inc_oxc.circuits import optimal_circuits, placement_f
 from dmlopt.heuristics.inc_oxc.placement import (
-    _BIG_NEIGHBOURHOOD,
-    _EPS,
-    _TARGET_RACKS,
-    _classes,
-    _place_cluster,
-    _place_ps,
-    _State,
     _workers_balanced,
     _workers_rwp,
     _workers_swg,
     _workers_wcg,
 )
-from dmlopt.heuristics.inc_oxc.search import (
-    _covered,
-    _critical_jobs,
-    _iterated_search,
-    _local_search,
-    _schedule,
-    _time_shared,
-)
+from dmlopt.heuristics.inc_oxc.search import _schedule
 from dmlopt.models.inc_oxc import (
     Instance,
     Solution,
@@ -226,10 +204,6 @@ HEURISTICS: dict[str, Heuristic] = {
 
 
 __all__ = [
-    '_EPS', '_BIG_NEIGHBOURHOOD', '_TARGET_RACKS', '_State', '_place_cluster', '_classes',
-    '_workers_wcg', '_workers_balanced', '_workers_swg', '_workers_rwp', '_place_ps', '_repair',
-    '_rebalance', '_circuits_bvn', 'optimal_circuits', 'placement_f', '_optimal', '_bandwidth',
-    '_schedule', '_covered', '_time_shared', '_local_search', '_critical_jobs',
-    '_iterated_search', 'wcg', 'wcg_literal', 'swg', 'rwp', 'wcg_opt', 'wcg_ls',
+    'optimal_circuits', 'placement_f', 'wcg', 'wcg_literal', 'swg', 'rwp', 'wcg_opt', 'wcg_ls',
     'ScheduleOptions', 'SearchOptions', 'schedule_estimate', 'HEURISTICS',
 ]

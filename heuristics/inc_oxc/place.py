@@ -197,7 +197,7 @@ def workers_balanced(instance, st, rng, max_anchors: int = 8,
                 if best is None or key < best[0]:
                     best = (key, t, free, ld, w)
             if best[0][0]:  # a worker fits nowhere: this cluster by the literal rule
-                from dmlopt.heuristics.inc_oxc import _place_cluster
+                from dmlopt.heuristics.inc_oxc.placement import _place_cluster
 
                 t = int(cands[0])
                 if server:

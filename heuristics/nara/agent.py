@@ -7,7 +7,7 @@ numpy, so ``pip install dmlopt`` (without the ``learn`` extra) runs the shipped 
 
 Which policy: option ``policy`` (a path, or a dataset name for that shipped policy) when given;
 otherwise the shipped policy of the instance's dataset, read from the generator's instance name
-``<topology>-<dataset>-n<N>-s<seed>`` (:func:`dmlopt.models.nara._generate`); an instance
+``<topology>-<dataset>-n<N>-s<seed>`` (:func:`dmlopt.models.nara.generators._generate`); an instance
 whose name names no dataset uses the uniform policy (documented default; the instance JSON is
 unchanged).
 """

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlopt.contract import Size, check_run_size, limits_from
+from dmlopt.contract import Command, Size, check_run_size, limits_from
 from dmlopt.heuristics.nara import trainer as T
 from dmlopt.heuristics.nara.agent import DATASETS, rollout
 from dmlopt.heuristics.nara.ppo import Adam, ppo_epochs
@@ -402,3 +402,15 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _configure_train(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("problem", choices=["nara"], help="the problem whose policy is trained")
+    configure(parser)
+
+
+#: ``dmlopt train nara ...``: PPO training of the learned allocator (section 3.3, appendix E);
+#: the entry point ``train`` of the group ``dmlopt.commands`` names this module
+COMMANDS = {"train": Command("train", "train Nara's GNN policy with PPO (paper 001, section "
+                             "3.3): dmlopt train nara --topology alpha --dataset uniform "
+                             "--steps N --seed S -o policy.npz", _configure_train, run)}

@@ -125,11 +125,8 @@ packing cannot place is redrawn (deterministically) so every generated instance 
 from __future__ import annotations
 
 from dmlopt.models.inc_oxc.bounds import BOUNDS
-from dmlopt.models.inc_oxc.constants import MAX_RACKS, NAME, PAPER, SENSE, TITLE, TOL, _Num
+from dmlopt.models.inc_oxc.constants import MAX_RACKS, NAME, PAPER, SENSE, TITLE, TOL
 from dmlopt.models.inc_oxc.evaluation import (
-    _add_circuits,
-    _decision_arrays,
-    _rack_pairs,
     best_bandwidth,
     best_f,
     circuits,
@@ -142,14 +139,6 @@ from dmlopt.models.inc_oxc.evaluation import (
 )
 from dmlopt.models.inc_oxc.formulations import (
     FORMULATIONS,
-    _big_m,
-    _bounds,
-    _finish,
-    _identical_rack_chains,
-    _size_paper,
-    _size_strong,
-    _val,
-    _workers,
     build,
     build_paper,
     build_strong,
@@ -163,24 +152,12 @@ from dmlopt.models.inc_oxc.generators import (
     DcnParams,
     LargeParams,
     SmallParams,
-    _default_jobs,
-    _greedy_fits,
-    _low_high,
-    _spec_error,
     generate_dcn,
     generate_large,
     generate_small,
     generator_size,
 )
-from dmlopt.models.inc_oxc.instance import (
-    Instance,
-    Job,
-    Rack,
-    Solution,
-    Worker,
-    _fits_some_rack,
-    _undominated,
-)
+from dmlopt.models.inc_oxc.instance import Instance, Job, Rack, Solution, Worker
 
 #: the formulation dmlopt.solve uses when none is named, the fastest proven equal to the
 #: paper's (strong: 0.10-0.22 s against paper 0.44-0.82 s on the shipped fig4-r2
@@ -188,15 +165,11 @@ from dmlopt.models.inc_oxc.instance import (
 DEFAULT_FORMULATION = "strong"
 
 __all__ = [
-    'DEFAULT_FORMULATION',
-    'NAME', 'TITLE', 'PAPER', 'SENSE', 'TOL', 'MAX_RACKS', '_Num', 'Rack', 'Worker', 'Job',
-    'Instance', '_fits_some_rack', '_undominated', 'Solution', '_rack_pairs', '_add_circuits',
-    'circuits_from_ports', 'circuits', 'ports_from_circuits', 'flow_coefficients', 'link_loads',
-    'best_f', '_decision_arrays', 'times', 'best_bandwidth', 'evaluate', '_big_m', '_workers',
-    'build_paper', '_size_paper', '_bounds', '_identical_rack_chains', 'build_strong',
-    '_size_strong', 'FORMULATIONS', 'build', 'estimate_size', '_val', '_finish',
-    'decode',
-    'warm_start', '_spec_error', '_greedy_fits', 'generate_dcn', 'generate_small',
-    'generate_large', '_low_high', 'SmallParams', 'LargeParams', 'DcnParams', '_default_jobs',
-    'generator_size', 'GENERATORS', 'EXAMPLE', 'BOUNDS',
+    'DEFAULT_FORMULATION', 'NAME', 'TITLE', 'PAPER', 'SENSE', 'TOL', 'MAX_RACKS', 'Rack',
+    'Worker', 'Job', 'Instance', 'Solution', 'circuits_from_ports', 'circuits',
+    'ports_from_circuits', 'flow_coefficients', 'link_loads', 'best_f', 'times',
+    'best_bandwidth', 'evaluate', 'build_paper', 'build_strong', 'FORMULATIONS', 'build',
+    'estimate_size', 'decode', 'warm_start', 'generate_dcn', 'generate_small',
+    'generate_large', 'SmallParams', 'LargeParams', 'DcnParams', 'generator_size',
+    'GENERATORS', 'EXAMPLE', 'BOUNDS',
 ]

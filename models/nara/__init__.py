@@ -76,18 +76,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dmlopt.contract import Command
 from dmlopt.models.nara.bounds import BOUNDS
 from dmlopt.models.nara.constants import BW_TOL, NAME, PAPER, SENSE, TITLE
-from dmlopt.models.nara.evaluation import _check_alloc, _distribution, evaluate
+from dmlopt.models.nara.evaluation import evaluate
 from dmlopt.models.nara.formulations import (
     FORMULATIONS,
-    _conflict_cliques,
-    _model,
-    _size,
-    _size_offline,
-    _size_request,
-    _strong_cuts,
     build,
     build_offline,
     build_offline_basic,
@@ -107,10 +100,6 @@ from dmlopt.models.nara.generators import (
     UNIFORM_MAX,
     TraceParams,
     UniformParams,
-    _generate,
-    _pmf,
-    _sizes,
-    _units,
     generate_alibaba,
     generate_azure,
     generate_uniform,
@@ -127,7 +116,6 @@ from dmlopt.models.nara.instance import (
     Request,
     Solution,
     Topology,
-    _check_net_size,
     net_size,
     topology_counts,
 )
@@ -143,38 +131,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _configure_train(parser: Any) -> None:
-    from dmlopt.heuristics.nara import learn as nara_learn
-
-    parser.add_argument("problem", choices=["nara"], help="the problem whose policy is trained")
-    nara_learn.configure(parser)
-
-
-def _run_train(args: Any) -> int:
-    from dmlopt.heuristics.nara import learn as nara_learn
-
-    return nara_learn.run(args)
-
-
-#: ``dmlopt train nara ...``: PPO training of the learned allocator (section 3.3, appendix E)
-COMMANDS = {"train": Command("train", "train Nara's GNN policy with PPO (paper 001, section "
-                             "3.3): dmlopt train nara --topology alpha --dataset uniform "
-                             "--steps N --seed S -o policy.npz", _configure_train, _run_train)}
-
-
 #: a tiny ``dmlopt.generate`` spec, 4 requests on the alpha topology: solves in about a
 #: second with every formulation; tests/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "uniform", "n_requests": 4}
 
 __all__ = [
     'NAME', 'TITLE', 'PAPER', 'SENSE', 'BW_TOL', 'Node', 'Link', 'Topology', 'Request',
-    'Instance', 'Allocation', 'Solution', 'topology_counts', '_check_net_size', 'net_size',
-    '_check_alloc', 'evaluate', '_distribution', '_model', '_conflict_cliques', '_strong_cuts',
+    'Instance', 'Allocation', 'Solution', 'topology_counts', 'net_size', 'evaluate',
     'build_offline', 'build_offline_basic', 'build_offline_plain', 'build_request_model',
-    'build_request', '_size', '_size_offline', '_size_request', 'FORMULATIONS', 'build',
-    'estimate_size', 'decode_allocations', 'decode', 'canonical', 'warm_start', 'DISTRIBUTIONS',
-    'UNIFORM_MAX', 'EPISODE', '_pmf', '_units', '_sizes', 'mean_sizes', 'holding_mean',
-    'load_topology', '_generate', 'generate_uniform', 'generate_azure', 'generate_alibaba',
-    'TraceParams', 'UniformParams', 'generator_size', 'GENERATORS', '_configure_train',
-    '_run_train', 'COMMANDS', 'EXAMPLE', 'BOUNDS',
+    'build_request', 'FORMULATIONS', 'build', 'estimate_size', 'decode_allocations', 'decode',
+    'canonical', 'warm_start', 'DISTRIBUTIONS', 'UNIFORM_MAX', 'EPISODE', 'mean_sizes',
+    'holding_mean', 'load_topology', 'generate_uniform', 'generate_azure', 'generate_alibaba',
+    'TraceParams', 'UniformParams', 'generator_size', 'GENERATORS', 'EXAMPLE',
+    'BOUNDS',
 ]

@@ -46,7 +46,7 @@ from dmlopt import solvers
 from dmlopt.bounds import lp_relaxation, mip_bound, safe
 from dmlopt.contract import Bound, BoundValue, Options, Size
 from dmlopt.errors import SolverError
-from dmlopt.models.nara.constants import BW_TOL, SENSE
+from dmlopt.models.nara.constants import BW_TOL, NAME, SENSE
 from dmlopt.models.nara.instance import Instance
 
 #: bandwidth slack per link in the rows (the evaluator allows BW_TOL; twice that, to be safe)
@@ -225,10 +225,16 @@ class AggregateOptions(Options):
         "k-th step keeps its rows (a weaker, still valid bound)")
 
 
-def _primal(instance: Instance) -> Any:
-    from dmlopt.heuristics.nara import allocate_netfit
+def _allocator(name: str) -> Callable[[Instance], Any]:
+    """The Nara heuristic ``name`` (an online allocator, a primal solution), found through the
+    registry: the model modules import no heuristics module."""
+    from dmlopt import registry
 
-    return allocate_netfit(instance)
+    return registry.get(NAME).heuristic(name).function
+
+
+def _primal(instance: Instance) -> Any:
+    return _allocator("netfit")(instance)
 
 
 def _count_bound(instance: Instance) -> int:
@@ -772,10 +778,8 @@ def schedule_bound(instance: Instance, *, time_limit: float | None = None, threa
     mvec = np.array([r.m for r in reqs], dtype=float)
     agg = aggregate_rows(instance, max_terms=max_terms)
     master = _Master(instance, kinds, [int(x) for x in need], agg, threads)
-    from dmlopt.heuristics.nara import allocate_nalb, allocate_netfit, allocate_tetris
-
     netfit = None
-    for allocate in (allocate_netfit, allocate_tetris, allocate_nalb):
+    for allocate in map(_allocator, ("netfit", "tetris", "nalb")):
         if time.monotonic() > deadline:
             break
         sol = allocate(instance)

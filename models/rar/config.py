@@ -38,10 +38,10 @@ def configurations(instance: Any, j: int, free_wl: bool) -> list[tuple]:
     With ``free_wl`` the ring is the most reliable candidate ring containing the node set
     (one configuration per node set, mode and start); otherwise one per candidate ring.
     """
-    from dmlopt.models import rar
+    from dmlopt.models.rar import formulations
 
     inst = instance
-    ms = rar._mode_starts(inst, j)
+    ms = formulations._mode_starts(inst, j)
     out = []
     for k, s in _ring_node_sets(inst, j, free_wl):
         cap = min(inst.nodes[v].cus for v in s)
@@ -100,11 +100,12 @@ def build_config(instance: Any) -> Any:
     import pyomo.environ as pyo
 
     from dmlopt.models import rar
+    from dmlopt.models.rar import formulations
 
     inst = instance
     nr = len(inst.requests)
     J = range(nr)
-    free_wl = rar._wavelengths_never_bind(inst)
+    free_wl = formulations._wavelengths_never_bind(inst)
     cf = {j: configurations(inst, j, free_wl) for j in J}
     JC = [(j, c) for j in J for c in range(len(cf[j]))]
     m = pyo.ConcreteModel(name=f"rar_config_{inst.name}")
@@ -167,7 +168,7 @@ def build_config(instance: Any) -> Any:
     else:
         zeta = sum(1 - sum(inst.rings[cf[j][c][0]].reliability * m.z[j, c]
                            for c in range(len(cf[j]))) for j in J)
-    m.obj = pyo.Objective(expr=rar._objective_expr(inst, m.eta, zeta), sense=pyo.minimize)
+    m.obj = pyo.Objective(expr=formulations._objective_expr(inst, m.eta, zeta), sense=pyo.minimize)
     m._rar = "config"
     m._rar_configs = cf
     m._rar_free_wl = free_wl
@@ -176,10 +177,10 @@ def build_config(instance: Any) -> Any:
 
 def size_config(instance: Any) -> tuple[int, int]:
     """(variables, constraints) upper bounds without building (configurations are counted)."""
-    from dmlopt.models import rar
+    from dmlopt.models.rar import formulations
 
     inst = instance
-    free_wl = rar._wavelengths_never_bind(inst)
+    free_wl = formulations._wavelengths_never_bind(inst)
     w_min = min(lk.wavelengths for lk in inst.links)
     n_vars = n_cons = 0
     for j in range(len(inst.requests)):
@@ -202,6 +203,7 @@ def size_config(instance: Any) -> tuple[int, int]:
 def decode_config(model: Any, instance: Any) -> Any:
     """The Solution of a solved configuration model."""
     from dmlopt.models import rar
+    from dmlopt.models.rar import formulations
 
     inst = instance
     cf = model._rar_configs
@@ -209,19 +211,20 @@ def decode_config(model: Any, instance: Any) -> Any:
     rings: list[tuple[int, ...] | None] = []
     waves: list[int] = []
     for j in range(len(inst.requests)):
-        if rar._val(model.eta[j]) < 0.5:
+        if formulations._val(model.eta[j]) < 0.5:
             plans.append(None)
             rings.append(None)
             waves.append(-1)
             continue
-        c = next(c for c in range(len(cf[j])) if rar._val(model.z[j, c]) > 0.5)
+        c = next(c for c in range(len(cf[j])) if formulations._val(model.z[j, c]) > 0.5)
         k, s, _, kk, d, st = cf[j][c]
         ring = inst.rings[k].nodes
         nodes = [v for v in ring if v in s]
         if model._rar_free_wl:
             b = sum(1 for p in plans if p is not None) // inst.rho
         else:
-            b = next(b for (jj, b) in model.g if jj == j and rar._val(model.g[jj, b]) > 0.5)
+            b = next(b for (jj, b) in model.g
+                     if jj == j and formulations._val(model.g[jj, b]) > 0.5)
         plans.append((nodes, [kk] * len(nodes), st, st + d - 1))
         rings.append(ring)
         waves.append(b)
@@ -249,6 +252,7 @@ def warm_start_config(model: Any, instance: Any, solution: Any) -> None:
     import pyomo.environ as pyo
 
     from dmlopt.models import rar
+    from dmlopt.models.rar import formulations
 
     inst = instance
     cf = model._rar_configs
@@ -260,7 +264,7 @@ def warm_start_config(model: Any, instance: Any, solution: Any) -> None:
     for j, a in enumerate(solution.requests):
         if a is None:
             continue
-        k = ring_index.get(rar._canon_ring(list(a.ring)))
+        k = ring_index.get(formulations._canon_ring(list(a.ring)))
         ks = {len(x) for x in a.cus}
         s = tuple(sorted(a.nodes))
         hit = None

@@ -90,11 +90,6 @@ from dmlopt.models.tap.constants import (
 )
 from dmlopt.models.tap.formulations import (
     FORMULATIONS,
-    _class_data,
-    _size_class,
-    _size_paper,
-    _size_rlt,
-    _vm_pairs,
     build,
     build_class,
     build_paper,
@@ -106,15 +101,12 @@ from dmlopt.models.tap.formulations import (
     warm_start,
 )
 from dmlopt.models.tap.generators import (
-    _BFS_OPS,
     EXAMPLE,
     GENERATORS,
     OVERLAYS,
     DcParams,
     QaplibParams,
     RandomParams,
-    _spec_error,
-    _underlay_size,
     estimate_dc,
     estimate_qaplib,
     estimate_random,
@@ -123,28 +115,14 @@ from dmlopt.models.tap.generators import (
     generate_random,
     overlay_matrix,
 )
-from dmlopt.models.tap.instance import (
-    Instance,
-    Solution,
-    Underlay,
-    _check_d,
-    _check_m,
-    _clusters_from_d,
-    _from_underlay,
-    _readonly,
-    _square,
-    cost,
-    evaluate,
-)
+from dmlopt.models.tap.instance import Instance, Solution, Underlay, cost, evaluate
 
 __all__ = [
     'NAME', 'TITLE', 'PAPER', 'SENSE', 'MAX_MODULES', 'MAX_VMS', 'MAX_UNDERLAY_NODES',
-    'MAX_HOP_WORK', 'Node', 'Underlay', 'Instance', '_readonly', '_square', '_check_m',
-    '_check_d', '_from_underlay', '_clusters_from_d', 'Solution', 'cost', 'evaluate',
-    'traffic_pairs', 'module_classes', 'build_paper', '_vm_pairs', 'build_rlt', '_class_data',
-    'build_class', '_size_paper', '_size_rlt', '_size_class', 'FORMULATIONS', 'build',
-    'estimate_size', 'decode', 'warm_start', '_spec_error', 'OVERLAYS', 'overlay_matrix',
-    'generate_dc', 'generate_random', 'generate_qaplib', 'DcParams', 'RandomParams',
-    'QaplibParams', '_BFS_OPS', '_underlay_size', 'estimate_dc', 'estimate_random',
-    'estimate_qaplib', 'GENERATORS', 'EXAMPLE', 'BOUNDS',
+    'MAX_HOP_WORK', 'Node', 'Underlay', 'Instance', 'Solution', 'cost', 'evaluate',
+    'traffic_pairs', 'module_classes', 'build_paper', 'build_rlt', 'build_class',
+    'FORMULATIONS', 'build', 'estimate_size', 'decode', 'warm_start', 'OVERLAYS',
+    'overlay_matrix', 'generate_dc', 'generate_random', 'generate_qaplib', 'DcParams',
+    'RandomParams', 'QaplibParams', 'estimate_dc', 'estimate_random', 'estimate_qaplib',
+    'GENERATORS', 'EXAMPLE', 'BOUNDS',
 ]
