@@ -372,11 +372,11 @@ def _proof(rec: Record, problem: Any) -> list[str]:
     if rec.bound is None:
         proof = rec.provenance.get("proof")
         if not (isinstance(proof, str) and proof.strip()):
-            out.append("bound: null on an optimal record: give the bound, or say in "
-                       "provenance.proof how optimality was proven")
+            out.append("status: optimal, but the bound is null and provenance.proof does not "
+                       "say how optimality was proven")
     elif abs(rec.objective - rec.bound) > GAP * max(1.0, abs(rec.objective)):
-        out.append(f"bound: {rec.bound:.10g} is not within {GAP:g} of the objective "
-                   f"{rec.objective:.10g}, so the record is not proven optimal")
+        out.append(f"status: optimal, but the bound {rec.bound:.10g} is not within {GAP:g} of "
+                   f"the objective {rec.objective:.10g}")
     return out
 
 
