@@ -175,8 +175,10 @@ def test_tap_search_on_too_many_slots_is_refused(monkeypatch):
     from dmlopt.models.tap import Instance
 
     n = 600  # N = n * min(K, m) = 3000 slots: dense N x N matrices, N^3 per descent step
-    inst = Instance(M=[[0, 1, 0, 0, 0]] * 5, D=[[0 if a == b else 1 for b in range(n)]
-                                                 for a in range(n)], K=5)
+    # (fractional traffic: the exact incremental swap gains need integral data, so the search
+    # recomputes the N x N gain table after every swap)
+    inst = Instance(M=[[0, 0.5, 0, 0, 0]] * 5, D=[[0 if a == b else 1 for b in range(n)]
+                                                   for a in range(n)], K=5)
     problem = registry.get("tap")
     for name in ("local-search", "tabu", "random-ls"):
         monkeypatch.setitem(problem.heuristics, name,

@@ -44,7 +44,7 @@ def _bound(inst, method: str, time_limit: float) -> tuple[float, float, dict]:
 def main(argv: list[str] | None = None) -> int:
     """Run the study (see the module docstring); returns the exit code."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--out", required=True, help="output directory")
+    ap.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory")
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per bound run")
     ap.add_argument("--only", nargs="*", help="QAPLIB names (default: all shipped)")
     ap.add_argument("--no-dc", action="store_true", help="skip the dc instances")
