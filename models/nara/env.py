@@ -152,6 +152,9 @@ class NaraEnv(gym.Env):
             from dmlopt.contract import Size, check_run_size, limits_from
 
             dataset = _choice("dataset", dataset, list(nara.GENERATORS))
+            if n_requests is None:  # the generator's "per topology" default has no meaning here
+                raise InstanceError("n_requests", None, "must be an integer number of requests "
+                                    "per episode")
             entry = nara.GENERATORS[dataset]
             params = validate_options(entry.Params,
                                       {"topology": topology, "n_requests": n_requests},
