@@ -383,8 +383,10 @@ def describe(prob: registry.Problem) -> str:
     """A problem's formulations, heuristics (with options) and generators (with parameters)."""
     lines = [f"{prob.name}: {getattr(prob.model, 'TITLE', '')} (paper {prob.model.PAPER}, "
              f"{'maximise' if prob.sense == 'max' else 'minimise'})", "", "formulations:"]
+    default = getattr(prob.model, "DEFAULT_FORMULATION", None) or "paper"
     for name, f in prob.formulation_entries.items():
         only = f" [{', '.join(f.solvers)} only]" if f.solvers else ""
+        only += " [default]" if name == default else ""
         lines.append(f"  {name}{only}: {f.description}")
     if not prob.formulations:
         lines.append("  none (scored by its evaluator; use a heuristic)")
@@ -511,8 +513,9 @@ def parser() -> argparse.ArgumentParser:
                    help="highs, scip, or a Pyomo solver listed in DMLOPT_SOLVERS "
                    "(default: highs)")
     s.add_argument("--formulation", "-f", default=None, metavar="NAME",
-                   help="a formulation of the problem (default: the paper's, when the solver "
-                   "can solve it; see `dmlopt list PROBLEM`)")
+                   help="a formulation of the problem (default: its fastest formulation "
+                   "proven equal to the paper's, marked in `dmlopt list PROBLEM`; `-f paper` "
+                   "for the paper's)")
     s.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="stop after SECONDS with the best solution found (default: no time "
                    "limit)")
@@ -578,7 +581,7 @@ def parser() -> argparse.ArgumentParser:
     instance_arg(e)
     e.add_argument("output", help="file ending in .lp or .mps")
     e.add_argument("--formulation", "-f", default=None, metavar="NAME",
-                   help="a formulation of the problem (default: the paper's)")
+                   help="a formulation of the problem (default: the one `dmlopt solve` uses)")
     e.add_argument("--size-limit", default=None, metavar="V,C", help=_MODEL_LIMIT)
     e.set_defaults(func=cmd_export)
 

@@ -298,7 +298,8 @@ def test_the_default_formulation_is_the_declared_fastest_and_proves_the_papers_o
     """TABGP and INC/OXC declare DEFAULT_FORMULATION; solve without a formulation uses it and
     reaches the paper model's optimum."""
     for name, spec in (("tabgp", {"n": 6, "p": 0.5, "tau": 2, "l": 2}),
-                       ("inc_oxc", {"generator": "small", "racks": 2, "jobs": 2})):
+                       ("inc_oxc", {"generator": "small", "racks": 2, "jobs": 2}),
+                       ("rar", {"generator": "random", "requests": 3, "cus": 2})):
         prob = dmlopt.problem(name)
         inst = dmlopt.generate(name, spec, seed=1)
         fast = dmlopt.solve(inst, threads=1)

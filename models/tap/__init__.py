@@ -117,7 +117,13 @@ from dmlopt.models.tap.generators import (
 )
 from dmlopt.models.tap.instance import Instance, Solution, Underlay, cost, evaluate
 
+#: the formulation dmlopt.solve uses when none is named, the fastest proven equal to the
+#: paper's (class: 0.3-6 s to the optimum on the shipped Fig. 11 DCell instances where
+#: rlt stops unproven at 60 s; equal optima in tests/test_tap.py)
+DEFAULT_FORMULATION = "class"
+
 __all__ = [
+    'DEFAULT_FORMULATION',
     'NAME', 'TITLE', 'PAPER', 'SENSE', 'MAX_MODULES', 'MAX_VMS', 'MAX_UNDERLAY_NODES',
     'MAX_HOP_WORK', 'Node', 'Underlay', 'Instance', 'Solution', 'cost', 'evaluate',
     'traffic_pairs', 'module_classes', 'build_paper', 'build_rlt', 'build_class',
