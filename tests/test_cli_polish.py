@@ -61,8 +61,6 @@ def test_every_option_has_help_with_its_default(prog):
             assert "default" in a.help, f"{prog} {a.option_strings[0]}: help names no default"
 
 
-@pytest.mark.xfail(strict=True, reason="the problem commands (dmlopt infer, dmlopt train) "
-                   "still have options without help; their parsers belong to their problems")
 def test_problem_command_options_have_help():
     missing = {prog: _missing_help(p) for prog, p in _problem_parsers().items()}
     assert not any(missing.values()), missing

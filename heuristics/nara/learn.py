@@ -293,10 +293,12 @@ def train(topology: str, dataset: str, steps: int, seed: int, out: str | Path, *
 def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add ``dmlopt train nara``'s arguments to ``parser``."""
     parser.add_argument("--topology", default="alpha", help="training topology (alpha)")
-    parser.add_argument("--dataset", default="uniform", choices=DATASETS)
+    parser.add_argument("--dataset", default="uniform", choices=DATASETS,
+                        help="request distribution of the training episodes (default: uniform)")
     parser.add_argument("--steps", type=int, default=150_000,
                         help="environment steps (one step = one server pick)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the weights and the episodes (default: 0)")
     parser.add_argument("-o", "--out", required=True, help="weights (.npz); the model card, "
                         "learning curve and checkpoint are written beside it")
     parser.add_argument("--arch", default="paper", choices=("paper", "netfit"),
@@ -309,7 +311,8 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--lr", type=float, default=None, help="(paper 5e-3, netfit 5e-4)")
     parser.add_argument("--batch", type=int, default=None,
                         help="steps per PPO iteration (paper 2048, netfit 8192)")
-    parser.add_argument("--minibatch", type=int, default=256)
+    parser.add_argument("--minibatch", type=int, default=256,
+                        help="steps per SGD minibatch (default: 256)")
     parser.add_argument("--epochs", type=int, default=None,
                         help="SGD epochs per batch (paper 10, netfit 4)")
     parser.add_argument("--gamma", type=float, default=None,

@@ -268,21 +268,29 @@ def configure(p: argparse.ArgumentParser) -> None:
                      help="topology parameter, repeatable, named as the dc generators name "
                      "them: k=4 (fat-tree); dcell_n=4 dcell_level=1 (dcell); leaves=4 spines=2 "
                      "servers_per_leaf=4 (leaf-spine)")
-    src.add_argument("--routing", choices=ROUTINGS, default=None)
+    src.add_argument("--routing", choices=ROUTINGS, default=None,
+                     help="how the paths are routed on the ground truth (default: shortest "
+                     "paths)")
     src.add_argument("--paths", type=int, default=None, metavar="N",
                      help="number of measurement paths (default: every other server)")
     src.add_argument("--source", default=None, help="source server (default: random)")
-    src.add_argument("--destinations", default=None, metavar="A,B,...")
-    src.add_argument("--seed", type=int, default=0)
+    src.add_argument("--destinations", default=None, metavar="A,B,...",
+                     help="destination servers, comma separated (default: drawn with --seed)")
+    src.add_argument("--seed", type=int, default=0,
+                     help="seed of the drawn source, destinations and noise (default: 0)")
     src.add_argument("--kcast", action="store_true", help="simulate the k-cast measurements "
                      "phi_C and solve eq. 7 instead of using the exact category weights")
     src.add_argument("--noise", type=float, default=0.0, help="Gaussian noise on each phi_C "
                      "(implies --kcast)")
-    src.add_argument("--solve", choices=("mobius", "lstsq", "nnls"), default="mobius")
+    src.add_argument("--solve", choices=("mobius", "lstsq", "nnls"), default="mobius",
+                     help="how eq. 7 is solved for the category weights with --kcast "
+                     "(default: mobius)")
     src.add_argument("--threshold", type=float, default=None,
                      help="category weights at most this are zero")
-    p.add_argument("--method", choices=("ft", "rnj", "ce"), default="ft")
+    p.add_argument("--method", choices=("ft", "rnj", "ce"), default="ft",
+                   help="Flow Tracking (Algorithm 1) or a section V-B baseline (default: ft)")
     p.add_argument("--weights-transfer", action="store_true", help="FT lines 10-13")
-    p.add_argument("-o", "--output", default=None, metavar="FILE.graphml|FILE.json")
+    p.add_argument("-o", "--output", default=None, metavar="FILE.graphml|FILE.json",
+                   help="write the inferred topology here (default: not written)")
     p.add_argument("--json", action="store_true", help="summary and metrics as one JSON line")
     p.add_argument("-v", "--verbose", action="store_true", help="list the category weights")
