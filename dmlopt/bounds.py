@@ -70,6 +70,8 @@ def _solve(instance: Any, formulation: str, *, relax: bool, time_limit: float | 
 
         pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
     run = solvers.run(model, "highs", time_limit=time_limit, threads=threads)
+    if run.status == "interrupted":  # Ctrl-C: the command stops (exit 130), as every run does
+        raise KeyboardInterrupt
     return problem, entry, (model, run)
 
 
