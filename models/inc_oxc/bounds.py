@@ -395,7 +395,8 @@ class _Configs:
         res = pi[self.o_res:self.o_w].reshape(R, 3)
         base = (res * (self.wmin[i][None, :] / self.capres)).sum(axis=1) \
             + pi[self.o_w:self.o_p] * r / self.NB                                      # (R,)
-        load = pi[self.o_load:self.o_port].reshape(R, R)                          # [s, t]
+        load = pi[self.o_load:self.o_port].reshape(R, R).copy()                   # [s, t]
+        np.fill_diagonal(load, 0.0)                     # workers in t use no circuit
         unit = base[None, :] + load.T[where] * (r / self.B)                      # [t, s]
         if server:
             fixed = (res[where] * (self.psdem[i][None, :] / self.capres[where])).sum(axis=1) \
@@ -625,6 +626,244 @@ def configs_bound(instance: Instance, *, precision: float = 1e-4,
     return hi, {k: v for k, v in metrics.items() if math.isfinite(v)}
 
 
+
+# ------------------------------------------------------------------------------------------
+# placements at a fixed f: a feasibility MILP, bisection on f
+
+
+def fixed_f_model(instance: Instance, f: float, *, static: bool = True) -> Any:
+    """The feasibility MILP "some solution reaches f" (HiGHS model), linear because f is fixed.
+
+    Variables: y_itk = 1 when job i's PS runs in rack t on a server (k = 0) or on the PDP
+    switch (k = 1); x_istk >= 0 integer, job i's workers in rack s with that PS place
+    (sum_s x_istk = m_i y_itk); c_st = c_ts circuits (integer when ``static``, else
+    time-averaged). Every worker carries its least rate a_ik f, so (1), (2), (10), (12), (13)
+    are linear. Workers of a job must be identical (the generators' jobs are).
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance, every job's workers identical.
+    f : float
+        The throughput rate to reach.
+    static : bool
+        True: integer circuit counts (static port pairings); False: fractional ones (also a
+        time-shared OXC).
+
+    Returns
+    -------
+    tuple
+        (highspy.Highs model, one thread, no output, not yet run; its layout: per job a list
+        of (t, server, y column, [(s, x column), ...]), and the circuit columns of the rack
+        pairs s < t in lexicographic order first).
+
+    References
+    ----------
+    Paper 002, section II-B, eqs. (1)-(13); at a fixed f the products r_i x of eqs. (10)-(13)
+    are linear.
+    """
+    import highspy
+
+    A = instance.arrays
+    R, P, B = instance.n_racks, instance.n_tor, instance.port_bw
+    J = len(instance.jobs)
+    NB = instance.capacity * (1 + TOL) + _ABS
+    capres = A["cap"] * (1 + TOL) + _ABS
+    for i in range(J):
+        if len(instance.worker_classes(i)) != 1:
+            raise ValueError(f"job {i}: the fixed-f model needs identical workers per job")
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    inf = highspy.kHighsInf
+    cols_lo, cols_hi, integ = [], [], []
+    entries: list[tuple[int, int, float]] = []          # (row, col, value)
+    rows_lo: list[float] = []
+    rows_hi: list[float] = []
+
+    def var(lo: float, hi: float, integer: bool) -> int:
+        cols_lo.append(lo)
+        cols_hi.append(hi)
+        integ.append(integer)
+        return len(cols_lo) - 1
+
+    def row(lo: float, hi: float) -> int:
+        rows_lo.append(lo)
+        rows_hi.append(hi)
+        return len(rows_lo) - 1
+
+    res = np.array([[row(-inf, float(capres[k, q])) for q in range(3)] for k in range(R)])
+    wside = [row(-inf, NB) for _ in range(R)]
+    pside = [row(-inf, NB) for _ in range(R)]
+    slot = [row(-inf, float(A["slots"][k])) for k in range(R)]
+    load = {(s, t): row(-inf, _ABS) for s in range(R) for t in range(R) if s != t}
+    port = [row(-inf, P if static else P * (1 + TOL)) for _ in range(R)]
+    for s in range(R):
+        for t in range(s + 1, R):
+            c = var(0, P, static)
+            for key in ((s, t), (t, s)):
+                entries.append((load[key], c, -B * (1 + TOL)))
+            entries.append((port[s], c, 1.0))
+            entries.append((port[t], c, 1.0))
+    H = np.stack([fit_counts(instance, i) for i in range(J)])
+    layout: list[list] = []
+    for i in range(J):
+        layout.append([])
+        m = int(A["size"][i])
+        w = A["wdem"][A["job_of"] == i][0]
+        one = row(1, 1)
+        for server in (True, False):
+            r = 2 * A["data"][i] * (1 + A["alpha"][i] * server) * f
+            per_link = math.floor(NB / r * (1 + 1e-12))
+            if per_link <= 0 or (server and per_link < m):
+                continue
+            for t in range(R):
+                if server and not (A["psdem"][i] <= capres[t]).all():
+                    continue
+                if not server and A["slots"][t] <= 0:
+                    continue
+                y = var(0, 1, True)
+                xs: list[tuple[int, int]] = []
+                layout[i].append((t, server, y, xs))
+                entries.append((one, y, 1.0))
+                assign = row(0, 0)
+                entries.append((assign, y, -float(m)))
+                if server:
+                    for q in range(3):
+                        entries.append((int(res[t, q]), y, float(A["psdem"][i, q])))
+                    entries.append((pside[t], y, m * r))
+                else:
+                    entries.append((slot[t], y, 1.0))
+                for s in range(R):
+                    ub = min(int(H[i, s]), per_link, m)
+                    if ub <= 0:
+                        continue
+                    x = var(0, ub, True)
+                    xs.append((s, x))
+                    entries.append((assign, x, 1.0))
+                    for q in range(3):
+                        if w[q]:
+                            entries.append((int(res[s, q]), x, float(w[q])))
+                    entries.append((wside[s], x, r))
+                    if s != t:
+                        entries.append((load[(s, t)], x, r))
+    n = len(cols_lo)
+    h.addVars(n, np.array(cols_lo, float), np.array(cols_hi, float))
+    h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
+                            np.array([1 if b else 0 for b in integ], np.uint8))
+    ent = np.array(entries, dtype=[("r", np.int64), ("c", np.int64), ("v", float)])
+    ent.sort(order=["r", "c"])
+    nrows = len(rows_lo)
+    starts = np.searchsorted(ent["r"], np.arange(nrows)).astype(np.int32)
+    h.addRows(nrows, np.array(rows_lo, float), np.array(rows_hi, float), len(ent), starts,
+              ent["c"].astype(np.int32), ent["v"])
+    return h, layout
+
+
+class PlacementsOptions(Options):
+    """Options of the fixed-f MILP bound (``placements``, ``placements-static``)."""
+
+    precision: float = pydantic.Field(
+        default=1e-5, gt=0, le=0.5,
+        description="relative width of the final bracket on f")
+
+
+def _reached(instance: Instance, h: Any, layout: list) -> float:
+    """The f the placement and circuits of a solved fixed-f model reach (closed form)."""
+    from dmlopt.models.inc_oxc.evaluation import best_f
+
+    R, J = instance.n_racks, len(instance.jobs)
+    v = np.asarray(h.getSolution().col_value)
+    c = np.zeros((R, R))
+    col = 0
+    for s in range(R):
+        for t in range(s + 1, R):
+            c[s, t] = c[t, s] = v[col]
+            col += 1
+    wrack, ps_rack, ps_server = [], np.zeros(J, np.int64), np.zeros(J)
+    for i in range(J):
+        for t, server, y, xs in layout[i]:
+            if v[y] > 0.5:
+                ps_rack[i], ps_server[i] = t, float(server)
+                for s, x in xs:
+                    wrack += [s] * int(round(v[x]))
+    return best_f(instance, np.array(wrack, np.int64), ps_rack, ps_server, c)
+
+
+def placements_bound(instance: Instance, *, static: bool = False, precision: float = 1e-5,
+                     time_limit: float | None = None) -> tuple[float, dict[str, float]]:
+    """Upper bound on f by bisection with the fixed-f feasibility MILP (:func:`fixed_f_model`).
+
+    The bracket starts at the ``jobs`` bound (``jobs-timeshared`` unless ``static``); f is
+    infeasible when HiGHS proves the fixed-f model infeasible, and a feasible model moves the
+    lower end to what its placement and circuits reach (closed form), so an optimal solution
+    found early ends the search in one more step. Exact for the model, with HiGHS's
+    tolerances (the capacities carry the evaluator's own).
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance, every job's workers identical.
+    static : bool
+        True: integer circuits (static port pairings only); False: fractional ones, valid
+        for every solution the evaluator accepts.
+    precision : float
+        Relative width of the final bracket.
+    time_limit : float or None
+        Seconds; when reached, the smallest f proven infeasible so far is returned.
+
+    Returns
+    -------
+    tuple
+        (bound on f before the safety margin, metrics: ``reached_f`` is the best f a
+        placement found on the way reaches).
+
+    References
+    ----------
+    Paper 002, section II-B, eqs. (1)-(17).
+    """
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
+    hi, _ = jobs_bound(instance, static=static, time_limit=time_limit)
+    lo = 0.0
+    steps, stopped, jumped = 0, 0.0, True
+    while hi - lo > precision * hi:
+        # the first step tests the start; then downwards by 10 % until a placement is found,
+        # then just above what the best placement reaches (usually the optimum: one more
+        # step) when the last placement reached more than asked, else the geometric middle
+        if steps == 0:
+            f = hi * (1 - 0.5 * precision)
+        elif lo <= 0:
+            f = 0.9 * hi
+        elif jumped:
+            f = min(lo * (1 + 0.5 * precision), 0.5 * (lo + hi))
+        else:
+            f = math.sqrt(lo * hi)
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            stopped = 1.0
+            break
+        h, layout = fixed_f_model(instance, f, static=static)
+        if left is not None:
+            h.setOptionValue("time_limit", float(left))
+        h.run()
+        steps += 1
+        status = h.modelStatusToString(h.getModelStatus())
+        if status == "Infeasible":
+            hi = f
+        elif h.getInfo().primal_solution_status == 2:            # a feasible point
+            reached = min(hi, _reached(instance, h, layout))
+            jumped = reached > f * (1 + precision)
+            lo = max(lo, f, reached)
+        else:
+            stopped = 1.0
+            break
+    metrics = {"bound_f": hi, "longest_jct_lower": 1.0 / hi if hi > 0 else math.inf,
+               "reached_f": lo, "milps": float(steps), "stopped_by_time_limit": stopped,
+               "seconds": time.perf_counter() - t0}
+    return hi, {k: v for k, v in metrics.items() if math.isfinite(v)}
+
+
 def _jobs_estimate(static: bool) -> Any:
     def estimate(instance: Instance, _options: Any) -> Size:
         R, P = instance.n_racks, instance.n_tor
@@ -644,6 +883,34 @@ def _jobs_function(static: bool) -> Any:
     return function
 
 
+def _configs_function(instance: Instance, *, time_limit: float | None = None,
+                      precision: float = 1e-4) -> BoundValue:
+    value, metrics = configs_bound(instance, precision=precision, time_limit=time_limit)
+    return BoundValue(safe(value, SENSE), metrics=metrics)
+
+
+def _configs_estimate(instance: Instance, _options: Any) -> Size:
+    R, J = instance.n_racks, len(instance.jobs)
+    m = float(instance.arrays["size"].max())
+    return Size(8.0 * (J * R * R * 4 + 10 * R * R), 50.0 * J * R * R * (m + 1) * 20)
+
+
+def _placements_function(static: bool) -> Any:
+    def function(instance: Instance, *, time_limit: float | None = None,
+                 precision: float = 1e-5) -> BoundValue:
+        value, metrics = placements_bound(instance, static=static, precision=precision,
+                                          time_limit=time_limit)
+        return BoundValue(safe(value, SENSE), metrics=metrics)
+
+    return function
+
+
+def _placements_estimate(instance: Instance, _options: Any) -> Size:
+    R, J = instance.n_racks, len(instance.jobs)
+    n = 2.0 * J * R * (R + 1) + R * R
+    return Size(200.0 * n, 10.0 * n * n)
+
+
 #: bound methods, strongest first (``dmlopt.bound``)
 BOUNDS: dict[str, Bound] = {
     # first (the default): valid for every solution the evaluator accepts, time-shared OXC
@@ -655,5 +922,14 @@ BOUNDS: dict[str, Bound] = {
                   "as 'jobs-timeshared' with integer OXC circuits: valid for static port "
                   "pairings only (the paper's model, both MILPs, every heuristic returning "
                   "`oxc`)"),
+    "configs": Bound(_configs_function, ConfigsOptions, _configs_estimate,
+                     "configuration LP over the shared resources (column generation), "
+                     "bisection on f: valid for every solution"),
+    "placements": Bound(_placements_function(False), PlacementsOptions,
+                        _placements_estimate, "fixed-f feasibility MILP, bisection on f, "
+                        "fractional circuits: valid for every solution (small instances)"),
+    "placements-static": Bound(_placements_function(True), PlacementsOptions,
+                               _placements_estimate, "as 'placements' with integer circuits: "
+                               "static port pairings only"),
     "lp": lp_relaxation("strong"),
 }
