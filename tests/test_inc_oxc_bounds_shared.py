@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from test_inc_oxc_bounds import fig2_instance, spread_instance
 
 import dmlopt
 from dmlopt.models import inc_oxc as M
@@ -23,8 +24,6 @@ from dmlopt.models.inc_oxc.bounds import (
     jobs_bound,
     placements_bound,
 )
-
-from test_inc_oxc_bounds import fig2_instance, spread_instance
 
 
 def test_methods_are_registered_and_the_default_holds_for_every_solution():
