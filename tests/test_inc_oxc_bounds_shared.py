@@ -18,7 +18,7 @@ import dmlopt
 from dmlopt.models import inc_oxc as M
 from dmlopt.models.inc_oxc.bounds import (
     BOUNDS,
-    _Configs,
+    ConfigurationLP,
     configs_bound,
     fixed_f_model,
     jobs_bound,
@@ -72,7 +72,7 @@ def test_fixed_f_model_feasible_below_and_infeasible_above_the_optimum():
 def test_configuration_pricing_is_exact_on_a_tiny_instance():
     """The greedy pricing equals the least price over every configuration, enumerated."""
     inst = spread_instance()
-    cfg = _Configs(inst)
+    cfg = ConfigurationLP(inst)
     rng = np.random.default_rng(3)
     f = 0.12
     for _ in range(20):
