@@ -15,6 +15,7 @@ import pytest
 from test_inc_oxc_bounds import fig2_instance, spread_instance
 
 import dmlopt
+from dmlopt.errors import DmloptError
 from dmlopt.models import inc_oxc as M
 from dmlopt.models.inc_oxc.bounds import (
     BOUNDS,
@@ -112,5 +113,7 @@ def test_placements_refuses_workers_of_different_kinds():
                       n_tor=2, port_bw=100.0,
                       jobs=[{"data": 100.0, "ps_cpu": 1.0, "ps_mem": 1.0,
                              "workers": [one, two]}])
-    with pytest.raises(ValueError, match="identical workers"):
+    with pytest.raises(DmloptError, match="identical workers"):
         fixed_f_model(inst, 0.1)
+    with pytest.raises(DmloptError, match="identical workers"):
+        dmlopt.bound(inst, "placements")

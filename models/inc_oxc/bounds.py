@@ -671,7 +671,11 @@ def fixed_f_model(instance: Instance, f: float, *, static: bool = True) -> Any:
     capres = A["cap"] * (1 + TOL) + _ABS
     for i in range(J):
         if len(instance.worker_classes(i)) != 1:
-            raise ValueError(f"job {i}: the fixed-f model needs identical workers per job")
+            from dmlopt.errors import InstanceError
+
+            raise InstanceError(f"jobs[{i}].workers", f"{len(instance.worker_classes(i))} "
+                                "kinds", "the fixed-f model (placements bounds) needs "
+                                "identical workers per job")
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
