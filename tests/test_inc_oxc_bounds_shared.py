@@ -55,6 +55,9 @@ def test_placements_static_meets_the_proven_optimum(seed):
     static = dmlopt.bound(inst, "placements-static", time_limit=120)
     assert opt.objective <= static.bound <= opt.objective * (1 + 2e-5)
     assert static.metrics["reached_f"] == pytest.approx(opt.objective, rel=1e-6)
+    # the solution found on the way is scored by the evaluator: optimal
+    assert static.objective == pytest.approx(opt.objective, rel=1e-6)
+    assert M.evaluate(inst, static.solution).feasible
     cfg = dmlopt.bound(inst, "configs", time_limit=60).bound
     assert cfg >= opt.objective
     ts, _ = jobs_bound(inst, static=False)
@@ -102,7 +105,8 @@ def test_time_limited_runs_stay_valid():
     opt = dmlopt.solve(inst, formulation="strong", threads=1, time_limit=120).objective
     value, metrics = configs_bound(inst, time_limit=0.0)
     assert value >= opt
-    value, metrics = placements_bound(inst, static=True, time_limit=0.0)
+    value, metrics, sol = placements_bound(inst, static=True, time_limit=0.0)
+    assert sol is None
     assert value >= opt and metrics["stopped_by_time_limit"] == 1.0
 
 

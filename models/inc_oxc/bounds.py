@@ -772,9 +772,14 @@ class PlacementsOptions(Options):
         description="relative width of the final bracket on f")
 
 
-def _reached(instance: Instance, h: Any, layout: list) -> float:
-    """The f the placement and circuits of a solved fixed-f model reach (closed form)."""
-    from dmlopt.models.inc_oxc.evaluation import best_f
+def _reached(instance: Instance, h: Any, layout: list, static: bool) -> tuple[float, Any]:
+    """(the f the placement of a solved fixed-f model reaches, the solution when the circuits
+    are static and the evaluator accepts it, else None).
+
+    Integer values are rounded; the rate of every worker is the best for the placement and
+    its circuits (closed form, ``best_bandwidth``); the f is the evaluator's."""
+    from dmlopt.models.inc_oxc.evaluation import best_bandwidth, best_f, evaluate
+    from dmlopt.models.inc_oxc.instance import Solution
 
     R, J = instance.n_racks, len(instance.jobs)
     v = np.asarray(h.getSolution().col_value)
@@ -782,20 +787,38 @@ def _reached(instance: Instance, h: Any, layout: list) -> float:
     col = 0
     for s in range(R):
         for t in range(s + 1, R):
-            c[s, t] = c[t, s] = v[col]
+            c[s, t] = c[t, s] = round(v[col]) if static else max(v[col], 0.0)
             col += 1
-    wrack, ps_rack, ps_server = [], np.zeros(J, np.int64), np.zeros(J)
+    workers: list[list[int]] = []
+    ps: list[tuple[int, str]] = []
     for i in range(J):
+        racks: list[int] = []
         for t, server, y, xs in layout[i]:
             if v[y] > 0.5:
-                ps_rack[i], ps_server[i] = t, float(server)
+                ps.append((t, "server" if server else "switch"))
                 for s, x in xs:
-                    wrack += [s] * int(round(v[x]))
-    return best_f(instance, np.array(wrack, np.int64), ps_rack, ps_server, c)
+                    racks += [s] * int(round(v[x]))
+        workers.append(racks)
+    if len(ps) != J or any(len(w) != len(job.workers) for w, job in zip(workers, instance.jobs,
+                                                                         strict=True)):
+        return 0.0, None
+    wrack = np.array([k for w in workers for k in w], np.int64)
+    ps_rack = np.array([t for t, _ in ps], np.int64)
+    server = np.array([kind == "server" for _, kind in ps], float)
+    reached = best_f(instance, wrack, ps_rack, server, c)
+    if not static:
+        return reached, None
+    from dmlopt.models.inc_oxc.evaluation import ports_from_circuits
+
+    sol = Solution(workers=workers, ps=ps, oxc=ports_from_circuits(instance, c),
+                   bandwidth=[[0.0] * len(job.workers) for job in instance.jobs])
+    sol = sol.model_copy(update={"bandwidth": best_bandwidth(instance, sol)})
+    ev = evaluate(instance, sol)
+    return (ev.objective, sol) if ev.feasible else (reached, None)
 
 
 def placements_bound(instance: Instance, *, static: bool = False, precision: float = 1e-5,
-                     time_limit: float | None = None) -> tuple[float, dict[str, float]]:
+                     time_limit: float | None = None) -> tuple[float, dict[str, float], Any]:
     """Upper bound on f by bisection with the fixed-f feasibility MILP (:func:`fixed_f_model`).
 
     The bracket starts at the ``jobs`` bound (``jobs-timeshared`` unless ``static``); f is
@@ -820,7 +843,8 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
     -------
     tuple
         (bound on f before the safety margin, metrics: ``reached_f`` is the best f a
-        placement found on the way reaches).
+        placement found on the way reaches, the best solution found on the way when
+        ``static`` (a static port pairing the evaluator accepts) or None).
 
     References
     ----------
@@ -831,6 +855,7 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
     hi, _ = jobs_bound(instance, static=static, time_limit=time_limit)
     lo = 0.0
     steps, stopped, jumped = 0, 0.0, True
+    best_obj, best_sol = -math.inf, None
     while hi - lo > precision * hi:
         # the first step tests the start; then downwards by 10 % until a placement is found,
         # then just above what the best placement reaches (usually the optimum: one more
@@ -856,7 +881,10 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
         if status == "Infeasible":
             hi = f
         elif h.getInfo().primal_solution_status == 2:            # a feasible point
-            reached = min(hi, _reached(instance, h, layout))
+            reached, sol = _reached(instance, h, layout, static)
+            if sol is not None and reached > best_obj:
+                best_obj, best_sol = reached, sol
+            reached = min(hi, reached)
             jumped = reached > f * (1 + precision)
             lo = max(lo, f, reached)
         else:
@@ -865,7 +893,7 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
     metrics = {"bound_f": hi, "longest_jct_lower": 1.0 / hi if hi > 0 else math.inf,
                "reached_f": lo, "milps": float(steps), "stopped_by_time_limit": stopped,
                "seconds": time.perf_counter() - t0}
-    return hi, {k: v for k, v in metrics.items() if math.isfinite(v)}
+    return hi, {k: v for k, v in metrics.items() if math.isfinite(v)}, best_sol
 
 
 def _jobs_estimate(static: bool) -> Any:
@@ -902,9 +930,9 @@ def _configs_estimate(instance: Instance, _options: Any) -> Size:
 def _placements_function(static: bool) -> Any:
     def function(instance: Instance, *, time_limit: float | None = None,
                  precision: float = 1e-5) -> BoundValue:
-        value, metrics = placements_bound(instance, static=static, precision=precision,
-                                          time_limit=time_limit)
-        return BoundValue(safe(value, SENSE), metrics=metrics)
+        value, metrics, sol = placements_bound(instance, static=static, precision=precision,
+                                               time_limit=time_limit)
+        return BoundValue(safe(value, SENSE), solution=sol, metrics=metrics)
 
     return function
 
