@@ -51,7 +51,8 @@ def _bound(inst, method, **kw):
 
 def test_the_default_bound_holds_for_every_solution_the_evaluator_accepts():
     """'jobs' holds for static port pairings only, so the default is 'jobs-timeshared'."""
-    assert list(BOUNDS) == ["jobs-timeshared", "jobs", "lp"]
+    assert list(BOUNDS) == ["jobs-timeshared", "jobs", "configs", "placements",
+                            "placements-static", "lp"]
     inst = fig2_instance()
     assert dmlopt.bound(inst).method == "bound:jobs-timeshared"
 
