@@ -310,11 +310,14 @@ def run(problems: list[str], root: Path, time_limit: float, only: set[str] | Non
 
 
 def add_bounds(problems: list[str], root: Path, time_limit: float,
-               only: set[str] | None = None, out: Any = sys.stderr) -> int:
+               only: set[str] | None = None, out: Any = sys.stderr,
+               method: str | None = None) -> int:
     """Give every best-known record the best dual bound :func:`dmlopt.bound` finds for it
-    within ``time_limit`` seconds (the problem's strongest method that fits), keeping the
-    tighter of that and the record's own bound; its method goes to ``provenance["bound"]``.
-    A record's status is never changed here. Returns the number of records whose bound moved.
+    within ``time_limit`` seconds (``method``, default the problem's strongest that fits),
+    keeping the tighter of that and the record's own bound; its method goes to
+    ``provenance["bound"]``. A bound that meets the record's objective (relative gap at most
+    :data:`dmlopt.references.GAP`) proves it: the record becomes ``optimal`` with the bound
+    method as its ``method``. Returns the number of records whose bound moved.
     """
     from dmlopt import registry
 
@@ -335,7 +338,7 @@ def add_bounds(problems: list[str], root: Path, time_limit: float,
             else:
                 continue
             try:
-                res = dmlopt.bound(inst, time_limit=time_limit)
+                res = dmlopt.bound(inst, method, time_limit=time_limit)
             except DmloptError as exc:
                 print(f"[{problem} {i}/{len(todo)}] {rec['id']}: no bound ({exc})", file=out,
                       flush=True)
@@ -350,6 +353,11 @@ def add_bounds(problems: list[str], root: Path, time_limit: float,
                 moved += 1
                 _write(path, list(recs.values()))
             gap = abs(rec["objective"] - rec["bound"]) / max(1e-9, abs(rec["objective"]))
+            if tighter == res.bound and gap <= references.GAP:  # the bound proves the record
+                rec.update(status="optimal", method=res.method,
+                           solver=f"highspy {version('highspy')}",
+                           seconds=round(float(rec["seconds"]) + res.seconds, 3))
+                _write(path, list(recs.values()))
             print(f"[{problem} {i}/{len(todo)}] {rec['id']}: {res.method} {res.bound:.6g}, "
                   f"best-known {rec['objective']:.6g}, certified gap {100 * gap:.2f} %",
                   file=out, flush=True)
@@ -417,6 +425,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bounds", type=float, default=None, metavar="SECONDS",
                     help="only give every best-known record the best bound `dmlopt bound` "
                     "finds in SECONDS (the tighter of it and its own)")
+    ap.add_argument("--bound-method", default=None, metavar="NAME",
+                    help="with --bounds: this bound method (default: the strongest that fits)")
     ap.add_argument("--frontier-docs", default=None, metavar="PAGE",
                     help="only rewrite the frontier table of PAGE (its <!-- frontier --> block)")
     args = ap.parse_args(argv)
@@ -431,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise DmloptError(f"--bounds: {args.bounds} (must be a finite number of "
                                   "seconds > 0)")
             n = add_bounds(args.problems, root, args.bounds,
-                           set(args.only) if args.only else None)
+                           set(args.only) if args.only else None, method=args.bound_method)
             print(f"{n} bound(s) tightened under {root}")
             return 0
         if args.frontier_docs:
