@@ -497,18 +497,33 @@ def parser() -> argparse.ArgumentParser:
                            metavar="COMMAND", title="commands",
                            help="run `dmlopt COMMAND --help` for its options")
 
-    def instance_arg(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("instance", help="instance JSON file, or a shipped name (tabgp/...; "
-                        "see `dmlopt list --data`)")
+    _run_commands(sub)
+    _file_commands(sub)
 
-    def json_arg(sp: argparse.ArgumentParser, what: str) -> None:
-        sp.add_argument("--json", action="store_true",
-                        help=f"print {what} as JSON (default: aligned text)")
+    from dmlopt import references_cli
 
+    references_cli.register(sub)
+    _problem_commands(sub)
+    _extra_commands(sub)
+    return p
+
+
+def _instance_arg(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("instance", help="instance JSON file, or a shipped name (tabgp/...; "
+                    "see `dmlopt list --data`)")
+
+
+def _json_arg(sp: argparse.ArgumentParser, what: str) -> None:
+    sp.add_argument("--json", action="store_true",
+                    help=f"print {what} as JSON (default: aligned text)")
+
+
+def _run_commands(sub: Any) -> None:
+    """``solve``, ``heuristic`` and ``bound``: the commands that run a method."""
     s = sub.add_parser("solve", help="solve an instance exactly (HiGHS by default)",
                        description="Solve an instance exactly with a MILP/MINLP solver; the "
                        "objective is re-computed by the problem's evaluator.")
-    instance_arg(s)
+    _instance_arg(s)
     s.add_argument("--solver", default="highs",
                    help="highs, scip, or a Pyomo solver listed in DMLOPT_SOLVERS "
                    "(default: highs)")
@@ -533,7 +548,7 @@ def parser() -> argparse.ArgumentParser:
                    help="a progress line on stderr every SECONDS (HiGHS: incumbent, bound, "
                    f"gap, elapsed) (default: every {PROGRESS_SECONDS / 2:g} when stderr is a "
                    "terminal, else none)")
-    json_arg(s, "the result with its solution")
+    _json_arg(s, "the result with its solution")
     s.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="write the solution JSON here (default: not written)")
     s.set_defaults(func=cmd_solve)
@@ -541,7 +556,7 @@ def parser() -> argparse.ArgumentParser:
     h = sub.add_parser("heuristic", help="run a heuristic",
                        description="Run a heuristic on an instance; its solution is scored by "
                        "the problem's evaluator.")
-    instance_arg(h)
+    _instance_arg(h)
     h.add_argument("name", help="heuristic name (see `dmlopt list PROBLEM`)")
     h.add_argument("--seed", type=int, default=0,
                    help="random seed, an integer in [0, 2^63 - 1] (default: 0)")
@@ -549,7 +564,7 @@ def parser() -> argparse.ArgumentParser:
                    help="heuristic option, repeatable; values parsed as JSON (default: the "
                    "heuristic's defaults; see `dmlopt list PROBLEM`)")
     h.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK", help=_RUN_LIMIT)
-    json_arg(h, "the result with its solution")
+    _json_arg(h, "the result with its solution")
     h.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="write the solution JSON here (default: not written)")
     h.set_defaults(func=cmd_heuristic)
@@ -559,7 +574,7 @@ def parser() -> argparse.ArgumentParser:
                        description="A dual bound on the optimum (lower for a minimisation, "
                        "upper for a maximisation) and the certified gap of any feasible "
                        "solution found on the way.")
-    instance_arg(b)
+    _instance_arg(b)
     b.add_argument("--method", "-m", default=None, metavar="NAME",
                    help="a bound method of the problem (default: the strongest that fits the "
                    "size limit; see `dmlopt list PROBLEM`)")
@@ -569,16 +584,20 @@ def parser() -> argparse.ArgumentParser:
                    help="bound option, repeatable; values parsed as JSON (default: the "
                    "method's defaults)")
     b.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK", help=_RUN_LIMIT)
-    json_arg(b, "the result")
+    _json_arg(b, "the result")
     b.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="write the solution found on the way (if any) here (default: not "
                    "written)")
     b.set_defaults(func=cmd_bound)
 
+
+
+def _file_commands(sub: Any) -> None:
+    """``export``, ``validate``, ``generate``, ``list`` and ``schema``."""
     e = sub.add_parser("export", help="write the model as LP or MPS (by extension)",
                        description="Write the model of an instance as an LP or MPS file, with "
                        "readable names.")
-    instance_arg(e)
+    _instance_arg(e)
     e.add_argument("output", help="file ending in .lp or .mps")
     e.add_argument("--formulation", "-f", default=None, metavar="NAME",
                    help="a formulation of the problem (default: the one `dmlopt solve` uses)")
@@ -588,7 +607,7 @@ def parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check an instance, or evaluate a solution of it",
                        description="Check an instance, or evaluate a solution of it with the "
                        "problem's evaluator (exit 3 if the solution is infeasible).")
-    instance_arg(v)
+    _instance_arg(v)
     v.add_argument("--solution", default=None, metavar="FILE",
                    help="solution to evaluate (exit 3 if infeasible): a solution JSON, or the "
                    "solution file a solver wrote for the model `dmlopt export` wrote (HiGHS, "
@@ -603,7 +622,7 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK",
                    help="limits in force while the solution is evaluated (default: "
                    "1e6,2e6,2GiB,1e12, or DMLOPT_SIZE_LIMIT)")
-    json_arg(v, "the evaluation")
+    _json_arg(v, "the evaluation")
     v.set_defaults(func=cmd_validate)
 
     g = sub.add_parser("generate", help="generate an instance",
@@ -632,7 +651,7 @@ def parser() -> argparse.ArgumentParser:
                     "problems, names only)")
     ls.add_argument("--data", action="store_true", help="the shipped instances, loadable by "
                     "name (dmlopt solve tabgp/er12-p03-tau1-s0)")
-    json_arg(ls, "the listing (with PROBLEM: options and parameters as JSON Schema)")
+    _json_arg(ls, "the listing (with PROBLEM: options and parameters as JSON Schema)")
     ls.set_defaults(func=cmd_list)
 
     sc = sub.add_parser("schema", help="JSON Schema of a problem's instance, solution, "
@@ -650,12 +669,6 @@ def parser() -> argparse.ArgumentParser:
                        help="a generator's parameters (default: the instance format)")
     sc.set_defaults(func=cmd_schema)
 
-    from dmlopt import references_cli
-
-    references_cli.register(sub)
-    _problem_commands(sub)
-    _extra_commands(sub)
-    return p
 
 
 def _problem_commands(sub: Any) -> None:

@@ -22,6 +22,8 @@ class _OldProbes(P.Probes):
     def __init__(self, state: State, onehot: np.ndarray, pc: np.ndarray, pm: np.ndarray,
                  pb: np.ndarray) -> None:
         net = state.net
+        if onehot is None:  # the allocators no longer build it: the reference does
+            onehot = P._one_hot(net)
         self.net, self.pc, self.pm, self.pb = net, pc, pm, pb
         self.acc0 = state.bw[net.access]
         W = P.widest(state)

@@ -676,9 +676,6 @@ def fixed_f_model(instance: Instance, f: float, *, static: bool = True) -> Any:
             raise InstanceError(f"jobs[{i}].workers", f"{len(instance.worker_classes(i))} "
                                 "kinds", "the fixed-f model (placements bounds) needs "
                                 "identical workers per job")
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
     inf = highspy.kHighsInf
     cols_lo, cols_hi, integ = [], [], []
     entries: list[tuple[int, int, float]] = []          # (row, col, value)
@@ -751,6 +748,18 @@ def fixed_f_model(instance: Instance, f: float, *, static: bool = True) -> Any:
                     entries.append((wside[s], x, r))
                     if s != t:
                         entries.append((load[(s, t)], x, r))
+    return _highs_model(cols_lo, cols_hi, integ, rows_lo, rows_hi, entries), layout
+
+
+def _highs_model(cols_lo: list[float], cols_hi: list[float], integ: list[bool],
+                 rows_lo: list[float], rows_hi: list[float],
+                 entries: list[tuple[int, int, float]]) -> Any:
+    """A silent one-thread HiGHS model of these columns, rows and (row, col, value) entries."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
     n = len(cols_lo)
     h.addVars(n, np.array(cols_lo, float), np.array(cols_hi, float))
     h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
@@ -761,7 +770,7 @@ def fixed_f_model(instance: Instance, f: float, *, static: bool = True) -> Any:
     starts = np.searchsorted(ent["r"], np.arange(nrows)).astype(np.int32)
     h.addRows(nrows, np.array(rows_lo, float), np.array(rows_hi, float), len(ent), starts,
               ent["c"].astype(np.int32), ent["v"])
-    return h, layout
+    return h
 
 
 class PlacementsOptions(Options):
