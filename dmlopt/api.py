@@ -568,6 +568,29 @@ def _strongest(problem: registry.Problem, instance: Any, limits: Limits) -> str:
         f"({', '.join(refused)}); pass size_limit= (CLI --size-limit) to run one anyway")
 
 
+def _first_bound(problem: registry.Problem, instance: Any, limits: Limits,
+                 time_limit: float | None) -> tuple[str, Any, list[str]]:
+    """The first bound method (strongest first) that fits the limits and returns a bound; a
+    method that gives none in time (a solver stopped before its first bound) is noted and the
+    next one tried. Raises the first method's error when none gives a bound."""
+    first = _strongest(problem, instance, limits)
+    names = list(problem.bound_entries)
+    fell: list[str] = []
+    error: SolverError | None = None
+    for name in names[names.index(first):]:
+        entry = problem.bound(name)
+        try:
+            _fits(instance, entry, entry.Options(), limits, name)
+            return name, entry.function(instance, time_limit=time_limit), fell
+        except ModelTooLargeError:
+            continue
+        except SolverError as exc:
+            error = error or exc
+            fell.append(f"{name}: no bound ({' '.join(str(exc).split())[:160]})")
+    assert error is not None
+    raise error
+
+
 @_with_limits
 def bound(instance: Any, method: str | None = None, *, time_limit: float | None = None,
           size_limit: Any = None, **options: Any) -> Result:
@@ -615,12 +638,15 @@ def bound(instance: Any, method: str | None = None, *, time_limit: float | None 
     if method is None and options:
         raise InstanceError("options", options, "need a bound method (method=NAME): options "
                             "differ between methods")
-    name = method if method is not None else _strongest(problem, instance, limits)
-    entry = problem.bound(name)
-    opts = validate_options(entry.Options, options, name)
-    _fits(instance, entry, opts, limits, f"the {name} bound on this {problem.name} instance")
     t0 = time.perf_counter()
-    value = entry.function(instance, time_limit=time_limit, **_kwargs(opts, options))
+    if method is None:  # the strongest that fits and gives a bound within the time limit
+        name, value, fell = _first_bound(problem, instance, limits, time_limit)
+    else:
+        name, fell = method, []
+        entry = problem.bound(name)
+        opts = validate_options(entry.Options, options, name)
+        _fits(instance, entry, opts, limits, f"the {name} bound on this {problem.name} instance")
+        value = entry.function(instance, time_limit=time_limit, **_kwargs(opts, options))
     seconds = time.perf_counter() - t0
     b = float(value.bound)
     if not np.isfinite(b):
@@ -629,6 +655,8 @@ def bound(instance: Any, method: str | None = None, *, time_limit: float | None 
                  seconds=seconds, options={k: v for k, v in (("time_limit", time_limit),)
                                           if v is not None} | dict(options),
                  metrics=dict(value.metrics))
+    if fell:
+        res.message = "; ".join(fell)
     if value.solution is not None:
         ev = problem.model.evaluate(instance, value.solution)
         if ev.feasible:

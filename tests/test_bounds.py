@@ -119,3 +119,19 @@ def test_bad_calls_are_refused_by_name():
         dmlopt.bound(inst, "lp", threads=True)
     with pytest.raises(dmlopt.InstanceError, match="need a bound method"):
         dmlopt.bound(inst, threads=1)
+
+
+def test_the_default_falls_back_when_the_strongest_gives_no_bound_in_time(monkeypatch):
+    """method=None: a method whose solver stops before its first bound is noted, and the next
+    method that fits gives the bound."""
+    from dmlopt.errors import SolverError
+
+    inst = dmlopt.load("tabgp/er12-p03-tau1-s0")
+
+    def nothing(i, **kw):
+        raise SolverError("bound: HiGHS gave no dual bound (time_limit)")
+
+    _patched(monkeypatch, "tabgp", nothing)  # the first method, mip
+    res = dmlopt.bound(inst, time_limit=30)
+    assert res.method == "bound:lp" and "mip: no bound" in res.message
+    assert res.bound <= dmlopt.solve(inst).objective
