@@ -162,22 +162,46 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
     if block == "break-even" and instance.scheme != "MinCU":
         raise InstanceError("block", block, "needs an instance whose scheme (objective) is "
                             "MinCU")
-    inst = instance
-    T = inst.slots
-    caps = np.array([nd.cus for nd in inst.nodes], dtype=np.int64)
-    k_top = int(caps.max())
-    used = np.zeros((len(inst.nodes), T), dtype=np.int64)
-    peak = np.zeros(len(inst.nodes), dtype=np.int64)
-    w_max = max(lk.wavelengths for lk in inst.links)
-    exists = np.arange(w_max)[None, :] < np.array([lk.wavelengths for lk in inst.links])[:, None]
-    load = np.zeros((len(inst.links), w_max, T), dtype=np.int64)
-    w_act = np.zeros((len(inst.links), w_max), dtype=bool)
-    order = sorted(range(len(inst.requests)),
-                   key=lambda j: (inst.requests[j].arrival, inst.requests[j].deadline, j))
-    plans: list[tuple[list[int], list[int], int, int] | None] = [None] * len(inst.requests)
-    chosen: dict[int, tuple[tuple[int, ...], int]] = {}
-    placed: dict[int, tuple] = {}
-    def place(j: int) -> tuple | None:
+    pk = _Packer(instance, scheme)
+    if block == "never":
+        for j in pk.order:
+            best = pk.place(j)
+            if best is not None:
+                pk.commit(j, best)
+    else:
+        _break_even(pk)
+    return pk.solution()
+
+
+class _Packer:
+    """RDDA's state: CU use per node and slot, node peaks, wavelength loads, deployments."""
+
+    def __init__(self, instance: Instance, scheme: str) -> None:
+        inst = self.inst = instance
+        self.scheme = scheme
+        T = inst.slots
+        self.caps = np.array([nd.cus for nd in inst.nodes], dtype=np.int64)
+        self.k_top = int(self.caps.max())
+        self.used = np.zeros((len(inst.nodes), T), dtype=np.int64)
+        self.peak = np.zeros(len(inst.nodes), dtype=np.int64)
+        w_max = self.w_max = max(lk.wavelengths for lk in inst.links)
+        self.exists = np.arange(w_max)[None, :] < np.array(
+            [lk.wavelengths for lk in inst.links])[:, None]
+        self.load = np.zeros((len(inst.links), w_max, T), dtype=np.int64)
+        self.w_act = np.zeros((len(inst.links), w_max), dtype=bool)
+        self.order = sorted(range(len(inst.requests)),
+                            key=lambda j: (inst.requests[j].arrival, inst.requests[j].deadline,
+                                           j))
+        self.plans: list[tuple[list[int], list[int], int, int] | None] = \
+            [None] * len(inst.requests)
+        self.chosen: dict[int, tuple[tuple[int, ...], int]] = {}
+        self.placed: dict[int, tuple] = {}
+
+    def place(self, j: int) -> tuple | None:
+        """RDDA's best placement of request j (the scheme's key), None if none fits."""
+        inst, scheme, caps, k_top, used, peak = (self.inst, self.scheme, self.caps, self.k_top,
+                                                 self.used, self.peak)
+        load, exists, w_max, w_act = self.load, self.exists, self.w_max, self.w_act
         r = inst.requests[j]
         rings = inst.candidate_rings(j)
         if not rings:
@@ -266,13 +290,17 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
                     best = (k, subsets[sub_i], int(kk[p]), lo + int(s_idx[p]), e_p, b)
         return best
 
-    def new_cus(best: tuple) -> int:
+    def new_cus(self, best: tuple) -> int:
         """CUs the placement newly activates (the rise of its nodes' peaks)."""
+        inst, used, peak = self.inst, self.used, self.peak
         k, sub, kk_, s, e, _ = best
         nodes = [v for v in inst.rings[k].nodes if v in sub]
         return int(np.maximum(used[nodes, s:e + 1].max(axis=1) + kk_ - peak[nodes], 0).sum())
 
-    def commit(j: int, best: tuple) -> None:
+    def commit(self, j: int, best: tuple) -> None:
+        """Deploy request j at placement ``best`` (a tuple from :meth:`place`)."""
+        inst, used, peak, load, w_act = self.inst, self.used, self.peak, self.load, self.w_act
+        plans, chosen, placed = self.plans, self.chosen, self.placed
         k, sub, kk_, s, e, b = best
         ring = inst.rings[k]
         nodes = [v for v in ring.nodes if v in sub]
@@ -284,8 +312,10 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
         chosen[j] = (ring.nodes, b)
         placed[j] = best
 
-    def release(j: int) -> int:
+    def release(self, j: int) -> int:
         """Undo request j's deployment; returns the CUs its nodes' peaks drop by."""
+        inst, used, peak, load, w_act = self.inst, self.used, self.peak, self.load, self.w_act
+        plans, chosen, placed = self.plans, self.chosen, self.placed
         k, sub, kk_, s, e, b = placed.pop(j)
         ring = inst.rings[k]
         nodes = [v for v in ring.nodes if v in sub]
@@ -298,56 +328,65 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
         del chosen[j]
         return before - int(peak[nodes].sum())
 
-    if block == "never":
-        for j in order:
-            best = place(j)
-            if best is not None:
-                commit(j, best)
-    else:
-        per_request = 1.0 / (inst.alpha_of() * len(inst.requests))  # blocking cost, in CUs
-        big = [j for j in order if fewest_cu_slots(inst, j) > T * per_request]
-        for j in order:
-            if j not in big and (best := place(j)) is not None:
-                commit(j, best)
-        for j in big:
-            best = place(j)
-            if best is not None and new_cus(best) <= per_request:
-                commit(j, best)
-        for _ in range(PRUNE_ROUNDS):
-            # largest first: take each request out and put it back where it raises the peaks
-            # least, or block it if that saves more than blocking costs; then deploy blocked
-            # ones that now activate fewer new CUs than blocking costs
-            changed = False
-            for j in sorted(placed, key=lambda j: -fewest_cu_slots(inst, j)):
-                saved_best = placed[j]
-                drop = release(j)
-                moved = place(j)
-                cost = new_cus(moved) if moved is not None else drop + 1
-                if min(cost, per_request) >= drop:
-                    commit(j, saved_best)
-                elif cost < per_request:
-                    commit(j, moved)  # a placement raising the peaks by less
+    def solution(self) -> Solution:
+        """The deployments as a Solution, CU ids per node in order of start."""
+        inst, plans, chosen = self.inst, self.plans, self.chosen
+        ids = assign_cu_ids(inst, plans)
+        out: list[Assignment | None] = []
+        for j, plan in enumerate(plans):
+            if plan is None:
+                out.append(None)
+                continue
+            ring_nodes, b = chosen[j]
+            out.append(Assignment(ring=list(ring_nodes), nodes=plan[0], cus=ids[j],
+                                  wavelength=b, start=plan[2], end=plan[3]))
+        return Solution(requests=out)
+
+
+def _break_even(pk: _Packer) -> None:
+    """``block="break-even"`` (module docstring, "Blocking by choice")."""
+    inst, order = pk.inst, pk.order
+    per_request = 1.0 / (inst.alpha_of() * len(inst.requests))  # blocking cost, in CUs
+    fewest = [fewest_cu_slots(inst, j) for j in range(len(inst.requests))]
+    big = [j for j in order if fewest[j] > inst.slots * per_request]
+    for j in order:
+        if j not in big and (best := pk.place(j)) is not None:
+            pk.commit(j, best)
+    for j in big:
+        best = pk.place(j)
+        if best is not None and pk.new_cus(best) <= per_request:
+            pk.commit(j, best)
+    _prune(pk, per_request, fewest)
+
+
+def _prune(pk: _Packer, per_request: float, fewest: list[int]) -> None:
+    """Rounds of moves, removals and re-insertions, each lowering eq. (4)."""
+    placed = pk.placed
+    for _ in range(PRUNE_ROUNDS):
+        # largest first: take each request out and put it back where it raises the peaks
+        # least, or block it if that saves more than blocking costs; then deploy blocked
+        # ones that now activate fewer new CUs than blocking costs
+        changed = False
+        for j in sorted(placed, key=lambda j: -fewest[j]):
+            saved_best = placed[j]
+            drop = pk.release(j)
+            moved = pk.place(j)
+            cost = pk.new_cus(moved) if moved is not None else drop + 1
+            if min(cost, per_request) >= drop:
+                pk.commit(j, saved_best)
+            elif cost < per_request:
+                pk.commit(j, moved)  # a placement raising the peaks by less
+                changed = True
+            else:
+                changed = True  # blocked: removing it saves more than blocking costs
+        for j in pk.order:
+            if j not in placed:
+                best = pk.place(j)
+                if best is not None and pk.new_cus(best) < per_request:
+                    pk.commit(j, best)
                     changed = True
-                else:
-                    changed = True  # blocked: removing it saves more than blocking costs
-            for j in order:
-                if j not in placed:
-                    best = place(j)
-                    if best is not None and new_cus(best) < per_request:
-                        commit(j, best)
-                        changed = True
-            if not changed:
-                break
-    ids = assign_cu_ids(inst, plans)
-    out: list[Assignment | None] = []
-    for j, plan in enumerate(plans):
-        if plan is None:
-            out.append(None)
-            continue
-        ring_nodes, b = chosen[j]
-        out.append(Assignment(ring=list(ring_nodes), nodes=plan[0], cus=ids[j], wavelength=b,
-                              start=plan[2], end=plan[3]))
-    return Solution(requests=out)
+        if not changed:
+            break
 
 
 @cache
