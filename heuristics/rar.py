@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from functools import cache
 from typing import Literal
 
@@ -196,6 +197,11 @@ class _Packer:
             [None] * len(inst.requests)
         self.chosen: dict[int, tuple[tuple[int, ...], int]] = {}
         self.placed: dict[int, tuple] = {}
+        #: peaks a node keeps however little it uses (rdda-fill's targets); zero in RDDA
+        self.floor = np.zeros(len(inst.nodes), dtype=np.int64)
+        #: MinCU key: None (new CUs, N, N k, end); "early" (new CUs, end, N k, N); "late"
+        #: (new CUs, -start, N k, N)
+        self.prefer: str | None = None
 
     def place(self, j: int) -> tuple | None:
         """RDDA's best placement of request j (the scheme's key), None if none fits."""
@@ -264,7 +270,20 @@ class _Packer:
                 if scheme == "MinCU":
                     # CUs newly activated: sum over the nodes of max(0, use + k - peak)
                     new = np.maximum(room[idx] + kk[None, None, :], 0).sum(axis=1)
-                    packed = (np.minimum(new, (1 << 20) - 1) << 34) | (nk << 14) | end
+                    if self.prefer == "early":  # earliest end before fewest CUs
+                        packed = (np.minimum(new, (1 << 20) - 1) << 34) | (end << 20) | nk
+                    elif self.prefer == "late":  # latest start before fewest CUs
+                        packed = ((np.minimum(new, (1 << 20) - 1) << 34)
+                                  | (((1 << 14) - 1 - lo - s_idx) << 20) | nk)
+                    elif self.prefer in ("valley", "fit"):
+                        # valley: the emptiest window (sum of window maxima); fit: the least
+                        # room left under the peaks
+                        val = (mu[idx].sum(axis=1) if self.prefer == "valley" else
+                               np.maximum(-(room[idx] + kk[None, None, :]), 0).sum(axis=1))
+                        packed = ((np.minimum(new, (1 << 20) - 1) << 42)
+                                  | (np.minimum(val, (1 << 21) - 1) << 21) | nk)
+                    else:
+                        packed = (np.minimum(new, (1 << 20) - 1) << 34) | (nk << 14) | end
                 elif scheme == "MinW":
                     packed = (np.minimum(wl_cost // w_max, (1 << 20) - 1) << 34) | (end << 20) | nk
                 else:  # MinT, MaxR: earliest end, then fewest CUs
@@ -275,7 +294,14 @@ class _Packer:
                 cell = packed.flat[flat]
                 e_p, nk_p = int(lo + e_idx[p]), int(nn * kk[p])
                 if scheme == "MinCU":
-                    key = (int(cell) >> 34, nn, nk_p, e_p)
+                    if self.prefer == "early":
+                        key = (int(cell) >> 34, e_p, nk_p, nn)
+                    elif self.prefer == "late":
+                        key = (int(cell) >> 34, -int(lo + s_idx[p]), nk_p, nn)
+                    elif self.prefer in ("valley", "fit"):
+                        key = (int(cell) >> 21, nk_p, nn, e_p)
+                    else:
+                        key = (int(cell) >> 34, nn, nk_p, e_p)
                 elif scheme == "MinW":
                     key = (int(wl_cost[p] // w_max), ring.size, nn, e_p, nk_p)
                 elif scheme == "MinT":
@@ -321,7 +347,7 @@ class _Packer:
         nodes = [v for v in ring.nodes if v in sub]
         before = int(peak[nodes].sum())
         used[nodes, s:e + 1] -= kk_
-        peak[nodes] = used[nodes].max(axis=1)
+        peak[nodes] = np.maximum(used[nodes].max(axis=1), self.floor[nodes])
         load[list(ring.links), b, s:e + 1] -= 1
         w_act[list(ring.links), b] = load[list(ring.links), b].any(axis=1)
         plans[j] = None
@@ -389,6 +415,115 @@ def _prune(pk: _Packer, per_request: float, fewest: list[int]) -> None:
             break
 
 
+def _shift(pk: _Packer, prefer: str, order: list[int]) -> None:
+    """Take each deployed request (in ``order``) out and put it back at RDDA's best placement
+    under the current peaks with the key ``prefer`` ("early" or "late"): no peak rises."""
+    caps = pk.caps
+    pk.prefer = prefer
+    try:
+        for j in order:
+            if j not in pk.placed:
+                continue
+            limit = np.minimum(caps, pk.peak)
+            saved = pk.placed[j]
+            pk.release(j)
+            pk.caps = limit
+            best = pk.place(j)
+            pk.caps = caps
+            pk.commit(j, best if best is not None else saved)
+    finally:
+        pk.caps = caps
+        pk.prefer = None
+
+
+#: request orders of :func:`rdda_ls` (module docstring, "Several starts and moves")
+ORDERS = ("arrival", "fewest", "window", "density")
+#: placement keys of :func:`rdda_ls`: RDDA's MinCU key, or new CUs then the emptiest window
+KEYS = ("rdda", "valley")
+
+
+def _request_order(inst: Instance, name: str, fewest: list[int]) -> list[int]:
+    """Requests in the order ``name`` (:data:`ORDERS`); ties by index."""
+    reqs = inst.requests
+    if name == "arrival":  # RDDA's (section 5)
+        return sorted(range(len(reqs)), key=lambda j: (reqs[j].arrival, reqs[j].deadline, j))
+    if name == "fewest":  # largest fewest CU-slots first
+        return sorted(range(len(reqs)), key=lambda j: (-fewest[j], j))
+    if name == "window":  # shortest window [t_a, t_d] first
+        return sorted(range(len(reqs)), key=lambda j: (reqs[j].deadline - reqs[j].arrival, j))
+    # density: largest fewest CU-slots per slot of the window first
+    return sorted(range(len(reqs)),
+                  key=lambda j: (-fewest[j] / (reqs[j].deadline - reqs[j].arrival + 1), j))
+
+
+def rdda_ls(instance: Instance, *, seed: int = 0, orders: Sequence[str] = ORDERS,
+            keys: Sequence[str] = KEYS, passes: int = 2) -> Solution:
+    """RDDA with blocking by choice from several starts, then moves (ours; MinCU objective).
+
+    Parameters
+    ----------
+    instance : Instance
+        A RAR instance whose scheme (objective) is MinCU.
+    seed : int
+        Unused (deterministic); kept for the heuristic contract.
+    orders : sequence of str
+        Request orders (:data:`ORDERS`) of the starts; default all four.
+    keys : sequence of str
+        Placement keys (:data:`KEYS`) of the starts; default both.
+    passes : int
+        At most this many rounds of moves on the best start (0: none); a round stops the
+        search when it lowers nothing.
+
+    Returns
+    -------
+    Solution
+        The best start after the moves: eq. (4) at most that of ``rdda(block="break-even")``
+        when ``("arrival", "rdda")`` is among the starts (it is that run).
+
+    References
+    ----------
+    Chen et al., JOCN 16(5), 2024 (paper 003): Algorithm 1 and eq. (4); ours: the starts,
+    the "valley" key and the moves (module docstring, "Several starts and moves").
+    """
+    from dmlopt.errors import InstanceError
+
+    if instance.scheme != "MinCU":
+        raise InstanceError("scheme", instance.scheme, "rdda-ls needs an instance whose scheme "
+                            "(objective) is MinCU")
+    for name, value, allowed in (("orders", orders, ORDERS), ("keys", keys, KEYS)):
+        if not value or any(v not in allowed for v in value):
+            raise InstanceError(name, list(value), f"must be a non-empty list of "
+                                f"{', '.join(allowed)}")
+    inst = instance
+    nr = len(inst.requests)
+    per_request = 1.0 / (inst.alpha_of() * nr)
+    fewest = [fewest_cu_slots(inst, j) for j in range(nr)]
+
+    def cost(pk: _Packer) -> float:  # eq. (4) divided by alpha, in CUs
+        return float(pk.peak.sum()) + per_request * (nr - len(pk.placed))
+
+    best: _Packer | None = None
+    for name in orders:
+        for key in keys:
+            pk = _Packer(inst, "MinCU")
+            pk.order = _request_order(inst, name, fewest)
+            pk.prefer = None if key == "rdda" else key
+            _break_even(pk)
+            pk.prefer = None
+            if best is None or cost(pk) < cost(best) - 1e-9:
+                best = pk
+    assert best is not None
+    arrival = _request_order(inst, "arrival", fewest)
+    for _ in range(passes):
+        before = cost(best)
+        for prefer, seq in (("early", arrival), ("late", arrival[::-1])):
+            _shift(best, prefer, seq)
+            _prune(best, per_request, fewest)
+        if cost(best) >= before - 1e-9:
+            break
+    return best.solution()
+
+
 @cache
 def _subsets(ring: tuple[int, ...], source: int, size: int) -> list[tuple[int, ...]]:
     """Node sets of ``size`` on ``ring`` containing ``source`` (Algorithm 1, line 10)."""
@@ -447,8 +582,39 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     return Size(memory, work)
 
 
+class RddaLsOptions(Options):
+    """Options of :func:`rdda_ls`."""
+
+    orders: list[Literal["arrival", "fewest", "window", "density"]] = pydantic.Field(
+        default=list(ORDERS), min_length=1, max_length=len(ORDERS),
+        description="request orders of the starts: arrival (RDDA's), fewest (largest fewest "
+        "CU-slots first), window (shortest window first), density (largest fewest CU-slots "
+        "per window slot first)")
+    keys: list[Literal["rdda", "valley"]] = pydantic.Field(
+        default=list(KEYS), min_length=1, max_length=len(KEYS),
+        description="placement keys of the starts: rdda (RDDA's MinCU key), valley (new CUs, "
+        "then the emptiest window)")
+    passes: int = pydantic.Field(default=2, ge=0, le=20,
+                                 description="rounds of moves on the best start (0: none)")
+
+
+def rdda_ls_estimate(instance: Instance, options: RddaLsOptions) -> Size:
+    """What :func:`rdda_ls` allocates and computes: one ``block="break-even"`` run per start
+    (:func:`rdda_estimate`), plus per round of moves two passes and two prunings, each up to
+    ``PRUNE_ROUNDS`` passes; memory: two runs' state at once."""
+    one = rdda_estimate(instance, RddaOptions(block="break-even"))
+    base = one.work / (1 + 2 * PRUNE_ROUNDS)  # one pass over the requests
+    starts = len(options.orders) * len(options.keys)
+    work = starts * one.work + options.passes * 2 * (1 + 2 * PRUNE_ROUNDS) * base
+    return Size(2 * one.memory, work)
+
+
 HEURISTICS: dict[str, Heuristic] = {
     "rdda": Heuristic(rdda, RddaOptions, rdda_estimate,
                       "RDDA (Algorithm 1): ring, nodes, CUs, window and wavelength per request "
                       "in the scheme's order"),
+    "rdda-ls": Heuristic(
+        rdda_ls, RddaLsOptions, rdda_ls_estimate,
+        "RDDA with blocking by choice (MinCU objective) from several request orders and "
+        "placement keys, the best then moved earlier and later while eq. (4) drops"),
 }

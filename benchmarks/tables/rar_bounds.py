@@ -1,9 +1,11 @@
-"""Paper 003 (RAR): certified gaps of RDDA on the 38-node network, from the runs of
-``paper-rar-bounds`` (full) or ``quick-rar-bounds`` (``dmlopt reproduce rar bounds``).
+"""Paper 003 (RAR): certified gaps of RDDA (MinCU: and ``rdda-ls``) on the 38-node network,
+from the runs of ``paper-rar-bounds`` (full) or ``quick-rar-bounds`` (``dmlopt reproduce rar
+bounds``).
 
 Instances are ``cpn38(requests=R,scheme=S)#seed``; the objective is eq. (4) (minimised), the
 bound the ``energy`` LP (:mod:`dmlopt.models.rar.bounds`). The certified gap is
-``100 (RDDA - bound) / |bound|`` (:mod:`dmlopt.benchmarks.tables.certified`).
+``100 (best heuristic - bound) / |bound|``, the best of ``rdda`` and ``rdda-ls`` (MinCU only)
+(:mod:`dmlopt.benchmarks.tables.certified`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from dmlopt.benchmarks.tables import Table, sizes
 from dmlopt.benchmarks.tables.certified import certified, seeds_text, settings_table, time_limits
 
 SCHEMES = ("MinCU", "MinW", "MinT", "MaxR")
-HEURISTICS = ("rdda",)
+HEURISTICS = ("rdda", "rdda-ls")
 BOUNDS = ("energy",)
-#: the goal: RDDA within 5 % of a certified bound on every seed
+#: the goal: the best heuristic within 5 % of a certified bound on every seed
 GOAL = 5.0
 
 
@@ -39,12 +41,13 @@ def frame(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def bounds(runs: pd.DataFrame, outdir: Path) -> str:
-    """Per scheme: RDDA's certified gap to the ``energy`` bound (mean, max, seeds within 5 %),
-    the bound's seconds; every seed below."""
+    """Per scheme: the best heuristic's certified gap to the ``energy`` bound (mean, max, seeds
+    within 5 %), the bound's seconds; every seed below."""
     cert = frame(runs)
     if cert.empty:
         return "_no runs_"
-    text = (f"Objective eq. (4), minimised; certified gap = 100 (RDDA - bound) / |bound|; goal: "
+    text = (f"Objective eq. (4), minimised; certified gap = 100 (best heuristic - bound) / "
+            f"|bound|, the best of `rdda` and (MinCU) `rdda-ls`; goal: "
             f"within {GOAL:g} % on every seed. Bound: the `energy` LP (default options), time "
             f"limit {time_limits(runs, 'bound:energy')}; seconds are the bound's own, build "
             "included.")
@@ -55,14 +58,14 @@ def _heading(runs: pd.DataFrame) -> str:
     cert = frame(runs)
     if cert.empty:
         return "Certified gaps: no runs"
-    return (f"Certified gaps: RDDA vs the energy bound (38-node network, "
+    return (f"Certified gaps: RDDA and rdda-ls vs the energy bound (38-node network, "
             f"{sizes(cert['requests'], 'requests')}, seeds {seeds_text(cert['seed'])})")
 
 
 # minutes measured on the shared 2-core machine (--workers 2): quick-rar-bounds 39 s; the full
 # run's bounds took up to 112 s each (docs/rar.md)
 TABLES = [
-    Table("rar", "bounds", "Certified gaps at the paper's sizes: RDDA vs the energy bound "
-          "(38-node network, 500 requests, seeds 0-9)", ("paper-rar-bounds",),
-          ("quick-rar-bounds",), bounds, 25.0, 0.7, heading=_heading),
+    Table("rar", "bounds", "Certified gaps at the paper's sizes: RDDA and rdda-ls vs the "
+          "energy bound (38-node network, 500 requests, seeds 0-9)", ("paper-rar-bounds",),
+          ("quick-rar-bounds",), bounds, 35.0, 1.0, heading=_heading),
 ]
