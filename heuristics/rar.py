@@ -585,13 +585,13 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
 class RddaLsOptions(Options):
     """Options of :func:`rdda_ls`."""
 
-    orders: list[Literal["arrival", "fewest", "window", "density"]] = pydantic.Field(
-        default=list(ORDERS), min_length=1, max_length=len(ORDERS),
+    orders: tuple[Literal["arrival", "fewest", "window", "density"], ...] = pydantic.Field(
+        default=ORDERS, min_length=1, max_length=len(ORDERS),
         description="request orders of the starts: arrival (RDDA's), fewest (largest fewest "
         "CU-slots first), window (shortest window first), density (largest fewest CU-slots "
         "per window slot first)")
-    keys: list[Literal["rdda", "valley"]] = pydantic.Field(
-        default=list(KEYS), min_length=1, max_length=len(KEYS),
+    keys: tuple[Literal["rdda", "valley"], ...] = pydantic.Field(
+        default=KEYS, min_length=1, max_length=len(KEYS),
         description="placement keys of the starts: rdda (RDDA's MinCU key), valley (new CUs, "
         "then the emptiest window)")
     passes: int = pydantic.Field(default=2, ge=0, le=20,

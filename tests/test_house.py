@@ -146,7 +146,6 @@ LONG_FUNCTIONS = frozenset({
     "models/rar/formulations.py::build_paper",
     "models/tap/bounds.py::hahn_grant",
     "heuristics/inc_oxc/search.py::_local_search",
-    "heuristics/rar.py::rdda",
 })
 
 
