@@ -41,6 +41,23 @@ it now activates fewer than 1 / (alpha |R|) CUs. Each change strictly lowers eq.
 so the result is never worse than RDDA run on the requests within the break-even alone (tested),
 although it can be worse than RDDA without the option. The default ``"never"`` is Algorithm 1.
 
+Several starts and moves (``rdda-ls``, ours; MinCU objective)
+------------------------------------------------------------
+:func:`rdda_ls` runs ``block="break-even"`` from several starts and keeps the lowest eq. (4):
+the request order (:data:`ORDERS`: RDDA's arrival order, largest fewest CU-slots first,
+shortest window first, largest fewest CU-slots per window slot first) times the placement key
+(:data:`KEYS`: RDDA's MinCU key, or "valley": fewest new CUs, then the window whose CU use,
+summed over the chosen nodes' window maxima, is lowest, then N k, N and end). The start in
+arrival order with RDDA's key is ``rdda(block="break-even")`` itself, so the result is never
+worse than it. On the best start, rounds of moves follow while they lower eq. (4): each deployed
+request in arrival order is taken out and put back where it ends earliest under the nodes'
+current peaks (no peak rises), then the pruning of "Blocking by choice", then the same in
+reverse order where it starts latest, then the pruning again. Why it helps: every request's
+fewest CU-slots hardly depend on its CU count (the duration of eqs. 1, 2, 5 is about a / k +
+b), so the schedule is a packing of malleable rectangles, and RDDA's arrival order with its
+smallest-k key leaves the first and last slots of every node half empty while the middle slots
+sit at the peak; larger requests first and emptier windows first fill the ends better.
+
 MinW and MaxR place a request at its earliest possible end, like MinT, since the paper gives
 them no time preference; every scheme except MinW takes the first-fit wavelength (section 6).
 

@@ -11,9 +11,11 @@ also RDDA run on the requests whose fewest CU-slots stay below the break-even |T
 blocked: a feasible solution (scored by the evaluator) and its certified gap; with
 ``--block`` also RDDA with ``block="break-even"`` (the option that blocks such requests by
 choice and deploys them afterwards where they activate few new CUs), its blocked requests, gap
-and seconds.
+and seconds; with ``--ls`` also the heuristic ``rdda-ls`` (that option from several request
+orders and placement keys, then moves), its blocked requests, gap and CPU seconds.
 
     python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-9 --requests 500
+    python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 10-14 --schemes MinCU --ls
 """
 
 from __future__ import annotations
@@ -61,16 +63,20 @@ def main(argv: list[str] | None = None) -> None:
                     help="MinCU: add RDDA on the requests below the break-even CU-slots")
     ap.add_argument("--block", action="store_true",
                     help='MinCU: add RDDA with block="break-even"')
+    ap.add_argument("--ls", action="store_true",
+                    help="MinCU: add the heuristic rdda-ls")
     args = ap.parse_args(argv)
     out = output_dir(args.out)
     with tee(out / "rar_bounds.md"):
         extra = " RDDA below break-even | its blocked | its gap |" if args.break_even else ""
         if args.block:
             extra += " RDDA break-even option | its blocked | its gap | its seconds |"
+        if args.ls:
+            extra += " rdda-ls | its blocked | its gap | its CPU seconds |"
         print("| scheme | seed | RDDA | blocked (RDDA) | RDDA CU-slots / fewest | bound | "
               "blocked (LP) | gap | seconds |" + extra)
         print("|---|---|---|---|---|---|---|---|---|" + "---|" * (3 if args.break_even else 0)
-              + "---|" * (4 if args.block else 0))
+              + "---|" * (4 if args.block else 0) + "---|" * (4 if args.ls else 0))
         for scheme in args.schemes.split(","):
             for seed in _seeds(args.seeds):
                 _row(scheme, seed, args)
@@ -102,6 +108,13 @@ def _row(scheme: str, seed: int, args: argparse.Namespace) -> None:
         g3 = abs(opt.objective - b) / abs(b) if abs(b) > 1e-12 else abs(opt.objective - b)
         print(f" {opt.objective:.4f} | {round(opt.metrics['blocking_rate'] * args.requests)} | "
               f"{100 * g3:.1f} % | {s3:.1f} |", end="")
+    if args.ls and scheme == "MinCU":
+        t1 = time.process_time()
+        ls = dmlopt.heuristic(inst, "rdda-ls")
+        s4 = time.process_time() - t1
+        g4 = abs(ls.objective - b) / abs(b) if abs(b) > 1e-12 else abs(ls.objective - b)
+        print(f" {ls.objective:.4f} | {round(ls.metrics['blocking_rate'] * args.requests)} | "
+              f"{100 * g4:.2f} % | {s4:.0f} |", end="")
     print(flush=True)
 
 
