@@ -72,6 +72,20 @@ def test_rar_gap_per_scheme_and_goal(tmp_path):
         "(38-node network, 500 requests, seeds 0 and 1)")
 
 
+def test_rar_best_heuristic_is_rdda_ls_where_it_is_lower(tmp_path):
+    """MinCU rows of rdda and rdda-ls: the table grades the lower one (catches a table that
+    reads rdda only); the MinW instance has rdda alone."""
+    a = "cpn38(requests=500,scheme=MinCU)#0"
+    c = "cpn38(requests=500,scheme=MinW)#0"
+    df = rows([heur("rar", a, "rdda", 1.1), heur("rar", a, "rdda-ls", 1.04),
+               bound("rar", a, "energy", 1.0, seconds=6.0),
+               heur("rar", c, "rdda", 0.3), bound("rar", c, "energy", 0.2, seconds=4.0)])
+    text = rar_bounds.bounds(df, tmp_path)
+    assert ("| 500 requests, MinCU | `energy` | 1 of 1 | `rdda-ls` (1) | 1.04 | 1 | 4.0 % "
+            "| 4.0 % | 1 of 1 |") in text
+    assert "| 500 requests, MinW | `energy` | 1 of 1 | `rdda` (1) | 0.3 | 0.2 | 50.0 % " in text
+
+
 def test_inc_oxc_both_bounds_better_heuristic(tmp_path):
     inst = "large(racks=64,workers=[16,64])#0"
     df = rows([heur("inc_oxc", inst, "wcg", 0.8), heur("inc_oxc", inst, "wcg-ls", 0.9),
