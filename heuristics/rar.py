@@ -217,7 +217,7 @@ class _Packer:
         #: peaks a node keeps however little it uses (rdda-fill's targets); zero in RDDA
         self.floor = np.zeros(len(inst.nodes), dtype=np.int64)
         #: MinCU key: None (new CUs, N, N k, end); "early" (new CUs, end, N k, N); "late"
-        #: (new CUs, -start, N k, N)
+        #: (new CUs, -start, N k, N); "valley" (new CUs, sum of window maxima, N k, N, end)
         self.prefer: str | None = None
 
     def place(self, j: int) -> tuple | None:
@@ -292,11 +292,9 @@ class _Packer:
                     elif self.prefer == "late":  # latest start before fewest CUs
                         packed = ((np.minimum(new, (1 << 20) - 1) << 34)
                                   | (((1 << 14) - 1 - lo - s_idx) << 20) | nk)
-                    elif self.prefer in ("valley", "fit"):
-                        # valley: the emptiest window (sum of window maxima); fit: the least
-                        # room left under the peaks
-                        val = (mu[idx].sum(axis=1) if self.prefer == "valley" else
-                               np.maximum(-(room[idx] + kk[None, None, :]), 0).sum(axis=1))
+                    elif self.prefer == "valley":
+                        # the emptiest window: the sum of the nodes' window maxima
+                        val = mu[idx].sum(axis=1)
                         packed = ((np.minimum(new, (1 << 20) - 1) << 42)
                                   | (np.minimum(val, (1 << 21) - 1) << 21) | nk)
                     else:
@@ -315,7 +313,7 @@ class _Packer:
                         key = (int(cell) >> 34, e_p, nk_p, nn)
                     elif self.prefer == "late":
                         key = (int(cell) >> 34, -int(lo + s_idx[p]), nk_p, nn)
-                    elif self.prefer in ("valley", "fit"):
+                    elif self.prefer == "valley":
                         key = (int(cell) >> 21, nk_p, nn, e_p)
                     else:
                         key = (int(cell) >> 34, nn, nk_p, e_p)
