@@ -179,3 +179,25 @@ def test_train_ctrl_c_keeps_the_checkpoint(tmp_path):
     assert ckpt.exists() and not out.exists()
     assert f"dmlopt: interrupted; the checkpoint {ckpt} is kept; run the same command to " \
            "resume" in err
+
+
+def test_bound_json_is_all_stdout_holds(tmp_path):
+    # the bound methods that drive highspy directly: HiGHS's banner once broke --json
+    for spec, method in (({"generator": "cpn6", "requests": 3, "scheme": "MinCU"}, "energy"),):
+        inst = dmlopt.generate("rar", spec, seed=0)
+        path = tmp_path / "inst.json"
+        dmlopt.save(inst, path)
+        proc = subprocess.run([sys.executable, "-m", "dmlopt", "bound", str(path), "--method",
+                               method, "--json"], capture_output=True, text=True, env=ENV,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["status"] == "bound"
+    for name, method in (("nara", "aggregate"), ("inc_oxc", "jobs")):
+        inst = dmlopt.generate(name, {}, seed=0)
+        path = tmp_path / f"{name}.json"
+        dmlopt.save(inst, path)
+        proc = subprocess.run([sys.executable, "-m", "dmlopt", "bound", str(path), "--method",
+                               method, "--json"], capture_output=True, text=True, env=ENV,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["status"] == "bound"
