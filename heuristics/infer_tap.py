@@ -18,6 +18,7 @@ import pydantic
 from dmlopt.contract import Heuristic, Options, Size
 from dmlopt.heuristics.tap import HEURISTICS as TAP_HEURISTICS
 from dmlopt.models.infer_tap import Instance, Solution
+from dmlopt.validation import time_limit_field
 
 ON = ("inferred", "truth")
 
@@ -60,8 +61,7 @@ class OnOptions(Options):
 class ExactOptions(OnOptions):
     """Options of ``exact``."""
 
-    time_limit: float = pydantic.Field(default=60.0, gt=0, le=86_400,
-                                       description="HiGHS time limit in seconds")
+    time_limit: float = time_limit_field(60.0, "HiGHS time limit in seconds (at most a day)")
 
 
 def _tap_estimate(name: str):

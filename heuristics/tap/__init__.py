@@ -58,6 +58,7 @@ from dmlopt.heuristics.tap import search as ts
 from dmlopt.heuristics.tap.faq import faq_2opt
 from dmlopt.heuristics.tap.robust_tabu import rts
 from dmlopt.models.tap import Instance, Solution
+from dmlopt.validation import one_of, time_limit_field
 
 #: compiled kernels the searches load on first use (:func:`search._tap_kernel`); the benchmark
 #: harness imports them before a timed run
@@ -210,18 +211,14 @@ StartName = Literal["cle", "abm", "random"]
 
 def _check_start(value: object) -> object:
     """A ``start`` given by name must name a construction heuristic (one clear message)."""
-    names = get_args(StartName)
-    if isinstance(value, str) and value not in names:
-        raise ValueError(f"{value!r} is not a starting heuristic (one of {', '.join(names)})")
-    return value
+    return one_of(value, get_args(StartName), "a starting heuristic")
 
 
 class _TimeLimit(Options):
     """The time limit shared by the searches."""
 
-    time_limit: float | None = pydantic.Field(
-        default=None, gt=0, le=86_400,
-        description="seconds (at most a day), checked between restarts (None: no limit)")
+    time_limit: float | None = time_limit_field(
+        None, "seconds (at most a day), checked between restarts (None: no limit)")
 
 
 class LocalSearchOptions(_TimeLimit):

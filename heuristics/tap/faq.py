@@ -26,15 +26,15 @@ from dmlopt.contract import Size
 from dmlopt.errors import InstanceError
 from dmlopt.heuristics.tap import search as ts
 from dmlopt.models.tap import Instance, Solution
+from dmlopt.validation import time_limit_field
 
 
 class Options(ContractOptions):
     """Options of ``faq-2opt``."""
 
     restarts: int = pydantic.Field(default=10, ge=1, description="FAQ + 2-opt runs, best kept")
-    time_limit: float | None = pydantic.Field(
-        default=None, gt=0, le=86_400,
-        description="seconds (at most a day), checked between restarts; default none")
+    time_limit: float | None = time_limit_field(
+        None, "seconds (at most a day), checked between restarts (None: no limit)")
 
 
 def estimate(instance: Instance, opts: Options | None = None) -> Size:

@@ -9,15 +9,10 @@ import pydantic
 
 from dmlopt.contract import Generator, Options, Size
 from dmlopt.models.inc_oxc.instance import Instance, Job, Rack, Worker
+from dmlopt.validation import spec_error
 
 # ------------------------------------------------------------------------------------------
 # generators
-
-
-def _spec_error(field: str, value: object, text: str):
-    from dmlopt.errors import InstanceError
-
-    return InstanceError(f"spec.{field}", value, text)
 
 
 def _greedy_fits(instance: Instance) -> bool:
@@ -57,16 +52,16 @@ def generate_dcn(
     for name, rng_ in (("workers", workers), ("gpu", gpu), ("cpu", cpu), ("mem", mem),
                        ("data", data)):
         if len(rng_) != 2 or not 0 <= rng_[0] <= rng_[1]:
-            raise _spec_error(name, rng_, "must be [low, high] with 0 <= low <= high")
+            raise spec_error(name, rng_, "must be [low, high] with 0 <= low <= high")
     if racks < 1 or ports < 1 or ps_per_switch < 0 or workers[0] < 1 or data[0] <= 0:
-        raise _spec_error("racks/ports/ps_per_switch/workers/data",
+        raise spec_error("racks/ports/ps_per_switch/workers/data",
                           (racks, ports, ps_per_switch, workers, data),
                           "racks, ports, workers and data must be positive")
     if not 0 <= pdp_fraction <= 1 or not 0 < load <= 1 or alpha < 0:
-        raise _spec_error("pdp_fraction/load/alpha", (pdp_fraction, load, alpha),
+        raise spec_error("pdp_fraction/load/alpha", (pdp_fraction, load, alpha),
                           "pdp_fraction in [0, 1], load in (0, 1], alpha >= 0")
     if jobs is not None and jobs < 1:
-        raise _spec_error("jobs", jobs, "must be positive")
+        raise spec_error("jobs", jobs, "must be positive")
     rng = np.random.default_rng(seed)
     dmax = data[1]
     if jobs is None:
@@ -94,7 +89,7 @@ def generate_dcn(
             continue
         if _greedy_fits(inst):
             return inst
-    raise _spec_error("jobs", jobs, "too many jobs: no feasible batch drawn in 200 attempts")
+    raise spec_error("jobs", jobs, "too many jobs: no feasible batch drawn in 200 attempts")
 
 
 def generate_small(*, seed: int = 0, racks: int = 6, jobs: int | None = None,

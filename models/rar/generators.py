@@ -11,6 +11,7 @@ import pydantic
 from dmlopt.contract import Generator, Options, Size
 from dmlopt.models.rar.constants import MAX_RING_STEPS, SCHEMES
 from dmlopt.models.rar.instance import Instance
+from dmlopt.validation import spec_error
 
 # --------------------------------------------------------------------------------------------
 # generators
@@ -22,12 +23,6 @@ def _topology(name: str) -> dict[str, Any]:
 
     text = resources.files("dmlopt.data").joinpath(f"rar/topology/{name}.json").read_text()
     return json.loads(text)
-
-
-def _spec_error(field: str, value: object, text: str):
-    from dmlopt.errors import InstanceError
-
-    return InstanceError(f"spec.{field}", value, text)
 
 
 def _requests(rng: np.random.Generator, n: int, nodes: int, arrival: tuple[int, int],
@@ -60,9 +55,9 @@ def generate_cpn6(*, seed: int = 0, requests: int = 10, scheme: str = "MinCU",
     deadlines in the last 3; v = 200 TFLOPS, 10 wavelengths, rho = 3.
     """
     if requests < 1 or slots < 6:
-        raise _spec_error("requests/slots", (requests, slots), "need requests >= 1, slots >= 6")
+        raise spec_error("requests/slots", (requests, slots), "need requests >= 1, slots >= 6")
     if scheme not in SCHEMES:
-        raise _spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
+        raise spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
     rng = np.random.default_rng(seed)
     topo = _topology("cpn6")
     reqs = _requests(rng, requests, len(topo["nodes"]), (1, 3), (slots - 2, slots), "fixed34")
@@ -78,9 +73,9 @@ def generate_cpn38(*, seed: int = 0, requests: int = 100, scheme: str = "MinCU",
     flexible node count N_j in 3..6 (RDDA).
     """
     if requests < 1 or slots < 12:
-        raise _spec_error("requests/slots", (requests, slots), "need requests >= 1, slots >= 12")
+        raise spec_error("requests/slots", (requests, slots), "need requests >= 1, slots >= 12")
     if scheme not in SCHEMES:
-        raise _spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
+        raise spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
     rng = np.random.default_rng(seed)
     topo = _topology("cpn38")
     a_hi = max(1, round(slots * 10 / 48))
@@ -98,10 +93,10 @@ def generate_random(*, seed: int = 0, nodes: int = 4, extra_links: int = 1, requ
     Demands are scaled so that one request needs about a third of a node's CU-slots.
     """
     if nodes < 3 or requests < 1 or slots < 1 or cus < 1 or wavelengths < 1 or rho < 1:
-        raise _spec_error("nodes/requests/slots/cus", (nodes, requests, slots, cus),
+        raise spec_error("nodes/requests/slots/cus", (nodes, requests, slots, cus),
                           "too small")
     if scheme not in SCHEMES:
-        raise _spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
+        raise spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
     rng = np.random.default_rng(seed)
     links = [(i, (i + 1) % nodes) for i in range(nodes)]
     chords = [(u, v) for u in range(nodes) for v in range(u + 2, nodes)

@@ -10,6 +10,7 @@ import pydantic
 
 from dmlopt.contract import Generator, Options, Size
 from dmlopt.models.tabgp.instance import Instance
+from dmlopt.validation import spec_error
 
 # --------------------------------------------------------------------------------------------
 # generators
@@ -21,11 +22,11 @@ def generate_er(
 ) -> Instance:
     """The paper's synthetic workload (section 4.1): tau independent G(n, p) graphs."""
     if not 0 <= p <= 1:
-        raise _spec_error("p", p, "must be in [0, 1]")
+        raise spec_error("p", p, "must be in [0, 1]")
     if n < 1 or tau < 1 or l < 1:
-        raise _spec_error("n/tau/l", (n, tau, l), "must be positive")
+        raise spec_error("n/tau/l", (n, tau, l), "must be positive")
     if a < 1:
-        raise _spec_error("a", a, "must be >= 1 (augmentation)")
+        raise spec_error("a", a, "must be >= 1 (augmentation)")
     rng = np.random.default_rng(seed)
     iu, ju = np.triu_indices(n, k=1)
     edges = []
@@ -49,11 +50,11 @@ def generate_drift(
     another group. With ``weighted`` every edge gets an integer weight 1..100 (log-uniform).
     """
     if n < 2 or tau < 1 or l < 1 or m < 0:
-        raise _spec_error("n/tau/l/m", (n, tau, l, m), "must be positive (n >= 2)")
+        raise spec_error("n/tau/l/m", (n, tau, l, m), "must be positive (n >= 2)")
     if m > n * (n - 1) // 2:
-        raise _spec_error("m", m, f"exceeds the {n * (n - 1) // 2} possible edges")
+        raise spec_error("m", m, f"exceeds the {n * (n - 1) // 2} possible edges")
     if not (0 <= mix <= 1 and 0 <= drift <= 1):
-        raise _spec_error("mix/drift", (mix, drift), "must be in [0, 1]")
+        raise spec_error("mix/drift", (mix, drift), "must be in [0, 1]")
     rng = np.random.default_rng(seed)
     group = rng.permutation(n) % l
     edges: list[list[tuple[int, int]]] = []
@@ -85,12 +86,6 @@ def generate_drift(
     k = math.ceil(a * n / l)
     return Instance(name=f"drift-n{n}-tau{tau}-l{l}-m{m}-s{seed}", n=n, edges=edges,
                     weights=weights, l=l, k=k, alpha=alpha)
-
-
-def _spec_error(field: str, value: object, text: str):
-    from dmlopt.errors import InstanceError
-
-    return InstanceError(f"spec.{field}", value, text)
 
 
 def _fraction(value: object) -> object:

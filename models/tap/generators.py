@@ -11,16 +11,10 @@ from dmlopt.contract import Generator, Options, Size
 from dmlopt.errors import DmloptError
 from dmlopt.models.tap.constants import MAX_MODULES, MAX_VMS, Node
 from dmlopt.models.tap.instance import Instance
-from dmlopt.validation import parse
+from dmlopt.validation import parse, spec_error
 
 # --------------------------------------------------------------------------------------------
 # generators
-
-
-def _spec_error(field: str, value: object, text: str):
-    from dmlopt.errors import InstanceError
-
-    return InstanceError(f"spec.{field}", value, text)
 
 
 #: overlay kinds of :func:`overlay_matrix`
@@ -36,9 +30,9 @@ def overlay_matrix(kind: str, modules: int, *, weight: float = 1.0, p: float = 0
     probability p, integer weight uniform in 1..max_weight.
     """
     if modules < 1:
-        raise _spec_error("modules", modules, "must be >= 1")
+        raise spec_error("modules", modules, "must be >= 1")
     if modules > MAX_MODULES:
-        raise _spec_error("modules", modules, f"is above the limit {MAX_MODULES}")
+        raise spec_error("modules", modules, f"is above the limit {MAX_MODULES}")
     mm = np.zeros((modules, modules))
     if kind == "ps":
         mm[0, 1:] = weight
@@ -50,13 +44,13 @@ def overlay_matrix(kind: str, modules: int, *, weight: float = 1.0, p: float = 0
             mm[a, b] = weight
     elif kind == "random":
         if not 0 <= p <= 1:
-            raise _spec_error("p", p, "must be in [0, 1]")
+            raise spec_error("p", p, "must be in [0, 1]")
         rng = rng or np.random.default_rng(0)
         iu = np.triu_indices(modules, 1)
         keep = rng.random(iu[0].size) < p
         mm[iu[0][keep], iu[1][keep]] = rng.integers(1, max_weight + 1, int(keep.sum()))
     else:
-        raise _spec_error("overlay", kind, f"is not an overlay (one of {', '.join(OVERLAYS)})")
+        raise spec_error("overlay", kind, f"is not an overlay (one of {', '.join(OVERLAYS)})")
     return mm
 
 
@@ -82,18 +76,18 @@ def generate_dc(
                 "dcell": lambda: topo.dcell(dcell_n, dcell_level),
                 "leaf-spine": lambda: topo.leaf_spine(leaves, spines, servers_per_leaf)}
     if topology not in builders:
-        raise _spec_error("topology", topology, f"is not a topology (one of {', '.join(builders)})")
+        raise spec_error("topology", topology, f"is not a topology (one of {', '.join(builders)})")
     try:
         g = builders[topology]()
     except ValueError as exc:
-        raise _spec_error("topology", topology, f"parameters rejected ({exc})") from None
+        raise spec_error("topology", topology, f"parameters rejected ({exc})") from None
     rng = np.random.default_rng(seed)
     servers = topo.servers(g)
     if vms is None:
         chosen = servers
     elif isinstance(vms, int):
         if not 1 <= vms <= len(servers):
-            raise _spec_error("vms", vms, f"must be in 1..{len(servers)} (servers of the "
+            raise spec_error("vms", vms, f"must be in 1..{len(servers)} (servers of the "
                               f"{topology})")
         pick = set(rng.choice(len(servers), size=vms, replace=False).tolist())
         chosen = [s for t, s in enumerate(servers) if t in pick]
@@ -109,10 +103,10 @@ def generate_random(*, seed: int = 0, m: int = 6, n: int = 6, K: int = 1, densit
                     max_weight: int = 10, max_dist: int = 5) -> Instance:
     """Random integer traffic (density ``density``) and a random symmetric integer D."""
     if m < 1 or n < 1 or max_dist < 1 or max_weight < 1:
-        raise _spec_error("m/n/max_dist/max_weight", (m, n, max_dist, max_weight),
+        raise spec_error("m/n/max_dist/max_weight", (m, n, max_dist, max_weight),
                           "must be positive")
     if max(m, n) > MAX_VMS:
-        raise _spec_error("m/n", (m, n), f"is above the limit {MAX_VMS}")
+        raise spec_error("m/n", (m, n), f"is above the limit {MAX_VMS}")
     rng = np.random.default_rng(seed)
     mm = rng.integers(1, max_weight + 1, (m, m)) * (rng.random((m, m)) < density)
     np.fill_diagonal(mm, 0)
@@ -129,7 +123,7 @@ def generate_qaplib(*, seed: int = 0, name: str = "nug12", path: str | None = No
 
     if path is not None:
         if not str(path).endswith(".dat"):
-            raise _spec_error("path", path, "must be a QAPLIB .dat file")
+            raise spec_error("path", path, "must be a QAPLIB .dat file")
         return qaplib.load(path)
     return qaplib.load(name)
 
