@@ -254,7 +254,7 @@ GENERATORS: dict[str, Generator] = {
 
 
 #: a tiny ``dmlopt.generate`` spec, 4 modules on 5 DCell VMs: solves in about a second with
-#: every formulation; tests/test_contract.py checks the problem contract on it
+#: every formulation; tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "dc", "topology": "dcell", "routing": "random-walk",
                            "vms": 5, "modules": 4, "overlay": "allreduce"}
 

@@ -221,5 +221,5 @@ GENERATORS: dict[str, Generator] = {
 
 
 #: a tiny ``dmlopt.generate`` spec, 2 racks, 2 jobs: solves in about a second with
-#: every formulation; tests/test_contract.py checks the problem contract on it
+#: every formulation; tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "small", "racks": 2, "jobs": 2}

@@ -461,7 +461,7 @@ GENERATORS: dict[str, Generator] = {
 
 
 #: a tiny ``dmlopt.generate`` spec, a k=4 fat-tree measured along 4 paths (no formulation:
-#: heuristics only); tests/test_contract.py checks the problem contract on it
+#: heuristics only); tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "dc", "topology": "fat-tree", "routing": "dijkstra",
                            "paths": 4}
 

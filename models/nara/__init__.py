@@ -132,7 +132,7 @@ def __getattr__(name: str) -> Any:
 
 
 #: a tiny ``dmlopt.generate`` spec, 4 requests on the alpha topology: solves in about a
-#: second with every formulation; tests/test_contract.py checks the problem contract on it
+#: second with every formulation; tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "uniform", "n_requests": 4}
 
 __all__ = [

@@ -144,7 +144,7 @@ from dmlopt.models.rar.instance import (
 
 #: the formulation dmlopt.solve uses when none is named, the fastest proven equal to the
 #: paper's (aggregated: about 20 s to the optimum on cpn6 with 4 requests where the
-#: paper model stops unproven at 60 s; equal optima in tests/test_rar.py)
+#: paper model stops unproven at 60 s; equal optima in tests/rar/test_rar.py)
 DEFAULT_FORMULATION = "aggregated"
 
 __all__ = [

@@ -188,5 +188,5 @@ GENERATORS: dict[str, Generator] = {
 
 #: a tiny ``dmlopt.generate`` spec, a 4-node ring, 3 requests, 2 CUs per node (seed 0: RDDA
 #: 1.0417 above the optimum 1): solves in about a second with every formulation;
-#: tests/test_contract.py checks the problem contract on it
+#: tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "random", "requests": 3, "cus": 2}

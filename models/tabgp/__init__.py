@@ -121,7 +121,7 @@ from dmlopt.models.tabgp.instance import Instance, Solution, cost_parts, evaluat
 
 #: the formulation dmlopt.solve uses when none is named, the fastest proven equal to the
 #: paper's (pairs: 0.39 s against paper 15.8 s on tabgp/er12-p03-tau1-s0, equal optima in
-#: tests/test_tabgp_model.py)
+#: tests/tabgp/test_model.py)
 DEFAULT_FORMULATION = "pairs"
 
 __all__ = [

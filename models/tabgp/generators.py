@@ -169,5 +169,5 @@ GENERATORS: dict[str, Generator] = {
 
 
 #: a tiny ``dmlopt.generate`` spec, 6 vertices, 2 steps, 2 clusters: solves in about a
-#: second with every formulation; tests/test_contract.py checks the problem contract on it
+#: second with every formulation; tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "er", "n": 6, "p": 0.5, "tau": 2, "l": 2}

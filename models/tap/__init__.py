@@ -119,7 +119,7 @@ from dmlopt.models.tap.instance import Instance, Solution, Underlay, cost, evalu
 
 #: the formulation dmlopt.solve uses when none is named, the fastest proven equal to the
 #: paper's (class: 0.3-6 s to the optimum on the shipped Fig. 11 DCell instances where
-#: rlt stops unproven at 60 s; equal optima in tests/test_tap.py)
+#: rlt stops unproven at 60 s; equal optima in tests/tap/test_tap.py)
 DEFAULT_FORMULATION = "class"
 
 __all__ = [
