@@ -23,6 +23,18 @@ on the inferred topology"), ``cle``, ``abm``, ``random``, ``local-search``, ``ab
 exact formulation, ``truth``, is TAP's ``class`` model of the true instance: its optimum is the
 best cost any allocation can reach, so the benchmark report's gap to the proven optimum of a
 heuristic run *is* Fig. 11's price of allocating on the inferred topology.
+
+Examples
+--------
+Four all-reduce modules on five DCell servers, allocated by ABM on the inferred topology; the
+objective is the cost on the true one:
+
+>>> import dmlopt
+>>> inst = dmlopt.generate("infer_tap", {"generator": "dc", "topology": "dcell", "vms": 5,
+...                                     "modules": 4, "overlay": "allreduce"}, seed=0)
+>>> result = dmlopt.heuristic(inst, "abm", seed=0)
+>>> result.status, round(result.objective, 3), dmlopt.evaluate(inst, result.solution).feasible
+('feasible', 19.0, True)
 """
 
 from __future__ import annotations

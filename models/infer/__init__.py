@@ -57,6 +57,17 @@ truth
 
 Formulations: none (:data:`FORMULATIONS` is empty); ``dmlopt.solve`` says so. Heuristics:
 :mod:`dmlopt.heuristics.infer` (FT, FT with weights transfer, RNJ, CE).
+
+Examples
+--------
+Flow Tracking on four measurement paths of a fat-tree; the objective is the hops error:
+
+>>> import dmlopt
+>>> spec = {"generator": "dc", "topology": "fat-tree", "routing": "dijkstra", "paths": 4}
+>>> inst = dmlopt.generate("infer", spec, seed=0)
+>>> result = dmlopt.heuristic(inst, "ft", seed=0)
+>>> result.status, round(result.objective, 3), dmlopt.evaluate(inst, result.solution).feasible
+('feasible', 0.433, True)
 """
 
 from __future__ import annotations

@@ -70,6 +70,17 @@ uniform bound and its section 5.3 statistics exclude 100), bandwidth uniform on
 {1, ..., 2T-1} with mean T set for the average load (95 % uniform, 90 % Azure/Alibaba):
 T = load * min(total CPU / E[c], total memory / E[m]) (Little's law, one arrival per step, the
 awaiting request counted, i.e. the larger of the two resources' loads equals ``load``).
+
+Examples
+--------
+Four requests on the paper's DCN, allocated online by Tetris; the objective is the number
+accepted:
+
+>>> import dmlopt
+>>> inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 4}, seed=0)
+>>> result = dmlopt.heuristic(inst, "tetris", seed=0)
+>>> result.status, round(result.objective, 3), dmlopt.evaluate(inst, result.solution).feasible
+('feasible', 4.0, True)
 """
 
 from __future__ import annotations

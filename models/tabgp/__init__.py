@@ -89,6 +89,17 @@ Generators
 step, k = ceil(a * n / l) (augmentation a, 1 in the paper's synthetic runs), alpha = 3.
 ``"drift"`` is a scale generator of ours: planted communities of about n/l vertices whose members
 drift between communities over time, with most edges inside communities.
+
+Examples
+--------
+A random temporal graph (6 vertices, 2 steps, 2 clusters) partitioned by Dense; the objective is
+cut edges plus alpha times migrations:
+
+>>> import dmlopt
+>>> inst = dmlopt.generate("tabgp", {"generator": "er", "n": 6, "p": 0.5, "tau": 2, "l": 2}, seed=0)
+>>> result = dmlopt.heuristic(inst, "dense", seed=0)
+>>> result.status, round(result.objective, 3), dmlopt.evaluate(inst, result.solution).feasible
+('feasible', 6.0, True)
 """
 
 from __future__ import annotations
