@@ -31,50 +31,7 @@ def _workers(instance: Instance) -> list[tuple[int, int]]:
 
 
 def build_paper(instance: Instance) -> Any:
-    """The MILP of section II-B, eqs. (1)-(17), with the corrections it needs.
-
-    Variables p^c_ik (k in R_c only: eq. 5), p^s_ik, w_ijk, L_nm, z / b for every worker, rack pair
-    (s != t) and PS kind (eqs. 6-7), z / b for a worker in its PS's rack (eqs. 8-9), f_ij, f; one M.
-      (1) sum_i p^c_ik <= C_k;  (2) CPU / GPU / memory of each pool;  (3) sum_k w_ijk = 1;
-      (4) sum_k p^s_ik + p^c_ik = 1;  (5) p^c_ik = 0 outside R_c (variables not created);
-      (6)-(9) z >= w + p - 1, z <= (w + p) / 2, b <= M z (z binary);
-      (10) worker side;  (11) the same sum for the pull phase (kept; it is implied);
-      (12) PS side (the rules of :mod:`dmlopt.models.inc_oxc`);  (13) L_nm = L_mn,
-      sum_n L_nm <= 1, circuit capacity for every ordered pair (s, t), s != t;
-      (14)-(15) f_ij = b / (2 d_i (1 + alpha)) resp. b / (2 d_i) when z = 1
-      (two big-M inequalities each);  (16) 0 <= f <= f_ij;  (17) max f.
-    Deviations, each needed for the model to mean what the text says:
-    * b^p2w = b^w2p (one variable). The paper states that pull and push get the same setting; with
-      separate p2w variables nothing bounds them from below and (11)-(13) for the pull phase would
-      be void (Fig. 2(b) would then come out at 2.5 s instead of 5 s).
-    * (12) is read as the PS's pool link: for a PS rack t it sums the flows of the workers in every
-      rack s to a PS on a server of t (plus the local ones). Read literally (sum over PS racks t of
-      a worker rack s) it repeats part of (10)/(11) and no rule would limit the PS's own link, again
-      contradicting Fig. 2(b).
-    * (14')-(15'): (14)-(15) only define f_ij for a worker in another rack than its PS; a worker in
-      its PS's rack gets the same two inequalities with b^s_ijk / b^c_ijk and z^s_ijk / z^c_ijk of
-      eqs. (8)-(9) (otherwise its f_ij would be free and such workers would not count in the JCT).
-    * Alpha is per job (Table I has one alpha; a per-job value is more general and the generators
-      give every job the same).
-    * M: one constant as in the paper, M = N_ToR * B * max(1, 1 / (2 d_min)), which bounds every
-      bandwidth and every f_ij.
-    * Non-INC: ``Instance.inc = False`` (or a generator's ``inc=False``) makes R_c empty (Fig. 4's
-      MILP_Non_INC); the PDP ToRs then act as plain ToRs.
-
-    Parameters
-    ----------
-    instance : Instance
-        The INC/OXC instance.
-
-    Returns
-    -------
-    pyomo.environ.ConcreteModel
-        Maximises f (eq. 17); :func:`decode` caps every worker's bandwidth at what f needs.
-
-    References
-    ----------
-    Paper 002 (Dong et al.), section II-B, eqs. (1)-(17); the deviations above are ours.
-    """
+    """Eqs. (1)-(17) of section II-B with the corrections listed in the module docstring."""
     import pyomo.environ as pyo
 
     R, P, B = instance.n_racks, instance.n_tor, instance.port_bw
@@ -209,43 +166,7 @@ def _identical_rack_chains(instance: Instance) -> list[list[int]]:
 
 
 def build_strong(instance: Instance) -> Any:
-    """The strong formulation (ours): aggregated circuits and workers, disaggregated rates.
-
-    * Circuits aggregated per rack pair: integer c_st (s < t), sum_t c_st <= N_ToR replaces the
-      N_OXC^2 port binaries (any such c is realised by a port pairing; ports of a rack are
-      identical).
-    * Identical workers of a job (same CPU/GPU/memory) are one class; unary count binaries y_iqku =
-      [at least u workers of class q of job i in rack k] (y_iqku >= y_iqk(u+1)) replace the
-      per-worker binaries, which removes the symmetry between identical workers.
-    * Bandwidth: every worker of job i gets exactly its requirement r_i = 2 d_i (f + alpha_i phi_i),
-      phi_i = f * [PS on server] (exact disaggregation f = phi^s_i + phi^c_i, phi^s_i <= F sigma_i,
-      phi^c_i <= F (1 - sigma_i)); giving a worker more than the bottleneck needs never raises f.
-      Rates per rack and per (rack, PS rack) are disaggregated instead of big-M products: sum_{k,u}
-      g_iqku = m_iq r_i, g_iqku <= r_i, g_iqku <= Rmax_i y_iqku (so every active slot carries r_i);
-      x_ikt >= 0, sum_t x_ikt = G_ik = sum g, x_ikt <= U_ik (p^s_it + p^c_it); v_it (inflow into the
-      PS rack) with sum_t v_it = m_i r_i, v_it <= m_i Rmax_i (p^s_it + p^c_it), sum_k x_ikt = v_it;
-      pi_it (the PS-side load) with sum_t pi_it = m_i rho_i, rho_i = 2 d_i (1 + alpha_i) phi^s_i,
-      pi_it <= m_i Rmax_i p^s_it, pi_it <= v_it. Big-M values come from the data: F = N_ToR B / (2
-      max_i d_i) (a worker's own pool link), Rmax_i = 2 d_i (1 + alpha_i) F, U_ik = min(N_ToR B, m_i
-      Rmax_i).
-    * Identical racks (same resources, C_k): worker counts non-increasing along the rack order.
-
-    Parameters
-    ----------
-    instance : Instance
-        The INC/OXC instance.
-
-    Returns
-    -------
-    pyomo.environ.ConcreteModel
-        Maximises f with the optimum of :func:`build_paper` (tests, against it and brute force).
-
-    References
-    ----------
-    Ours, on paper 002's model (section II-B, eqs. (1)-(17)): circuit aggregation, unary
-    counts of identical workers and exact disaggregation instead of big-M products
-    (disaggregated formulations: Wolsey, *Integer Programming*, 2nd ed., 2020, section 1.6).
-    """
+    """The aggregated, disaggregated-linearisation formulation (module docstring)."""
     import pyomo.environ as pyo
 
     R, P, B, NB = instance.n_racks, instance.n_tor, instance.port_bw, instance.capacity
