@@ -228,9 +228,10 @@ def local_search(instance: Instance, *, seed: int = 0, start: Any = "random",
 
     References
     ----------
-    Ours: the classic pairwise-exchange descent for the QAP (Burkard et al., *Assignment
-    Problems*, 2009, section 8.2) with perturbation restarts (iterated local search, Lourenco,
-    Martin and Stuetzle 2003), on the padded QAP so that K > 1 and m < n need no special moves.
+    Ours: the classic pairwise-exchange descent for the QAP (R. Burkard, M. Dell'Amico and S.
+    Martello, *Assignment Problems*, SIAM 2009, chapter 8) with perturbation restarts (iterated
+    local search: H. R. Lourenco, O. C. Martin and T. Stuetzle, in *Handbook of Metaheuristics*,
+    2003), on the padded QAP so that K > 1 and m < n need no special moves.
     """
     if restarts < 0:
         raise InstanceError("restarts", restarts, "must be >= 0")
