@@ -303,10 +303,11 @@ def cmd_reproduce(args: Any) -> int:
     try:
         written = run(args.paper, args.tables, quick=args.quick, workers=args.workers,
                       outdir=out, docs=args.docs)
-    except KeyboardInterrupt:
-        where = Path(out) / (f"{args.paper}-quick" if args.quick else args.paper)
-        print(f"dmlopt: interrupted; finished runs are kept under {where}/stores; run the same "
-              "command to resume", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        if not getattr(exc, "reported", False):  # else the suite's runner said it already
+            where = Path(out) / (f"{args.paper}-quick" if args.quick else args.paper)
+            print(f"dmlopt: interrupted; finished runs are kept under {where}/stores; run the "
+                  "same command to resume", file=sys.stderr)
         return 130
     for path in written:
         print(f"wrote {path}")

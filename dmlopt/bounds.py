@@ -70,8 +70,9 @@ def _solve(instance: Any, formulation: str, *, relax: bool, time_limit: float | 
 
         pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
     run = solvers.run(model, "highs", time_limit=time_limit, threads=threads)
-    if run.status == "interrupted":  # Ctrl-C: the command stops (exit 130), as every run does
-        raise KeyboardInterrupt
+    if run.status == "interrupted" and (relax or run.bound is None
+                                        or not math.isfinite(run.bound)):
+        raise KeyboardInterrupt  # Ctrl-C before a valid bound: the command stops (exit 130)
     return problem, entry, (model, run)
 
 
@@ -150,7 +151,9 @@ def mip_bound(formulation: str, description: str = "") -> Bound:
     Returns
     -------
     Bound
-        Proves the optimum when the search finishes (the bound then equals the incumbent up to
+        Its value after Ctrl-C is the dual bound reached so far (metric ``interrupted``; the
+        API raises :class:`~dmlopt.errors.Interrupted` carrying it). Proves the optimum when
+        the search finishes (the bound then equals the incumbent up to
         :data:`SAFETY` and the solver's gap).
 
     References
@@ -194,9 +197,12 @@ def mip_bound(formulation: str, description: str = "") -> Bound:
         solution = None
         if run.has_solution:
             solution = (entry.decode or problem.model.decode)(model, instance)
+        metrics = {"mip_bound": float(run.bound),
+                   "proven_optimal": float(run.status == "optimal")}
+        if run.status == "interrupted":  # Ctrl-C: the tree's dual bound so far still holds
+            metrics["interrupted"] = 1.0
         return BoundValue(safe(float(run.bound), problem.sense), solution=solution,
-                          metrics={"mip_bound": float(run.bound),
-                                   "proven_optimal": float(run.status == "optimal")})
+                          metrics=metrics)
 
     return Bound(function=function, Options=LPOptions, estimate=_estimate(formulation),
                  description=description or f"branch-and-bound dual bound of the "

@@ -46,6 +46,8 @@ def _highs_class():
 
         warm = False
         interrupted = False
+        #: HiGHS's MIP dual bound when the run was interrupted (None otherwise)
+        dual_bound: float | None = None
         #: seconds between progress lines on stderr (None: none)
         progress: float | None = None
 
@@ -107,6 +109,8 @@ def _highs_class():
                     os.close(fd)
                 self.interrupted = (self._solver_model.getModelStatus()
                                     == highspy.HighsModelStatus.kInterrupt)
+                if self.interrupted:  # Pyomo reports no bound for a status it does not know
+                    self.dual_bound = self._solver_model.getInfo().mip_dual_bound
 
     return WarmHighs
 
@@ -150,6 +154,67 @@ def prepare_highs(threads: int | None) -> None:
         # scheduler already (resetting a scheduler that was never started is harmless)
         reset_highs_scheduler()
     _highs_threads = threads
+
+
+def highspy_model() -> Any:
+    """A new ``highspy.Highs`` with its output off, whose banner never reaches stdout.
+
+    The first ``Highs()`` of a process prints HiGHS's banner on file descriptor 1 before any
+    option can be set, which would break ``--json`` output; it is sent to ``os.devnull``.
+
+    Returns
+    -------
+    highspy.Highs
+        An empty model with ``output_flag`` false.
+    """
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        h = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+def run_highspy(h: Any) -> None:
+    """Run a direct ``highspy.Highs`` model as ``h.run()`` does, but stop it on Ctrl-C.
+
+    ``Highs.run`` holds a SIGINT until the solve ends (the signal is handled only when the
+    call returns to Python); here HiGHS runs in highspy's solver thread while this thread
+    waits in 0.1 s steps, so Ctrl-C cancels the run through HiGHS's interrupt callback
+    within a fraction of a second and then propagates as :class:`KeyboardInterrupt`.
+
+    Parameters
+    ----------
+    h : highspy.Highs
+        A model with its options set, not running.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        Ctrl-C during the run (the model is stopped first, so it may be reused or dropped).
+    """
+    h.HandleUserInterrupt = True
+    h.startSolve()
+    try:
+        while not h.wait(0.1)[0]:
+            pass
+    except KeyboardInterrupt:
+        h.cancelSolve()
+        while True:
+            try:
+                if h.wait(0.1)[0]:
+                    break
+            except KeyboardInterrupt:  # a second Ctrl-C while HiGHS winds down
+                continue
+        raise
 
 
 def _scip_class():
@@ -582,6 +647,8 @@ def _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options
         status = "time_limit"
     elif tc == TerminationCondition.interrupted or getattr(opt, "interrupted", False):
         status = "interrupted"
+        if bound is None:
+            bound = _num(getattr(opt, "dual_bound", None))
     elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.locallyInfeasible,
                 TerminationCondition.infeasibleOrUnbounded):
         status = "infeasible"

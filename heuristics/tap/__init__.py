@@ -24,7 +24,7 @@ import numpy as np
 import pydantic
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
-from dmlopt.errors import InstanceError
+from dmlopt.errors import InstanceError, Interrupted, interrupt_of
 from dmlopt.heuristics.tap import faq as _tap_faq
 from dmlopt.heuristics.tap import robust_tabu as _tap_rts
 from dmlopt.heuristics.tap import search as ts
@@ -238,7 +238,13 @@ def local_search(instance: Instance, *, seed: int = 0, start: Any = "random",
     rng = np.random.default_rng(seed)
     a = _start(instance, start, seed)
     qap = ts.padded(instance.traffic, instance.distance, instance.K)
-    best = ts.iterated_descent(qap, ts.to_perm(qap, a), rng, restarts, time_limit)
+    keep: list = []
+    try:
+        best = ts.iterated_descent(qap, ts.to_perm(qap, a), rng, restarts, time_limit, keep)
+    except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C: the best so far is the answer
+        if not interrupt_of(exc) or not keep:
+            raise
+        raise Interrupted(Solution(assignment=ts.to_assignment(qap, keep[0]))) from None
     return Solution(assignment=ts.to_assignment(qap, best))
 
 
@@ -293,8 +299,14 @@ def tabu(instance: Instance, *, seed: int = 0, start: Any = "random", rounds: in
         raise InstanceError("engine", engine, "must be auto, numba or numpy")
     rng = np.random.default_rng(seed)
     a = _start(instance, start, seed)
-    best = ts.iterated_tabu(qap, ts.to_perm(qap, a), rng, rounds, iterations, kick, time_limit,
-                            engine)
+    keep: list = []
+    try:
+        best = ts.iterated_tabu(qap, ts.to_perm(qap, a), rng, rounds, iterations, kick,
+                                time_limit, engine, keep)
+    except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C: the best so far is the answer
+        if not interrupt_of(exc) or not keep:
+            raise
+        raise Interrupted(Solution(assignment=ts.to_assignment(qap, keep[0]))) from None
     return Solution(assignment=ts.to_assignment(qap, best))
 
 

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pydantic
 
+from dmlopt import solvers
 from dmlopt.bounds import lp_relaxation, safe
 from dmlopt.contract import Bound, BoundValue, Options, Size
 from dmlopt.models.inc_oxc.constants import SENSE, TOL
@@ -471,7 +472,7 @@ def _master(cfg: ConfigurationLP, f: float, pool: dict) -> tuple[Any, list]:
     is still a configuration at f."""
     import highspy
 
-    h = highspy.Highs()
+    h = solvers.highspy_model()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
     inf = highspy.kHighsInf
@@ -532,7 +533,7 @@ def _infeasible(cfg: ConfigurationLP, f: float, pool: dict, deadline: float | No
     while True:
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        h.run()
+        solvers.run_highspy(h)
         stats["lp_solves"] += 1
         if -h.getInfo().objective_function_value >= J - 1e-6:
             return False
@@ -755,9 +756,8 @@ def _highs_model(cols_lo: list[float], cols_hi: list[float], integ: list[bool],
                  rows_lo: list[float], rows_hi: list[float],
                  entries: list[tuple[int, int, float]]) -> Any:
     """A silent one-thread HiGHS model of these columns, rows and (row, col, value) entries."""
-    import highspy
 
-    h = highspy.Highs()
+    h = solvers.highspy_model()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
     n = len(cols_lo)
@@ -884,7 +884,7 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
         h, layout = fixed_f_model(instance, f, static=static)
         if left is not None:
             h.setOptionValue("time_limit", float(left))
-        h.run()
+        solvers.run_highspy(h)
         steps += 1
         status = h.modelStatusToString(h.getModelStatus())
         if status == "Infeasible":
