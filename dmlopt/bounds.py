@@ -180,8 +180,9 @@ def mip_bound(formulation: str, description: str = "") -> Bound:
         BoundValue
             The best bound over the open nodes moved by :data:`SAFETY` (relative) to the weak
             side; the incumbent decoded by the formulation's decoder (None when HiGHS found
-            none: the core evaluates it); metrics ``mip_bound`` (the solver's value) and
-            ``proven_optimal`` (1.0 when the search finished).
+            none: the core evaluates it); metrics ``mip_bound`` (the solver's value),
+            ``proven_optimal`` (1.0 when the search finished) and, after Ctrl-C,
+            ``interrupted`` (1.0: the tree's dual bound so far, still valid).
 
         References
         ----------

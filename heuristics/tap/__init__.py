@@ -224,7 +224,8 @@ def local_search(instance: Instance, *, seed: int = 0, start: Any = "random",
     Returns
     -------
     Solution
-        The best assignment found, feasible and at least as good as the start.
+        The best assignment found, feasible and at least as good as the start. Ctrl-C raises
+        :class:`~dmlopt.errors.Interrupted` carrying the best so far.
 
     References
     ----------
@@ -279,7 +280,8 @@ def tabu(instance: Instance, *, seed: int = 0, start: Any = "random", rounds: in
     Returns
     -------
     Solution
-        The best assignment found.
+        The best assignment found. Ctrl-C raises :class:`~dmlopt.errors.Interrupted` carrying
+        the best so far.
 
     References
     ----------
