@@ -9,7 +9,7 @@ marked skipped here before the run. Results: ``results/mutation/<target>.sqlite`
 
 cosmic-ray edits the files in place (and restores each after its test run): run it on a clean
 work tree and do not interrupt it (``git checkout models benchmarks`` restores an interrupted
-run). Usage: ``python tools/mutation_run.py [target ...]`` (default: every target).
+run). Usage: ``python tests/mutation/run.py [target ...]`` (default: every target).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "results" / "mutation"
 CR = str(Path(sys.executable).parent / "cosmic-ray")
 PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
@@ -120,6 +120,14 @@ def run(name: str) -> tuple[int, int]:
 
 
 def main(argv: list[str]) -> int:
+    if any(a in ("-h", "--help") for a in argv):
+        print(f"usage: python tests/mutation/run.py [TARGET ...]\ntargets: {', '.join(TARGETS)}")
+        return 0
+    unknown = [a for a in argv if a not in TARGETS]
+    if unknown:
+        print(f"mutation: unknown target {unknown[0]!r} (targets: {', '.join(TARGETS)})",
+              file=sys.stderr)
+        return 2
     names = argv or list(TARGETS)
     total_k = total_s = 0
     for name in names:
