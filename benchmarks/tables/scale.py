@@ -41,9 +41,10 @@ from dmlopt.benchmarks.tables import Table, md_table
 
 #: operations per CPU second the work estimates are compared at (one per nanosecond)
 OPS_PER_SECOND = 1e9
-#: measurements too small to compare an estimate with: peak bytes, CPU seconds
+#: measurements too small to compare an estimate with: peak bytes, CPU seconds (below a second
+#: per-call overheads, and on a loaded machine the contention, dominate the time)
 MIN_PEAK = 2**20
-MIN_SECONDS = 0.2
+MIN_SECONDS = 1.0
 #: the time the "largest size within" column is about
 WITHIN = 60.0
 #: heuristics left out of a series: (paper, name) -> why

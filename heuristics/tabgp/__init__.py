@@ -610,12 +610,16 @@ def estimate_ils(instance: Instance, options: IlsOptions) -> Size:
 
 
 def estimate_best(instance: Instance, options: BestOptions) -> Size:
-    """Size of ``best``: every heuristic of :data:`_BEST_OF`, then ``ils``."""
+    """Size of ``best``: every heuristic of :data:`_BEST_OF`, then ``ils``: its first search
+    and its rounds, which stop at :data:`BEST_BUDGET` times the constructions' work (one round
+    may overrun it) or after ``iterations``. Memory: the largest construction's, then the ILS's
+    beside the best construction's result."""
     parts = [_ESTIMATES[name](instance) for name in _BEST_OF]
-    ils_size = estimate_ils(instance, IlsOptions(start=Solution(assignment=[[0]]),
-                                                 iterations=options.iterations))
-    return Size(max([p.memory for p in parts] + [ils_size.memory]),
-                sum(p.work for p in parts) + ils_size.work)
+    ls = _ls(instance, float(instance.tau), temporal=True)
+    built = sum(p.work for p in parts)
+    rounds = min(options.iterations * ls.work, BEST_BUDGET * built + ls.work)
+    return Size(max(p.memory for p in parts) + ls.memory + _base(instance).memory,
+                built + ls.work + rounds)
 
 
 def _entry(name: str, description: str) -> Heuristic:
