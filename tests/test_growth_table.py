@@ -14,7 +14,7 @@ from dmlopt.benchmarks.tables import scale as S
 def tiny(monkeypatch):
     plans = dict(S.PLANS)
     plans["rar"] = dataclasses.replace(plans["rar"], quick_sizes=(125,), quick_cap=2.0)
-    plans["tabgp"] = dataclasses.replace(plans["tabgp"], quick_sizes=(64, 128), quick_cap=2.0)
+    plans["tabgp"] = dataclasses.replace(plans["tabgp"], quick_sizes=(128,), quick_cap=2.0)
     monkeypatch.setattr(S, "PLANS", plans)
 
 
