@@ -259,11 +259,11 @@ def _page(t: Table, body: str, quick: bool, runs: int, run_minutes: float,
     kind = "quick run (reduced: see the suites)" if quick else "full run"
     date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
     suites = ", ".join(t.quick if quick else t.suites)
+    what = (f"{runs} runs of {suites}, {run_minutes:.1f} min of run time in all" if suites else
+            "measured in the command's own process, no suites")
     return (f"### {title or t.title}\n\n"
             f"*Written by `{_command(t, quick)}` ({kind}) on {date}, dmlopt {__version__}: "
-            f"{runs} runs of {suites}, {run_minutes:.1f} min of run time in all"
-            f"{'; ' + machine if machine else ''}.*"
-            f"\n\n{body.strip()}\n")
+            f"{what}{'; ' + machine if machine else ''}.*\n\n{body.strip()}\n")
 
 
 class _LoadSampler:

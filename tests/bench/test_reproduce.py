@@ -101,7 +101,8 @@ def test_rows_drops_a_run_stored_twice():
 
 
 def test_every_declared_table_is_well_formed():
-    """Every shipped table names shipped suites, a known paper and a unique command-line name."""
+    """Every shipped table names shipped suites (the growth tables, which measure in their own
+    process, none), a known paper and a unique command-line name."""
     from dmlopt.benchmarks import suite
 
     shipped = suite.shipped()
@@ -110,7 +111,8 @@ def test_every_declared_table_is_well_formed():
         assert t.paper in PAPERS
         assert (t.paper, t.name) not in seen
         seen.add((t.paper, t.name))
-        assert t.suites and t.quick and set(t.suites + t.quick) <= set(shipped), t.name
+        assert (t.suites and t.quick) or (t.name == "growth" and not t.suites + t.quick), t.name
+        assert set(t.suites + t.quick) <= set(shipped), t.name
         assert t.quick_minutes <= 10 and t.minutes > 0
 
 

@@ -209,3 +209,59 @@ def test_bvn_decomposition_identical_to_the_bisection_per_term(monkeypatch):
     monkeypatch.setattr(bvn, "_bottleneck_matching", _old_bottleneck_matching)
     old = [bvn.bvn_decompose(M) for M in mats]
     assert all(_same_terms(a, b) for a, b in zip(new, old, strict=True))
+
+
+def _prev_bottleneck_matching(mat, eps):
+    """The previous matching: smallest line maximum first, then a bisection with one
+    assignment per step (kept verbatim)."""
+    from scipy.optimize import linear_sum_assignment
+
+    n = mat.shape[0]
+    rows = np.arange(n)
+    top = min(float(mat.max(axis=1).min()), float(mat.max(axis=0).min()))
+    if not top > eps:
+        return None
+    _, c = linear_sum_assignment((mat < top).astype(float))
+    if mat[rows, c].min() >= top:
+        return c, float(mat[rows, c].min())
+    vals = np.unique(mat[(mat > eps) & (mat < top)])
+    lo, hi = 0, vals.size - 1
+    best, at = None, -1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        cost = (mat < vals[mid]).astype(float)
+        r, c = linear_sum_assignment(cost)
+        if cost[r, c].sum() == 0:
+            best, at = c, mid
+            lo = max(mid, int(np.searchsorted(vals, mat[rows, c].min(), side="right")) - 1) + 1
+        else:
+            hi = mid - 1
+    if best is None:
+        return None
+    if at != hi:
+        _, best = linear_sum_assignment((mat < vals[hi]).astype(float))
+    return best, float(mat[rows, best].min())
+
+
+def test_bisection_by_matching_existence_gives_the_assignment_terms(monkeypatch):
+    """The bisection steps decide existence by Hopcroft-Karp and one assignment is made at the
+    bottleneck: the same terms as an assignment at every step (a program returning the
+    Hopcroft-Karp matching, or stopping the bisection one value early, differs), and the
+    Hopcroft-Karp steps are taken (the matrices reach the bisection)."""
+    from dmlopt.heuristics.inc_oxc import bvn
+
+    rng = np.random.default_rng(11)
+    mats = []
+    for _ in range(40):
+        n = int(rng.integers(3, 30))
+        M = rng.integers(0, 4, (n, n)) * (rng.random((n, n)) < 0.5).astype(float)
+        np.fill_diagonal(M, 0)
+        mats.append(stuff(M)[0])
+    calls = []
+    perfect = bvn._perfect
+    monkeypatch.setattr(bvn, "_perfect", lambda mat, v: calls.append(v) or perfect(mat, v))
+    new = [bvn.bvn_decompose(M) for M in mats]
+    assert len(calls) > 20
+    monkeypatch.setattr(bvn, "_bottleneck_matching", _prev_bottleneck_matching)
+    old = [bvn.bvn_decompose(M) for M in mats]
+    assert all(_same_terms(a, b) for a, b in zip(new, old, strict=True))

@@ -1,9 +1,11 @@
 """netfit-probe's probe statistics give the same allocations as before their speed-up.
 
 ``_OldProbes`` is :class:`dmlopt.heuristics.nara.probe.Probes` as it was when it summed per rack
-by dense (probes x servers) x (servers x racks) one-hot products, kept verbatim (renamed): a
-slow reference. The new per-rack segment sums must give the same statistics, and the
-allocator the same episode, for the same seed.
+by dense (probes x servers) x (servers x racks) one-hot products and rebuilt the widest table and
+a dense (probes x racks x racks) compatibility at every request, kept verbatim (renamed): a slow
+reference. The per-rack segment sums over the servers that can count, the widest table and the
+compatibility matrices kept across requests (:class:`~dmlopt.heuristics.nara.probe.Cache`) must
+give the same statistics, and the allocator the same episode, for the same seed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ class _OldProbes(P.Probes):
     """The reference (verbatim ``__init__`` of the dense version)."""
 
     def __init__(self, state: State, onehot: np.ndarray, pc: np.ndarray, pm: np.ndarray,
-                 pb: np.ndarray) -> None:
+                 pb: np.ndarray, cache=None) -> None:
+        del cache   # the reference recomputes everything
         net = state.net
         if onehot is None:  # the allocators no longer build it: the reference does
             onehot = P._one_hot(net)
@@ -38,6 +41,23 @@ class _OldProbes(P.Probes):
         self.cc = np.einsum("krq,kq->kr", self.comp, self.tc)
         self.cm = np.einsum("krq,kq->kr", self.comp, self.tm)
 
+    def after(self, cf, mf, acc, racks):
+        """The reference's update (verbatim, from its dense (K, R, R) compatibility)."""
+        fit, tc, tm = self.fit.copy(), self.tc.copy(), self.tm.copy()
+        cc, cm = self.cc.copy(), self.cm.copy()
+        pc, pm, pb = self.pc[:, None], self.pm[:, None], self.pb[:, None]
+        for r in racks:
+            sv = self.net.rack_servers[r]
+            fit[:, r] = ((cf[sv][None, :] >= pc) & (mf[sv][None, :] >= pm)).any(axis=1)
+            elig = acc[sv][None, :] >= pb - TOL
+            nc = np.where(elig, np.minimum(cf[sv][None, :], pc), 0).sum(axis=1)
+            nm = np.where(elig, np.minimum(mf[sv][None, :], pm), 0).sum(axis=1)
+            cc += self.comp[:, :, r] * (nc - tc[:, r])[:, None]
+            cm += self.comp[:, :, r] * (nm - tm[:, r])[:, None]
+            tc[:, r] = nc
+            tm[:, r] = nm
+        return self._verdict(fit, tc, tm, cc, cm)
+
 
 def _episode(instance, seed, probes_cls, monkeypatch):
     from dmlopt.heuristics.nara import allocate_netfit_probe
@@ -48,7 +68,7 @@ def _episode(instance, seed, probes_cls, monkeypatch):
 
 
 @pytest.mark.parametrize("gen,topology,n", [("uniform", "alpha", 128), ("azure", "beta", 128),
-                                            ("alibaba", "gamma", 96)])
+                                            ("alibaba", "gamma", 96), ("uniform", "gamma", 400)])
 def test_same_allocation_as_reference(gen, topology, n, monkeypatch):
     inst = dmlopt.generate("nara", {"generator": gen, "topology": topology, "n_requests": n},
                            seed=2)
@@ -74,3 +94,38 @@ def test_same_statistics_as_reference():
     old, new = _OldProbes(state, onehot, pc, pm, pb), P.Probes(state, None, pc, pm, pb)
     for name in ("fit", "tc", "tm", "cc", "cm"):
         assert np.array_equal(getattr(new, name), getattr(old, name)), name
+
+
+def test_cache_follows_the_path_links_across_requests():
+    """One cache over a sequence of states: the statistics equal the reference's at every state,
+    also after path links lose bandwidth (a cache that kept its widest table, or its
+    compatibility rows, across that change gives other cc/cm) and with probes demanding 0."""
+    inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "beta",
+                                    "n_requests": 64}, seed=1)
+    state = State(inst)
+    net = inst.net
+    rng = np.random.default_rng(3)
+    cache = P.Cache(net)
+    core = np.setdiff1d(np.arange(net.n_links), net.access)
+    bws = np.unique(state.bw[net.access])
+    changed = 0
+    for step in range(12):
+        if step % 3 == 2:   # path links lose bandwidth: the widest table must change
+            hit = rng.choice(core, size=max(1, core.size // 3), replace=False)
+            state.bw[hit] = rng.uniform(0, 1, hit.size) * state.bw[hit]
+        take = rng.random(net.n_servers) < 0.3
+        state.cpu_free = np.where(take, 0, state.cpu_free)
+        state.mem_free = np.where(rng.random(net.n_servers) < 0.2, 0, state.mem_free)
+        pc, pm = rng.integers(0, 40, 16), rng.integers(0, 40, 16)
+        pb = rng.choice(np.concatenate([bws, bws / 2, [0.0]]), 16)
+        old, new = _OldProbes(state, None, pc, pm, pb), P.Probes(state, None, pc, pm, pb, cache)
+        changed += not np.array_equal(old.cc, P.Probes(State(inst), None, pc, pm, pb).cc)
+        for name in ("fit", "tc", "tm", "cc", "cm"):
+            assert np.array_equal(getattr(new, name), getattr(old, name)), (step, name)
+        racks = sorted(set(rng.choice(net.n_racks, 2).tolist()))
+        cf, mf = state.cpu_free // 2, state.mem_free // 2
+        acc = state.bw[net.access] * 0.5
+        for a, b in zip(new.after(cf, mf, acc, racks), old.after(cf, mf, acc, racks),
+                        strict=True):
+            assert np.array_equal(a, b), step
+    assert changed > 0
