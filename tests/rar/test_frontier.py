@@ -8,11 +8,11 @@ import itertools
 
 import pyomo.environ as pyo
 import pytest
-from helpers_rar import TINY, _brute_force
 
 import dmlopt
 from dmlopt.benchmarks.analysis import rar_mincu_frontier as study
 from dmlopt.models import rar
+from tests.helpers.rar import TINY, _brute_force
 
 
 def _solve(m) -> float:
