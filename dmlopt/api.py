@@ -229,11 +229,28 @@ def solve(
     if progress is not None and (isinstance(progress, bool) or not isinstance(
             progress, int | float) or not 0 < progress < float("inf")):
         raise InstanceError("progress", progress, "must be a number of seconds > 0")
+    named = formulation is not None
     formulation = formulation or default_formulation(problem, solver)
-    entry = problem.formulation(formulation)
     check_size(instance, formulation, size_limit)
     _check_solver(problem, formulation, solver)
     start = _resolve_start(instance, warm_start, size_limit) if warm_start is not None else None
+    mip = functools.partial(_solve_mip, problem, instance, formulation=formulation,
+                            solver=solver, mip_gap=mip_gap, threads=threads, tee=tee,
+                            solver_options=solver_options, progress=progress)
+    exact = None if named else _exact_bound(problem, instance, formulation, solver,
+                                            limits_from(size_limit))
+    if exact is None:
+        return mip(time_limit=time_limit, start=start)
+    return _solve_exact(problem, instance, exact, mip, time_limit=time_limit, start=start)
+
+
+def _solve_mip(problem: Any, instance: Any, *, formulation: str, solver: str,
+               time_limit: float | None, mip_gap: float | None, threads: int | None,
+               start: Any, tee: bool, solver_options: dict[str, Any] | None,
+               progress: float | None) -> Result:
+    """Build ``formulation``, solve it with ``solver`` (MIP start ``start``), evaluate the
+    solution and grade the status (:func:`solve` after its checks)."""
+    entry = problem.formulation(formulation)
     t0 = time.perf_counter()
     model = entry.build(instance)
     if start is not None:
@@ -280,6 +297,114 @@ def solve(
         res.message = (f"the solver stopped at a relative gap of {res.gap:.3g}{asked}; optimal "
                        f"means proven at {solvers.OPTIMALITY_GAP:g}")
     return res
+
+
+#: the share of ``solve``'s time limit an exact bound method (``Bound.exact``) gets before the MIP
+EXACT_SHARE = 0.5
+
+
+def _exact_bound(problem: Any, instance: Any, formulation: str, solver: str,
+                 limits: Limits) -> str | None:
+    """The first bound method declared exact for ``formulation`` (``Bound.exact``) that fits
+    the size limits, when ``solver`` is HiGHS (the solver such methods drive); else None."""
+    if solvers.ALIASES.get(solver) != "highs":
+        return None
+    for name, entry in problem.bound_entries.items():
+        if formulation not in entry.exact:
+            continue
+        try:
+            _fits(instance, entry, entry.Options(), limits, name)
+        except ModelTooLargeError:
+            continue
+        return name
+    return None
+
+
+def _better(problem: Any, instance: Any, *solutions: Any) -> tuple[Any, Any]:
+    """The best feasible one of ``solutions`` (None skipped) and its evaluation, by the
+    evaluator's objective; (None, None) when none is feasible."""
+    best: tuple[Any, Any] = (None, None)
+    sign = 1.0 if problem.sense == "max" else -1.0
+    for sol in solutions:
+        if sol is None:
+            continue
+        ev = problem.model.evaluate(instance, sol)
+        if ev.feasible and (best[1] is None or sign * (ev.objective - best[1].objective) > 0):
+            best = (sol, ev)
+    return best
+
+
+def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
+                 time_limit: float | None, start: Any) -> Result:
+    """The default exact solve of a problem with an exact bound method ``name``: the method
+    first (:data:`EXACT_SHARE` of the time limit, or until it ends), its solution optimal when
+    the evaluated objective meets its bound (:func:`proven`); else ``mip`` with the rest of the
+    time, warm-started from the better of its solution and ``start``, and graded against the
+    tighter of the two bounds. Never optimal unless an evaluated objective meets a bound."""
+    t0 = time.perf_counter()
+    share = None if time_limit is None else EXACT_SHARE * time_limit
+    method = f"{mip.keywords['solver']}:{mip.keywords['formulation']}+bound:{name}"
+    try:
+        value = _interruptible(problem.bound(name).function, instance, time_limit=share)
+    except InstanceError as exc:  # the method does not take this instance: the MIP alone
+        res = mip(time_limit=time_limit, start=start)
+        res.message = "; ".join(x for x in (res.message, f"bound {name} not run: {exc}") if x)
+        return res
+    b = float(value.bound)
+    if not np.isfinite(b):
+        raise ObjectiveMismatchError(f"bound {name}: returned the non-finite value {b!r}")
+    sol, ev = _better(problem, instance, value.solution, start)
+    if ev is not None:
+        _check_objective(method, problem.sense, ev.objective, None, b)
+    metrics = {f"{k}_{name}": float(v) for k, v in value.metrics.items()} | {f"bound_{name}": b}
+    res = Result(problem=problem.name, method=method, status="feasible", bound=b,
+                 seconds=time.perf_counter() - t0,
+                 options={} if time_limit is None else {"time_limit": time_limit})
+    if sol is not None:
+        _fill(res, sol, ev)
+        res.gap = relative_gap(ev.objective, b)
+    res.metrics.update(metrics)
+    if value.metrics.get("interrupted"):
+        res.status = "interrupted"
+        res.message = f"interrupted (Ctrl-C) in the {name} bound: the best solution so far"
+        raise Interrupted(sol, result=res)
+    if sol is not None and proven(ev.objective, b):
+        res.status = "optimal"
+        res.message = f"proven optimal by the {name} bound (exact for this formulation)"
+        return res
+    left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-2)
+    try:
+        mres = mip(time_limit=left, start=sol)
+    except Interrupted as exc:
+        if exc.result is not None:
+            _tighten(problem, exc.result, b, method, metrics)
+            exc.result.seconds = time.perf_counter() - t0
+        raise
+    best, best_ev = _better(problem, instance, mres.solution, sol)
+    if best is not None and best is not mres.solution:  # the MIP lost its start's value
+        _fill(mres, best, best_ev)
+    _tighten(problem, mres, b, method, metrics)
+    mres.seconds = time.perf_counter() - t0
+    return mres
+
+
+def _tighten(problem: Any, res: Result, b: float, method: str, metrics: dict[str, float]) -> None:
+    """Grade a MIP result run after an exact bound method against the tighter of the MIP's
+    bound and ``b``: ``optimal`` only when the evaluated objective meets it."""
+    res.method = method
+    res.metrics.update(metrics)
+    sign = 1.0 if problem.sense == "max" else -1.0
+    if res.bound is None or sign * (res.bound - b) > 0:
+        res.bound = b
+    if res.objective is None:
+        return
+    _check_objective(method, problem.sense, res.objective, None, res.bound)
+    res.gap = relative_gap(res.objective, res.bound)
+    if res.status in ("time_limit", "feasible") and proven(res.objective, res.bound):
+        res.status = "optimal"
+        res.message = "proven optimal: the MIP's incumbent meets the bound"
+    elif res.status == "optimal" and not proven(res.objective, res.bound):
+        res.status = "feasible"
 
 
 def _interrupted(res: Result, problem: Any, instance: Any, entry: Any, model: Any, run: Any,

@@ -847,6 +847,7 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
         Relative width of the final bracket.
     time_limit : float or None
         Seconds; when reached, the smallest f proven infeasible so far is returned.
+        Ctrl-C stops it the same way (metric ``interrupted``), with the best solution so far.
 
     Returns
     -------
@@ -863,7 +864,7 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
     deadline = None if time_limit is None else t0 + time_limit
     hi, _ = jobs_bound(instance, static=static, time_limit=time_limit)
     lo = 0.0
-    steps, stopped, jumped = 0, 0.0, True
+    steps, stopped, jumped, interrupted = 0, 0.0, True, 0.0
     best_obj, best_sol = -math.inf, None
     while hi - lo > precision * hi:
         # the first step tests the start; then downwards by 10 % until a placement is found,
@@ -884,7 +885,11 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
         h, layout = fixed_f_model(instance, f, static=static)
         if left is not None:
             h.setOptionValue("time_limit", float(left))
-        solvers.run_highspy(h)
+        try:
+            solvers.run_highspy(h)
+        except KeyboardInterrupt:  # Ctrl-C: the bracket so far holds
+            interrupted = 1.0
+            break
         steps += 1
         status = h.modelStatusToString(h.getModelStatus())
         if status == "Infeasible":
@@ -902,6 +907,8 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
     metrics = {"bound_f": hi, "longest_jct_lower": 1.0 / hi if hi > 0 else math.inf,
                "reached_f": lo, "milps": float(steps), "stopped_by_time_limit": stopped,
                "seconds": time.perf_counter() - t0}
+    if interrupted:
+        metrics["interrupted"] = interrupted
     return hi, {k: v for k, v in metrics.items() if math.isfinite(v)}, best_sol
 
 
@@ -971,6 +978,8 @@ BOUNDS: dict[str, Bound] = {
                         "fractional circuits: valid for every solution (small instances)"),
     "placements-static": Bound(_placements_function(True), PlacementsOptions,
                                _placements_estimate, "as 'placements' with integer circuits: "
-                               "static port pairings only"),
+                               "static port pairings only; exact for the paper's model "
+                               "(dmlopt.solve runs it first)",
+                               exact=("paper", "strong")),
     "lp": lp_relaxation("strong"),
 }
