@@ -345,7 +345,8 @@ def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
     share = None if time_limit is None else EXACT_SHARE * time_limit
     method = f"{mip.keywords['solver']}:{mip.keywords['formulation']}+bound:{name}"
     try:
-        value = _interruptible(problem.bound(name).function, instance, time_limit=share)
+        value = _interruptible(problem.bound(name).function, instance, time_limit=share,
+                               start=start)
     except InstanceError as exc:  # the method does not take this instance: the MIP alone
         res = mip(time_limit=time_limit, start=start)
         res.message = "; ".join(x for x in (res.message, f"bound {name} not run: {exc}") if x)
@@ -353,7 +354,9 @@ def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
     b = float(value.bound)
     if not np.isfinite(b):
         raise ObjectiveMismatchError(f"bound {name}: returned the non-finite value {b!r}")
-    sol, ev = _better(problem, instance, value.solution, start)
+    # the user's start is the method's to judge (it may lie outside the formulation, e.g. a
+    # time-shared schedule beyond a static model's bound): only the method's solution counts
+    sol, ev = _better(problem, instance, value.solution)
     if ev is not None:
         _check_objective(method, problem.sense, ev.objective, None, b)
     metrics = {f"{k}_{name}": float(v) for k, v in value.metrics.items()} | {f"bound_{name}": b}
@@ -374,12 +377,19 @@ def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
         return res
     left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-2)
     try:
-        mres = mip(time_limit=left, start=sol)
+        mres = mip(time_limit=left, start=sol if sol is not None else start)
     except Interrupted as exc:
         if exc.result is not None:
             _tighten(problem, exc.result, b, method, metrics)
             exc.result.seconds = time.perf_counter() - t0
         raise
+    if sol is None and start is not None and mres.solution is start:
+        # no incumbent but the user's start, which the exact method did not take: graded by the
+        # MIP's own bound only
+        mres.method = method
+        mres.metrics.update(metrics)
+        mres.seconds = time.perf_counter() - t0
+        return mres
     best, best_ev = _better(problem, instance, mres.solution, sol)
     if best is not None and best is not mres.solution:  # the MIP lost its start's value
         _fill(mres, best, best_ev)

@@ -254,6 +254,8 @@ class Bound:
     method first (half of the time limit) and returns its solution as optimal when the
     evaluated objective and the bound meet within the optimality gap; otherwise the MIP runs
     with the rest of the time, warm-started from it, and the tighter of the two bounds holds.
+    An exact method's function also takes ``start=`` (a solution or None: the user's warm
+    start), which it may begin from; the solution it returns must lie in those formulations.
     """
 
     function: Callable[..., BoundValue]

@@ -827,7 +827,8 @@ def _reached(instance: Instance, h: Any, layout: list, static: bool) -> tuple[fl
 
 
 def placements_bound(instance: Instance, *, static: bool = False, precision: float = 1e-5,
-                     time_limit: float | None = None) -> tuple[float, dict[str, float], Any]:
+                     time_limit: float | None = None,
+                     start: Any = None) -> tuple[float, dict[str, float], Any]:
     """Upper bound on f by bisection with the fixed-f feasibility MILP (:func:`fixed_f_model`).
 
     The bracket starts at the ``jobs`` bound (``jobs-timeshared`` unless ``static``); f is
@@ -848,6 +849,11 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
     time_limit : float or None
         Seconds; when reached, the smallest f proven infeasible so far is returned.
         Ctrl-C stops it the same way (metric ``interrupted``), with the best solution so far.
+    start : Solution or None
+        A solution to begin from: when the evaluator accepts it and it has static circuits
+        (no ``oxc_schedule``), the f it reaches is the first lower end (the bisection then
+        tests just above it) and it is the best solution until one beats it. It only steers
+        the search: the bound comes from infeasibility proofs alone.
 
     Returns
     -------
@@ -866,12 +872,23 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
     lo = 0.0
     steps, stopped, jumped, interrupted = 0, 0.0, True, 0.0
     best_obj, best_sol = -math.inf, None
+    if start is not None and static and not start.oxc_schedule:
+        from dmlopt.models.inc_oxc.evaluation import evaluate
+
+        ev = evaluate(instance, start)
+        if ev.feasible and ev.objective > 0:
+            best_obj, best_sol = ev.objective, start
+            lo = min(hi, ev.objective)
+            steps = -1  # the start is the first step: test just above it next
     while hi - lo > precision * hi:
         # the first step tests the start; then downwards by 10 % until a placement is found,
         # then just above what the best placement reaches (usually the optimum: one more
         # step) when the last placement reached more than asked, else the geometric middle
         if steps == 0:
             f = hi * (1 - 0.5 * precision)
+        elif steps < 0:
+            f = min(lo * (1 + 0.5 * precision), 0.5 * (lo + hi))
+            steps = 0
         elif lo <= 0:
             f = 0.9 * hi
         elif jumped:
@@ -945,9 +962,9 @@ def _configs_estimate(instance: Instance, _options: Any) -> Size:
 
 def _placements_function(static: bool) -> Any:
     def function(instance: Instance, *, time_limit: float | None = None,
-                 precision: float = 1e-5) -> BoundValue:
+                 precision: float = 1e-5, start: Any = None) -> BoundValue:
         value, metrics, sol = placements_bound(instance, static=static, precision=precision,
-                                               time_limit=time_limit)
+                                               time_limit=time_limit, start=start)
         return BoundValue(safe(value, SENSE), solution=sol, metrics=metrics)
 
     return function
