@@ -343,7 +343,7 @@ def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
     tighter of the two bounds. Never optimal unless an evaluated objective meets a bound."""
     t0 = time.perf_counter()
     share = None if time_limit is None else EXACT_SHARE * time_limit
-    method = f"{mip.keywords['solver']}:{mip.keywords['formulation']}+bound:{name}"
+    method = f"{mip.keywords['solver']}:{mip.keywords['formulation']}"
     try:
         value = _interruptible(problem.bound(name).function, instance, time_limit=share,
                                start=start)
@@ -358,7 +358,7 @@ def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
     # time-shared schedule beyond a static model's bound): only the method's solution counts
     sol, ev = _better(problem, instance, value.solution)
     if ev is not None:
-        _check_objective(method, problem.sense, ev.objective, None, b)
+        _check_objective(f"{method} (bound {name})", problem.sense, ev.objective, None, b)
     metrics = {f"{k}_{name}": float(v) for k, v in value.metrics.items()} | {f"bound_{name}": b}
     res = Result(problem=problem.name, method=method, status="feasible", bound=b,
                  seconds=time.perf_counter() - t0,
@@ -380,39 +380,40 @@ def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
         mres = mip(time_limit=left, start=sol if sol is not None else start)
     except Interrupted as exc:
         if exc.result is not None:
-            _tighten(problem, exc.result, b, method, metrics)
+            _tighten(problem, exc.result, b, name, metrics)
             exc.result.seconds = time.perf_counter() - t0
         raise
     if sol is None and start is not None and mres.solution is start:
         # no incumbent but the user's start, which the exact method did not take: graded by the
         # MIP's own bound only
-        mres.method = method
         mres.metrics.update(metrics)
         mres.seconds = time.perf_counter() - t0
         return mres
     best, best_ev = _better(problem, instance, mres.solution, sol)
     if best is not None and best is not mres.solution:  # the MIP lost its start's value
         _fill(mres, best, best_ev)
-    _tighten(problem, mres, b, method, metrics)
+    _tighten(problem, mres, b, name, metrics)
     mres.seconds = time.perf_counter() - t0
     return mres
 
 
-def _tighten(problem: Any, res: Result, b: float, method: str, metrics: dict[str, float]) -> None:
-    """Grade a MIP result run after an exact bound method against the tighter of the MIP's
-    bound and ``b``: ``optimal`` only when the evaluated objective meets it."""
-    res.method = method
+def _tighten(problem: Any, res: Result, b: float, name: str, metrics: dict[str, float]) -> None:
+    """Grade a MIP result run after the exact bound method ``name`` against the tighter of the
+    MIP's bound and ``b``: ``optimal`` only when the evaluated objective meets it."""
     res.metrics.update(metrics)
     sign = 1.0 if problem.sense == "max" else -1.0
     if res.bound is None or sign * (res.bound - b) > 0:
         res.bound = b
+    note = f"the {name} bound ({b:.9g}) ran first with its share of the time"
+    res.message = "; ".join(x for x in (res.message, note) if x)
     if res.objective is None:
         return
-    _check_objective(method, problem.sense, res.objective, None, res.bound)
+    _check_objective(f"{res.method} (bound {name})", problem.sense, res.objective, None,
+                     res.bound)
     res.gap = relative_gap(res.objective, res.bound)
     if res.status in ("time_limit", "feasible") and proven(res.objective, res.bound):
         res.status = "optimal"
-        res.message = "proven optimal: the MIP's incumbent meets the bound"
+        res.message = f"proven optimal: the incumbent meets the tighter bound ({note})"
     elif res.status == "optimal" and not proven(res.objective, res.bound):
         res.status = "feasible"
 
