@@ -152,3 +152,27 @@ def test_ctrl_c_during_the_exact_bound_raises_interrupted_with_the_incumbent(tmp
     assert time.monotonic() - t0 < 15, "the bisection did not stop within seconds"
     assert proc.returncode == 7, err
     assert "CAUGHT interrupted True True True" in rest
+
+
+def test_the_bisection_from_a_start_meets_the_strong_optimum():
+    # catches a start that moves the bound (its f taken as the upper end, or a bracket that
+    # closes on the start without an infeasibility proof above it) and a start whose value is
+    # lost: the strong MIP proves the optimum independently
+    from dmlopt.models.inc_oxc.bounds import placements_bound
+
+    inst = _small(4, 1)
+    opt = dmlopt.solve(inst, formulation="strong", threads=1, time_limit=300)
+    assert opt.status == "optimal"
+    start = dmlopt.heuristic(inst, "wcg")
+    assert start.objective < opt.objective * (1 - 1e-3)  # the start is not already optimal
+    hi, metrics, sol = placements_bound(inst, static=True, time_limit=300,
+                                        start=start.solution)
+    assert opt.objective <= hi <= opt.objective * (1 + 2e-5)
+    assert dmlopt.evaluate(inst, sol).objective == pytest.approx(opt.objective, rel=1e-6)
+    # a start that is not a solution of the instance (its bandwidths ten times over the ports)
+    # is ignored: the same bound, nothing taken from it
+    bad = start.solution.model_copy(update={"bandwidth": [[10 * b for b in row] for row in
+                                                          start.solution.bandwidth]})
+    assert not dmlopt.evaluate(inst, bad).feasible
+    hi2, _, sol2 = placements_bound(inst, static=True, time_limit=300, start=bad)
+    assert opt.objective <= hi2 <= opt.objective * (1 + 2e-5) and sol2 is not bad
