@@ -347,7 +347,7 @@ def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
     try:
         value = _interruptible(problem.bound(name).function, instance, time_limit=share,
                                start=start)
-    except InstanceError as exc:  # the method does not take this instance: the MIP alone
+    except (InstanceError, SolverError) as exc:  # the method cannot run: the MIP alone
         res = mip(time_limit=time_limit, start=start)
         res.message = "; ".join(x for x in (res.message, f"bound {name} not run: {exc}") if x)
         return res

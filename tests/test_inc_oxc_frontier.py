@@ -176,3 +176,22 @@ def test_the_bisection_from_a_start_meets_the_strong_optimum():
     assert not dmlopt.evaluate(inst, bad).feasible
     hi2, _, sol2 = placements_bound(inst, static=True, time_limit=300, start=bad)
     assert opt.objective <= hi2 <= opt.objective * (1 + 2e-5) and sol2 is not bad
+
+
+def test_an_instance_the_bisection_refuses_is_solved_by_the_mip_alone():
+    # workers of two kinds in one job: the fixed-f model refuses the instance; the default
+    # solve must still prove it with the MIP (catches a pass that lets the refusal escape or
+    # reports the instance as unsolved), and say why the bound did not run
+    from dmlopt.models import inc_oxc as M
+
+    one = {"cpu": 1.0, "gpu": 1.0, "mem": 1.0}
+    two = {"cpu": 2.0, "gpu": 1.0, "mem": 1.0}
+    inst = M.Instance(racks=[{"cpu": 9.0, "gpu": 9.0, "mem": 9.0, "ps_slots": 1}] * 2,
+                      n_tor=2, port_bw=100.0,
+                      jobs=[{"data": 100.0, "ps_cpu": 1.0, "ps_mem": 1.0,
+                             "workers": [one, two]}])
+    res = dmlopt.solve(inst, threads=1, time_limit=60)
+    ref = dmlopt.solve(inst, formulation="strong", threads=1, time_limit=60)
+    assert res.status == ref.status == "optimal"
+    assert res.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert "placements-static not run" in res.message and "identical workers" in res.message
