@@ -211,6 +211,13 @@ def solve(
     progress : seconds between progress lines on stderr (HiGHS: incumbent, bound, gap and
         elapsed time); None (default) for none.
 
+    With HiGHS and no formulation named, a bound method the problem declares exact for the
+    default formulation (:class:`dmlopt.contract.Bound` ``exact``; INC/OXC's
+    ``placements-static``) runs first with :data:`EXACT_SHARE` of ``time_limit`` (until it ends
+    when there is none): its solution is ``optimal`` when the evaluated objective meets its
+    bound (:func:`proven`); otherwise the MIP gets the rest of the time, warm-started from it,
+    and is graded against the tighter of the two bounds. The message names the method.
+
     Ctrl-C stops the solver within seconds and raises :class:`dmlopt.errors.Interrupted`
     carrying the incumbent, evaluated (``exc.result``, status ``interrupted``).
 
