@@ -942,6 +942,31 @@ def _jobs_estimate(static: bool) -> Any:
 
 def _jobs_function(static: bool) -> Any:
     def function(instance: Instance, *, time_limit: float | None = None) -> BoundValue:
+        """Upper bound on f from each job alone in the DCN (:func:`jobs_bound`).
+
+        ``jobs`` counts integer circuits (static port pairings only); ``jobs-timeshared``
+        fractional ones (every solution the evaluator accepts).
+
+        Parameters
+        ----------
+        instance : Instance
+            The INC/OXC instance.
+        time_limit : float or None, optional
+            Seconds; when reached the static refinement stops with a valid bound (default
+            None: no limit).
+
+        Returns
+        -------
+        BoundValue
+            The bound on f (1/s), moved by :func:`dmlopt.bounds.safe`; metrics of
+            :func:`jobs_bound`; no solution.
+
+        References
+        ----------
+        Paper 002 (Dong et al.), section II-B, eqs. (1), (2), (10), (12), (13), (16)-(17);
+        ours: the per-job relaxation (Lagrangian decomposition with zero multipliers, Wolsey,
+        *Integer Programming*, 2nd ed., 2020, section 2.2).
+        """
         value, metrics = jobs_bound(instance, static=static, time_limit=time_limit)
         return BoundValue(safe(value, SENSE), metrics=metrics)
 
@@ -950,6 +975,31 @@ def _jobs_function(static: bool) -> Any:
 
 def _configs_function(instance: Instance, *, time_limit: float | None = None,
                       precision: float = 1e-4) -> BoundValue:
+    """Upper bound on f from the configuration LP over shared resources (:func:`configs_bound`).
+
+    Valid for every solution the evaluator accepts, time-shared OXC schedules included.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    time_limit : float or None, optional
+        Seconds; when reached, the smallest f proven so far is returned (default None).
+    precision : float, optional
+        Relative width of the final bisection bracket on f (default 1e-4).
+
+    Returns
+    -------
+    BoundValue
+        The bound on f (1/s), moved by :func:`dmlopt.bounds.safe`; metrics of
+        :func:`configs_bound` (LP solves, columns, bisection steps).
+
+    References
+    ----------
+    Paper 002, section II-B, eqs. (1), (2), (10), (12), (13), (16)-(17); ours: the
+    configuration LP by column generation (Desrosiers and Luebbecke, "A primer in column
+    generation", 2005) and Lagrangian bounds from any dual prices (Wolsey 2020, 10.2-10.3).
+    """
     value, metrics = configs_bound(instance, precision=precision, time_limit=time_limit)
     return BoundValue(safe(value, SENSE), metrics=metrics)
 
@@ -963,6 +1013,37 @@ def _configs_estimate(instance: Instance, _options: Any) -> Size:
 def _placements_function(static: bool) -> Any:
     def function(instance: Instance, *, time_limit: float | None = None,
                  precision: float = 1e-5, start: Any = None) -> BoundValue:
+        """Upper bound on f by bisection with the fixed-f feasibility MILP
+        (:func:`placements_bound`; small instances).
+
+        ``placements`` uses fractional circuits (every solution the evaluator accepts);
+        ``placements-static`` integer ones (static port pairings only).
+
+        Parameters
+        ----------
+        instance : Instance
+            The INC/OXC instance, every job's workers identical.
+        time_limit : float or None, optional
+            Seconds; when reached, the smallest f proven infeasible so far is returned
+            (default None).
+        precision : float, optional
+            Relative width of the final bracket on f (default 1e-5).
+        start : Solution or None, optional
+            A solution to begin from (``dmlopt.solve``'s warm start): a static one the
+            evaluator accepts is the bisection's first lower end (default None).
+
+        Returns
+        -------
+        BoundValue
+            The bound on f (1/s), moved by :func:`dmlopt.bounds.safe`; with ``static`` the
+            best static placement found on the way as the solution (the core evaluates it);
+            metrics ``bound_f``, ``reached_f``, ``milps`` ...
+
+        References
+        ----------
+        Paper 002, section II-B, eqs. (1)-(17); ours: the bisection on f over the fixed-f
+        feasibility model, with the evaluator's tolerances on every capacity.
+        """
         value, metrics, sol = placements_bound(instance, static=static, precision=precision,
                                                time_limit=time_limit, start=start)
         return BoundValue(safe(value, SENSE), solution=sol, metrics=metrics)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from helpers_rar import TINY, _brute_force
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +11,7 @@ from dmlopt.errors import ModelTooLargeError
 from dmlopt.models import rar
 from dmlopt.models.rar import config as _rar_config
 from dmlopt.models.rar import formulations as rar_formulations
+from tests.helpers.rar import TINY, _brute_force
 
 
 @pytest.mark.parametrize("spec", TINY)

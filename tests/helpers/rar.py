@@ -1,7 +1,7 @@
 """RAR test helpers shared by several test files: a brute force written without the package's
 evaluator (its own CU and wavelength bookkeeping) and the tiny instances it can enumerate.
 
-Imported as ``helpers_rar`` (tests/conftest.py puts tests/ on sys.path).
+Imported as ``from tests.helpers.rar import ...`` (tests/ is a package).
 """
 
 from __future__ import annotations

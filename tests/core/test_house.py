@@ -1,5 +1,7 @@
 """Static checks of the code base's layout, read from the source files (nothing is imported):
-public names only in ``__all__``."""
+public names only in ``__all__``, no module under models/ importing a heuristic, no function
+over 120 lines; and, importing the registered problems (nothing runs), a numpy docstring on every
+registered entry and a doctest in every problem module."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: the source trees installed as dmlopt.* (package-dir in pyproject.toml)
 PACKAGES = ("dmlopt", "models", "heuristics", "benchmarks")
 
@@ -134,17 +136,13 @@ def test_every_hook_the_core_reads_is_documented_in_the_contract():
     assert not missing, f"not in docs/architecture.md's contract table: {missing}"
 
 
-#: longest function body (lines, decorators excluded) outside numba kernels
+#: longest function (lines of code: decorators and docstring excluded) outside numba kernels
 MAX_FUNCTION_LINES = 120
 #: the functions longer than that today ("path::qualified name"): the list only shrinks; a
 #: function split below the limit leaves it (the test below fails until its entry is removed)
 LONG_FUNCTIONS = frozenset({
-    "models/nara/bounds.py::_price",
-    "models/nara/bounds.py::schedule_bound",
     "models/nara/formulations.py::_model",
-    "models/rar/bounds.py::build_energy_lp",
     "models/rar/formulations.py::build_paper",
-    "models/tap/bounds.py::hahn_grant",
     "heuristics/inc_oxc/search.py::_local_search",
     "heuristics/rar.py::rdda",
 })
@@ -156,6 +154,17 @@ def _is_kernel(path: Path, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool
     return "kernel" in path.stem or any("jit" in ast.unparse(d) for d in node.decorator_list)
 
 
+def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines of a function without its docstring (a numpy docstring documents, it is not code
+    to split)."""
+    lines = node.end_lineno - node.lineno + 1
+    first = node.body[0] if node.body else None
+    if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        lines -= first.end_lineno - first.lineno + 1
+    return lines
+
+
 def _function_lengths() -> dict[str, int]:
     """``"path::qualified name"`` -> lines, for every function outside numba kernels."""
     out: dict[str, int] = {}
@@ -165,8 +174,7 @@ def _function_lengths() -> dict[str, int]:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 name = f"{prefix}{child.name}"
                 if not isinstance(child, ast.ClassDef) and not _is_kernel(path, child):
-                    out[f"{path.relative_to(ROOT)}::{name}"] = \
-                        child.end_lineno - child.lineno + 1
+                    out[f"{path.relative_to(ROOT)}::{name}"] = _code_lines(child)
                 visit(path, child, f"{name}.")
             else:
                 visit(path, child, prefix)
@@ -186,3 +194,103 @@ def test_no_new_long_function():
     assert not new, f"functions over {MAX_FUNCTION_LINES} lines: {new}; split them"
     stale = sorted(k for k in LONG_FUNCTIONS if lengths.get(k, 0) <= MAX_FUNCTION_LINES)
     assert not stale, f"LONG_FUNCTIONS lists functions gone or within the limit: {stale}"
+
+
+# --------------------------------------------------------------------------------------------
+# numpy docstrings on every registered entry (these import the problems; nothing runs)
+
+#: the sections every registered function's docstring has (numpy style, as networkx's
+#: algorithms): what to pass (options with units and defaults), what comes back, where it is from
+SECTIONS = ("Parameters", "Returns", "References")
+#: the registered entries ("problem/kind/name") whose function has not got them yet (those of
+#: heuristics/inc_oxc, heuristics/tabgp, models/nara/formulations.py, models/rar/formulations.py;
+#: the INC/OXC builders, within a docstring's length of MAX_FUNCTION_LINES, need a split first):
+#: the list only shrinks (the test below fails while a listed entry has them, so remove it then)
+UNDOCUMENTED_ENTRIES = frozenset({
+    "inc_oxc/formulation/paper",
+    "inc_oxc/formulation/strong",
+    "inc_oxc/heuristic/rwp",
+    "inc_oxc/heuristic/swg",
+    "inc_oxc/heuristic/wcg",
+    "inc_oxc/heuristic/wcg-literal",
+    "inc_oxc/heuristic/wcg-ls",
+    "inc_oxc/heuristic/wcg-opt",
+    "nara/formulation/offline",
+    "nara/formulation/offline-basic",
+    "nara/formulation/offline-plain",
+    "nara/formulation/request",
+    "rar/formulation/aggregated",
+    "rar/formulation/paper",
+    "tabgp/heuristic/best",
+    "tabgp/heuristic/dense",
+    "tabgp/heuristic/dense-ls",
+    "tabgp/heuristic/dense-online",
+    "tabgp/heuristic/dense-refine",
+    "tabgp/heuristic/dense-roll",
+    "tabgp/heuristic/dense-roll10",
+    "tabgp/heuristic/ils",
+    "tabgp/heuristic/local-search",
+    "tabgp/heuristic/metis",
+    "tabgp/heuristic/metis-ls",
+    "tabgp/heuristic/metis-refine",
+    "tabgp/heuristic/random",
+    "tabgp/heuristic/random-ls",
+})
+
+
+def _registered_functions() -> dict[str, object]:
+    """``"problem/kind/name"`` -> the function the registry calls for that entry."""
+    from dmlopt import registry
+
+    out: dict[str, object] = {}
+    for p in registry.names():
+        prob = registry.get(p)
+        for kind, entries, attr in (("heuristic", prob.heuristics, "function"),
+                                    ("generator", prob.generator_entries, "function"),
+                                    ("formulation", prob.formulation_entries, "build"),
+                                    ("bound", prob.bound_entries, "function")):
+            for name, entry in entries.items():
+                out[f"{p}/{kind}/{name}"] = getattr(entry, attr)
+    return out
+
+
+def _sections(function: object) -> set[str]:
+    """The numpy sections (a title underlined with dashes) of a function's docstring; a
+    ``functools.partial`` is documented by the function it wraps."""
+    import functools
+    import inspect
+    import re
+
+    while isinstance(function, functools.partial):
+        function = function.func
+    doc = inspect.getdoc(inspect.unwrap(function)) or ""
+    return {s for s in SECTIONS if re.search(rf"^{s}\n-{{{len(s)}}}\s*$", doc, re.M)}
+
+
+def test_every_registered_entry_has_a_numpy_docstring():
+    """Every heuristic, generator, formulation builder and bound the registry serves has a
+    docstring with Parameters, Returns and References, except the allow-listed ones; a listed
+    entry that has them now, or is no longer registered, must leave the list."""
+    functions = _registered_functions()
+    missing = {k: sorted(set(SECTIONS) - _sections(f)) for k, f in functions.items()}
+    new = sorted(f"{k} (no {', '.join(v)})" for k, v in missing.items()
+                 if v and k not in UNDOCUMENTED_ENTRIES)
+    assert not new, f"registered entries without a numpy docstring: {new}"
+    stale = sorted(k for k in UNDOCUMENTED_ENTRIES if k not in functions or not missing[k])
+    assert not stale, f"UNDOCUMENTED_ENTRIES lists entries documented or gone: {stale}"
+
+
+def test_every_problem_module_has_a_doctest():
+    """Each registered problem's model module (its facade) shows a ``>>>`` example, which
+    tests/core/test_doctests.py runs."""
+    import doctest
+
+    from dmlopt import registry
+
+    without = []
+    for p in registry.names():
+        module = registry.get(p).model
+        tests = doctest.DocTestFinder().find(module)
+        if not any(t.examples for t in tests):
+            without.append(module.__name__)
+    assert not without, f"problem modules without a docstring example: {without}"

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 import pytest
-from test_inc_oxc_bounds import fig2_instance, spread_instance
 
 import dmlopt
 from dmlopt.errors import DmloptError
@@ -25,6 +24,7 @@ from dmlopt.models.inc_oxc.bounds import (
     jobs_bound,
     placements_bound,
 )
+from tests.inc_oxc.test_bounds import fig2_instance, spread_instance
 
 
 def test_methods_are_registered_and_the_default_holds_for_every_solution():

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from helpers_rar import _brute_force
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dmlopt
 from dmlopt.models import rar
 from dmlopt.models.rar import bounds as rb
+from tests.helpers.rar import _brute_force
 
 SCHEMES = rar.SCHEMES
 
@@ -24,7 +24,8 @@ def _optimum(inst: rar.Instance) -> float:
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_energy_below_brute_force(scheme: str) -> None:
-    """On a tiny instance the optimum comes from the brute force of helpers_rar (no ILP)."""
+    """On a tiny instance the optimum comes from the brute force of tests/helpers/rar.py (no
+    ILP)."""
     spec = {"seed": 1, "nodes": 4, "extra_links": 1, "requests": 2, "slots": 3, "cus": 2}
     best = _brute_force(rar.generate_random(**spec))[scheme]
     inst = rar.generate_random(scheme=scheme, **spec)

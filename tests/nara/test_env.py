@@ -55,7 +55,7 @@ def test_registered_ids_are_the_declared_entry_points():
 
     from dmlopt import registry
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     eps = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"]
     declared = {f"dmlopt/{k}": v for k, v in eps["dmlopt.gym_envs"].items()}
     assert registry.gym_envs() == declared

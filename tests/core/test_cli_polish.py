@@ -9,11 +9,11 @@ import json
 import re
 
 import pytest
-from test_cli_imports import _heavy_after
 
 from dmlopt import cli, io, registry
 from dmlopt.benchmarks import reproduce
 from dmlopt.benchmarks.store import Store
+from tests.core.test_cli_imports import _heavy_after
 
 SHIPPED = "tabgp/er12-p03-tau1-s0"
 

@@ -90,3 +90,25 @@ def test_python_solve_raises_interrupted_with_the_result(tmp_path):
     rest, err = proc.communicate(timeout=60)
     assert proc.returncode == 7, err  # the loop did not go on to the next solve
     assert "CAUGHT interrupted True" in rest
+
+
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+def test_progress_lines_with_the_flag_and_none_when_piped(tmp_path, solver):
+    path = _hard_instance(tmp_path)
+    base = [sys.executable, "-m", "dmlopt", "solve", str(path), "--solver", solver, "-f",
+            "pairs", "--threads", "1", "--json"]
+    shown = subprocess.run([*base, "--time-limit", "8", "--progress", "0.5"],
+                           capture_output=True, text=True, env=os.environ, timeout=120)
+    lines = [x for x in shown.stderr.splitlines() if x.startswith(f"dmlopt: {solver} ")]
+    assert lines, shown.stderr
+    res = json.loads(shown.stdout)
+    for line in lines:  # "dmlopt: scip 3 s: incumbent 108, bound 58.8, gap 45.6 %"
+        inc, bnd = (x.split()[-1].rstrip(",") for x in line.split(": ")[2].split(", ")[:2])
+        if inc != "-" and bnd != "-":  # our gap (|inc - bnd| / |inc|), not the solver's
+            gap = float(line.rsplit("gap ", 1)[1].split()[0])
+            assert gap == pytest.approx(100 * abs(float(inc) - float(bnd)) / abs(float(inc)),
+                                        rel=1e-2, abs=1e-2)
+            assert float(inc) >= res["objective"] - 1e-6  # an incumbent only improves
+    piped = subprocess.run([*base, "--time-limit", "3"], capture_output=True, text=True,
+                           env=os.environ, timeout=120)
+    assert not [x for x in piped.stderr.splitlines() if x.startswith(f"dmlopt: {solver} ")]

@@ -10,12 +10,12 @@ from __future__ import annotations
 import itertools
 import math
 
-import helpers_tap
 import numpy as np
 import pytest
 
 import dmlopt
 from dmlopt.heuristics.tap import robust_tabu as rts
+from tests.helpers import tap as helpers_tap
 
 
 def qap_optimum(f: np.ndarray, d: np.ndarray) -> float:

@@ -19,7 +19,7 @@ from dmlopt import registry
 from dmlopt.benchmarks.run import failure_summary
 from dmlopt.errors import DmloptError, InstanceError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SECTION = "## Your own heuristic"
 EXPECTED = "not a dmlopt.models.tabgp.Solution"
 

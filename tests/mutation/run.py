@@ -9,7 +9,7 @@ marked skipped here before the run. Results: ``results/mutation/<target>.sqlite`
 
 cosmic-ray edits the files in place (and restores each after its test run): run it on a clean
 work tree and do not interrupt it (``git checkout models benchmarks`` restores an interrupted
-run). Usage: ``python tests/mutation_run.py [target ...]`` (default: every target).
+run). Usage: ``python tests/mutation/run.py [target ...]`` (default: every target).
 """
 
 from __future__ import annotations
@@ -19,28 +19,29 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "results" / "mutation"
 CR = str(Path(sys.executable).parent / "cosmic-ray")
 PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
 
 #: name -> (file, function, the tests that must kill its mutants)
 TARGETS: dict[str, tuple[str, str, str]] = {
-    "report_gap": ("benchmarks/report.py", "_gap", "tests/test_bench_report.py -k gap"),
+    "report_gap": ("benchmarks/report.py", "_gap", "tests/bench/test_report.py -k gap"),
     "inc_oxc": ("models/inc_oxc/evaluation.py", "evaluate",
-                "tests/test_inc_oxc_evaluator.py "
-                "tests/test_inc_oxc.py -k 'fig2 or by_hand or evaluator or heuristics_pass'"),
+                "tests/inc_oxc/test_evaluator.py "
+                "tests/inc_oxc/test_inc_oxc.py "
+                "-k 'fig2 or by_hand or evaluator or heuristics_pass'"),
     "tabgp": ("models/tabgp/instance.py", "evaluate",
-              "tests/test_tabgp_evaluator.py tests/test_tabgp_model.py"),
+              "tests/tabgp/test_evaluator.py tests/tabgp/test_model.py"),
     "tap": ("models/tap/instance.py", "evaluate",
-            "tests/test_tap_evaluator.py tests/test_tap.py"),
-    "infer_tap": ("models/infer_tap.py", "evaluate", "tests/test_infer_problem.py"),
-    "infer": ("models/infer/__init__.py", "evaluate", "tests/test_infer_evaluator.py "
-              "tests/test_infer_problem.py tests/test_infer.py"),
+            "tests/tap/test_evaluator.py tests/tap/test_tap.py"),
+    "infer_tap": ("models/infer_tap.py", "evaluate", "tests/infer/test_problem.py"),
+    "infer": ("models/infer/__init__.py", "evaluate", "tests/infer/test_evaluator.py "
+              "tests/infer/test_problem.py tests/infer/test_infer.py"),
     "rar": ("models/rar/evaluation.py", "evaluate",
-            "tests/test_rar_evaluator.py tests/test_rar.py"),
+            "tests/rar/test_evaluator.py tests/rar/test_rar.py"),
     "nara": ("models/nara/evaluation.py", "evaluate",
-             "tests/test_nara_evaluator.py tests/test_nara.py"),
+             "tests/nara/test_evaluator.py tests/nara/test_nara.py"),
 }
 
 
@@ -119,6 +120,14 @@ def run(name: str) -> tuple[int, int]:
 
 
 def main(argv: list[str]) -> int:
+    if any(a in ("-h", "--help") for a in argv):
+        print(f"usage: python tests/mutation/run.py [TARGET ...]\ntargets: {', '.join(TARGETS)}")
+        return 0
+    unknown = [a for a in argv if a not in TARGETS]
+    if unknown:
+        print(f"mutation: unknown target {unknown[0]!r} (targets: {', '.join(TARGETS)})",
+              file=sys.stderr)
+        return 2
     names = argv or list(TARGETS)
     total_k = total_s = 0
     for name in names:

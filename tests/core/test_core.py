@@ -1,6 +1,7 @@
 """Core: registry, I/O and validation, solve (status mapping, objective checks, warm start,
-size guard), heuristic, export, generate, Result. Uses the toy problem of tests/toy_problem.py
-(brute force gives the independent optimum) and TABGP where a real model is needed."""
+size guard), heuristic, export, generate, Result. Uses the toy problem of
+tests/helpers/toy_problem.py (brute force gives the independent optimum) and TABGP where a real
+model is needed."""
 
 from __future__ import annotations
 
@@ -276,7 +277,7 @@ def test_problems_come_from_entry_points_not_from_the_core():
 
     from dmlopt import registry
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     eps = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"]
     assert set(registry.names()) == set(eps["dmlopt.problems"])
     assert registry.commands() == {"train": "nara", "infer": "infer"}

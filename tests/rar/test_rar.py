@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from helpers_rar import TINY, _brute_force
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dmlopt
 from dmlopt.errors import InstanceError, ModelTooLargeError
 from dmlopt.models import rar
+from tests.helpers.rar import TINY, _brute_force
 
 A, B, C, D = 0, 1, 2, 3
 

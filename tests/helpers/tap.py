@@ -13,8 +13,8 @@ Families (K = 1, m = n, so each is a plain QAP; written here, not taken from the
   sparse 0/1/2 flow matrix on the first ``active`` facilities, the others without any flow (big
   plateaus of equal cost).
 
-Imported as ``helpers_tap`` (tests/conftest.py puts tests/ on sys.path). Run as a script for the
-robustness study (``python tests/helpers_tap.py --help``): rts over seeds against a long run of
+Imported as ``from tests.helpers import tap`` (tests/ is a package). Run as a script for the
+robustness study (``python tests/helpers/tap.py --help``): rts over seeds against a long run of
 itself; the gap is to the best value any run found.
 """
 

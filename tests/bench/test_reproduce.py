@@ -3,6 +3,7 @@ blocks replaced and nothing else touched, bad input refused before anything runs
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,24 @@ def test_docs_figures_are_copied_beside_the_page(monkeypatch, tmp_path):
     assert "![plot](figures/plot.png)" in page.read_text()
     reproduce.run("tabgp", ["fig"], quick=True, workers=1, outdir=tmp_path / "o", docs=other)
     assert not (tmp_path / "figures").exists() and other.read_text() == "no blocks\n"
+
+
+def test_the_load_of_the_machine_is_recorded_beside_the_store(tmp_path):
+    from dmlopt.benchmarks import reproduce as rp
+
+    path = tmp_path / "s.load.json"
+    first = rp._LoadSampler()
+    first.samples = [7.84, 9.0]
+    first.save(path)
+    second = rp._LoadSampler()  # a resumed command on a quieter machine widens the range
+    second.samples = [2.5]
+    second.save(path)
+    cores = os.cpu_count()
+    assert rp._machine([path]) == (f"machine: {cores} cores, load average 2.5-9.0 while the "
+                                   "runs ran")
+    assert rp._machine([tmp_path / "missing.json"]) == ""
+    (tmp_path / "bad.load.json").write_text("{not json")
+    assert rp._machine([tmp_path / "bad.load.json"]) == ""
+    empty = rp._LoadSampler()
+    empty.save(tmp_path / "none.json")  # nothing sampled: nothing written
+    assert not (tmp_path / "none.json").exists()

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pyomo.environ as pyo
 import pytest
-from helpers_rar import _brute_force
 
 from dmlopt.models import rar
 from dmlopt.models.rar import formulations as rar_formulations
+from tests.helpers.rar import _brute_force
 
 
 def _script():

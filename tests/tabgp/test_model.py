@@ -14,6 +14,7 @@ import pyomo.environ as pyo
 import pytest
 
 import dmlopt
+from dmlopt import solvers
 from dmlopt.errors import InstanceError, ModelTooLargeError
 from dmlopt.models import tabgp as M
 
@@ -268,9 +269,9 @@ def test_export_read_back_by_highspy(tmp_path, suffix, formulation):
     rng = np.random.default_rng(11)
     inst = random_instance(rng, 6, 2, 2, 0.5, True, 2.0)
     path = dmlopt.export(inst, tmp_path / f"m{suffix}", formulation=formulation)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = solvers.highspy_model()
     h.setOptionValue("threads", 1)
+    solvers.prepare_highs(1)  # an earlier test of this process may have used other threads
     assert h.readModel(str(path)) == highspy.HighsStatus.kOk
     h.run()
     assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal

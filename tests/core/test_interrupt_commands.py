@@ -1,8 +1,8 @@
 """Ctrl-C on every long-running command, with a real SIGINT: ``bound`` keeps the dual bound
 reached so far, ``heuristic`` (tabu) its best solution, a direct HiGHS run stops within a
 fraction of a second, a second Ctrl-C ends the process at once, ``reproduce`` and ``train``
-exit 130 with one line saying how to resume. (``solve`` and ``bench``: test_interrupt_solve.py
-and test_bench_runner.py.)"""
+exit 130 with one line saying how to resume. (``solve`` and ``bench``:
+tests/core/test_interrupt_solve.py and tests/bench/test_runner.py.)"""
 
 from __future__ import annotations
 

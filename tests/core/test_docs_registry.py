@@ -23,7 +23,7 @@ import pytest
 
 from dmlopt import registry
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 #: the problems whose names a page may use (the TAP page also covers infer_tap's heuristics)
