@@ -254,15 +254,18 @@ def solve(
 def _solve_mip(problem: Any, instance: Any, *, formulation: str, solver: str,
                time_limit: float | None, mip_gap: float | None, threads: int | None,
                start: Any, tee: bool, solver_options: dict[str, Any] | None,
-               progress: float | None) -> Result:
+               progress: float | None, deadline: float | None = None) -> Result:
     """Build ``formulation``, solve it with ``solver`` (MIP start ``start``), evaluate the
-    solution and grade the status (:func:`solve` after its checks)."""
+    solution and grade the status (:func:`solve` after its checks); with ``deadline`` (a
+    ``time.perf_counter`` value) the solver's time limit is what is left after the build."""
     entry = problem.formulation(formulation)
     t0 = time.perf_counter()
     model = entry.build(instance)
     if start is not None:
         (entry.warm_start or problem.model.warm_start)(model, instance, start)
     t_build = time.perf_counter() - t0
+    if deadline is not None:
+        time_limit = max(deadline - time.perf_counter(), 1e-2)
     run = solvers.run(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
                       warm=start is not None, tee=tee, options=solver_options,
                       progress=progress)
@@ -382,9 +385,9 @@ def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
         res.status = "optimal"
         res.message = f"proven optimal by the {name} bound (exact for this formulation)"
         return res
-    left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-2)
+    deadline = None if time_limit is None else t0 + time_limit
     try:
-        mres = mip(time_limit=left, start=sol if sol is not None else start)
+        mres = mip(time_limit=None, deadline=deadline, start=sol if sol is not None else start)
     except Interrupted as exc:
         if exc.result is not None:
             _tighten(problem, exc.result, b, name, metrics)
