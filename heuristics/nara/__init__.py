@@ -40,6 +40,9 @@ name               allocator
                    embedding + MLP, PPO) that picks one of netfit-probe's candidate
                    allocations or rejects, on netfit's features; cloned from netfit-probe,
                    then trained (``dmlopt train nara --arch netfit``); numpy only
+``offline-search`` not online (:mod:`.offline`): knows the whole episode; a local search over
+                   the set of requests netfit's replay refuses on arrival (never below
+                   netfit-probe); measures the price of being online
 ``milp``           the per-request MILP of :mod:`dmlopt.models.nara` (formulation "request" with the
                    current free capacities): accept whenever any allocation exists, fewest charged
                    links, then fewest servers; HiGHS through Pyomo at every arrival (slow: small
@@ -79,6 +82,7 @@ from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.heuristics.nara import agent as _nara_agent
 from dmlopt.heuristics.nara import nara_netfit as _nara_netfit_learned
 from dmlopt.heuristics.nara import netfit as _nara_netfit
+from dmlopt.heuristics.nara import offline as _nara_offline
 from dmlopt.heuristics.nara import probe as _nara_probe
 from dmlopt.models import nara
 from dmlopt.models.nara.sim import State, run_episode
@@ -369,6 +373,11 @@ HEURISTICS: dict[str, Heuristic] = {
                              _nara_netfit_learned.estimate,
                              "ours: learned policy (GNN + PPO) over netfit-probe's candidates "
                              "and reject, netfit features; numpy rollout"),
+    "offline-search": Heuristic(_nara_offline.allocate_offline_search,
+                                _nara_offline.OfflineSearchOptions,
+                                _nara_offline.offline_search_estimate,
+                                "OFFLINE (knows the whole episode): local search over netfit's "
+                                "refusals; a lower estimate of the offline optimum"),
     "milp": Heuristic(allocate_milp, MilpOptions, milp_estimate,
                       "per-request MILP (HiGHS at every arrival; small topologies only)"),
 }
