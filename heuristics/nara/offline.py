@@ -22,7 +22,10 @@ iterations):
 Every replay restarts from a snapshot of the simulator at the first step the move changes
 (snapshots every ``stride`` steps, so long episodes stay within memory). The best replay found
 and netfit-probe's own allocation are compared and the better is returned, so the result is
-never below netfit-probe's. Stops after ``iterations`` moves or ``time_limit`` CPU seconds.
+never below netfit-probe's. Stops after ``iterations`` moves, after ``time_limit`` CPU seconds,
+or as soon as it accepts as many requests as the ``aggregate`` upper bound
+(:mod:`dmlopt.models.nara.bounds`, computed first with :data:`BOUND_SECONDS` seconds): then the
+allocation is optimal.
 """
 
 from __future__ import annotations
@@ -37,7 +40,11 @@ import pydantic
 from dmlopt.contract import Options, Size
 from dmlopt.heuristics.nara import netfit as _netfit
 from dmlopt.models import nara
+from dmlopt.models.nara.bounds import aggregate_bound
 from dmlopt.models.nara.sim import State
+
+#: seconds of the aggregate upper bound computed first (the search stops when it meets it)
+BOUND_SECONDS = 10.0
 
 #: bytes of simulator snapshots kept at most (a larger episode snapshots every k-th step)
 SNAPSHOT_BYTES = 64 * 2**20
@@ -47,7 +54,7 @@ class OfflineSearchOptions(Options):
     """Options of ``offline-search`` (module docstring)."""
 
     iterations: int = pydantic.Field(
-        default=3000, ge=0, le=10**7, description="local-search moves (each replays the "
+        default=2000, ge=0, le=10**7, description="local-search moves (each replays the "
         "episode from the first step it changes)")
     time_limit: float = pydantic.Field(
         default=240.0, gt=0, le=86_400, description="CPU seconds at most; the search stops "
@@ -119,7 +126,7 @@ def _volumes(instance: nara.Instance) -> np.ndarray:
     return np.array([(r.c / c_tot + r.m / m_tot) * r.t for r in instance.requests]) + 1e-9
 
 
-def allocate_offline_search(instance: nara.Instance, *, seed: int = 0, iterations: int = 3000,
+def allocate_offline_search(instance: nara.Instance, *, seed: int = 0, iterations: int = 2000,
                             time_limit: float = 240.0, p_admit: float = 0.25,
                             restarts: int = 3) -> nara.Solution:
     """Offline local search over netfit's refusals (module docstring).
@@ -131,7 +138,7 @@ def allocate_offline_search(instance: nara.Instance, *, seed: int = 0, iteration
     seed : int
         Seed of the moves.
     iterations : int
-        Moves at most (default 3000).
+        Moves at most (default 2000).
     time_limit : float
         CPU seconds at most (default 240).
     p_admit : float
@@ -160,13 +167,16 @@ def allocate_offline_search(instance: nara.Instance, *, seed: int = 0, iteration
     replay = _Replay(instance)
     vol = _volumes(instance)
     ends = np.array([i + r.t for i, r in enumerate(reqs)])
+    cap = int(aggregate_bound(instance, time_limit=BOUND_SECONDS, primal=False).bound)
     starts = _starts(instance, replay, probe)
     best: list[nara.Allocation | None] = list(starts[0][1])
     per = iterations // len(starts[:restarts])
     for cur_f, cur in starts[:restarts]:
+        if _count(best) >= cap:
+            break  # proven optimal: nothing left to find
         cur, snaps = replay.run(cur_f)
         got = _search(replay, cur_f, cur, snaps, rng, vol, ends, per, p_admit,
-                      t0 + time_limit)
+                      t0 + time_limit, cap)
         if _count(got) > _count(best):
             best = got
     if _count(probe.allocations) > _count(best):
@@ -208,13 +218,13 @@ def _starts(instance: nara.Instance, replay: _Replay, probe: nara.Solution
 
 def _search(replay: _Replay, cur_f: set[int], cur: list[Any], snaps: dict[int, State],
             rng: np.random.Generator, vol: np.ndarray, ends: np.ndarray, iterations: int,
-            p_admit: float, deadline: float) -> list[Any]:
+            p_admit: float, deadline: float, cap: int) -> list[Any]:
     """The local search of the module docstring from refusals ``cur_f`` (replay ``cur``);
     the best allocations found."""
     n = replay.n
     best = list(cur)
     for _ in range(iterations):
-        if time.process_time() > deadline:
+        if time.process_time() > deadline or _count(best) >= cap:
             break
         acc = np.array([al is not None for al in cur])
         new_f = set(cur_f)
@@ -245,12 +255,15 @@ def _count(allocs: list[Any]) -> int:
 
 
 def offline_search_estimate(instance: nara.Instance, options: OfflineSearchOptions) -> Size:
-    """Memory: the snapshots (at most :data:`SNAPSHOT_BYTES`) and an episode; work: two
-    netfit-probe-sized episodes plus one netfit replay per iteration."""
+    """Memory: the snapshots (at most :data:`SNAPSHOT_BYTES`), an episode and the aggregate
+    bound; work: the aggregate bound, a netfit-probe episode and one netfit replay per start
+    and per iteration."""
     from dmlopt.heuristics.nara import ProbeOptions, episode_estimate, probe_estimate
+    from dmlopt.models.nara.bounds import BOUNDS, AggregateOptions
 
     one = episode_estimate(instance, options)
     probe = probe_estimate(instance, ProbeOptions())
-    return Size(one.memory + probe.memory + SNAPSHOT_BYTES,
-                probe.work + one.work * (2 + options.iterations))
+    agg = BOUNDS["aggregate"].estimate(instance, AggregateOptions())
+    return Size(one.memory + probe.memory + agg.memory + SNAPSHOT_BYTES,
+                agg.work + probe.work + one.work * (80 + options.iterations))
 
