@@ -34,6 +34,7 @@ from dmlopt.errors import (
     ObjectiveMismatchError,
     SolverError,
     UnknownNameError,
+    interrupt_of,
 )
 from dmlopt.evaluation import Evaluation
 from dmlopt.io import atomic_path, load_solution
@@ -409,8 +410,19 @@ def run_heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = 
     opts = validate_options(entry.Options, options, name)
     check_run_size(f"the {name} heuristic on this {problem.name} instance",
                    Size(*entry.estimate(instance, opts)), limits_from(size_limit))
-    solution = entry.function(instance, seed=seed, **_kwargs(opts, options))
+    solution = _interruptible(entry.function, instance, seed=seed, **_kwargs(opts, options))
     return _checked_solution(problem, name, solution)
+
+
+def _interruptible(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)``, with Ctrl-C inside a numba kernel (a ``SystemError``
+    caused by the interrupt) raised as the :class:`KeyboardInterrupt` it is."""
+    try:
+        return function(*args, **kwargs)
+    except SystemError as exc:
+        if interrupt_of(exc):
+            raise KeyboardInterrupt from None
+        raise
 
 
 def _checked_solution(problem: Any, name: str, solution: Any) -> Any:
@@ -581,7 +593,7 @@ def _first_bound(problem: registry.Problem, instance: Any, limits: Limits,
         entry = problem.bound(name)
         try:
             _fits(instance, entry, entry.Options(), limits, name)
-            return name, entry.function(instance, time_limit=time_limit), fell
+            return name, _interruptible(entry.function, instance, time_limit=time_limit), fell
         except ModelTooLargeError:
             continue
         except SolverError as exc:
@@ -646,7 +658,8 @@ def bound(instance: Any, method: str | None = None, *, time_limit: float | None 
         entry = problem.bound(name)
         opts = validate_options(entry.Options, options, name)
         _fits(instance, entry, opts, limits, f"the {name} bound on this {problem.name} instance")
-        value = entry.function(instance, time_limit=time_limit, **_kwargs(opts, options))
+        value = _interruptible(entry.function, instance, time_limit=time_limit,
+                               **_kwargs(opts, options))
     seconds = time.perf_counter() - t0
     b = float(value.bound)
     if not np.isfinite(b):
@@ -668,6 +681,9 @@ def bound(instance: Any, method: str | None = None, *, time_limit: float | None 
                     f"bound {name}: {b!r} is beaten by a feasible solution of objective "
                     f"{ev.objective!r}: the bound is invalid")
             res.gap = relative_gap(ev.objective, b)
+    if value.metrics.get("interrupted"):  # Ctrl-C: the bound reached so far is the answer
+        res.message = "; ".join([*fell, "interrupted: the bound reached so far"])
+        raise Interrupted(res.solution, result=res)
     return res
 
 

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pydantic
 
+from dmlopt import solvers
 from dmlopt.bounds import lp_relaxation, safe
 from dmlopt.contract import Bound, BoundValue, Options, Size
 from dmlopt.models.inc_oxc.constants import SENSE, TOL
@@ -471,7 +472,7 @@ def _master(cfg: ConfigurationLP, f: float, pool: dict) -> tuple[Any, list]:
     is still a configuration at f."""
     import highspy
 
-    h = highspy.Highs()
+    h = solvers.highspy_model()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
     inf = highspy.kHighsInf
@@ -532,7 +533,7 @@ def _infeasible(cfg: ConfigurationLP, f: float, pool: dict, deadline: float | No
     while True:
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        h.run()
+        solvers.run_highspy(h)
         stats["lp_solves"] += 1
         if -h.getInfo().objective_function_value >= J - 1e-6:
             return False
@@ -755,9 +756,8 @@ def _highs_model(cols_lo: list[float], cols_hi: list[float], integ: list[bool],
                  rows_lo: list[float], rows_hi: list[float],
                  entries: list[tuple[int, int, float]]) -> Any:
     """A silent one-thread HiGHS model of these columns, rows and (row, col, value) entries."""
-    import highspy
 
-    h = highspy.Highs()
+    h = solvers.highspy_model()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
     n = len(cols_lo)
@@ -884,7 +884,7 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
         h, layout = fixed_f_model(instance, f, static=static)
         if left is not None:
             h.setOptionValue("time_limit", float(left))
-        h.run()
+        solvers.run_highspy(h)
         steps += 1
         status = h.modelStatusToString(h.getModelStatus())
         if status == "Infeasible":
@@ -918,6 +918,31 @@ def _jobs_estimate(static: bool) -> Any:
 
 def _jobs_function(static: bool) -> Any:
     def function(instance: Instance, *, time_limit: float | None = None) -> BoundValue:
+        """Upper bound on f from each job alone in the DCN (:func:`jobs_bound`).
+
+        ``jobs`` counts integer circuits (static port pairings only); ``jobs-timeshared``
+        fractional ones (every solution the evaluator accepts).
+
+        Parameters
+        ----------
+        instance : Instance
+            The INC/OXC instance.
+        time_limit : float or None, optional
+            Seconds; when reached the static refinement stops with a valid bound (default
+            None: no limit).
+
+        Returns
+        -------
+        BoundValue
+            The bound on f (1/s), moved by :func:`dmlopt.bounds.safe`; metrics of
+            :func:`jobs_bound`; no solution.
+
+        References
+        ----------
+        Paper 002 (Dong et al.), section II-B, eqs. (1), (2), (10), (12), (13), (16)-(17);
+        ours: the per-job relaxation (Lagrangian decomposition with zero multipliers, Wolsey,
+        *Integer Programming*, 2nd ed., 2020, section 2.2).
+        """
         value, metrics = jobs_bound(instance, static=static, time_limit=time_limit)
         return BoundValue(safe(value, SENSE), metrics=metrics)
 
@@ -926,6 +951,31 @@ def _jobs_function(static: bool) -> Any:
 
 def _configs_function(instance: Instance, *, time_limit: float | None = None,
                       precision: float = 1e-4) -> BoundValue:
+    """Upper bound on f from the configuration LP over shared resources (:func:`configs_bound`).
+
+    Valid for every solution the evaluator accepts, time-shared OXC schedules included.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    time_limit : float or None, optional
+        Seconds; when reached, the smallest f proven so far is returned (default None).
+    precision : float, optional
+        Relative width of the final bisection bracket on f (default 1e-4).
+
+    Returns
+    -------
+    BoundValue
+        The bound on f (1/s), moved by :func:`dmlopt.bounds.safe`; metrics of
+        :func:`configs_bound` (LP solves, columns, bisection steps).
+
+    References
+    ----------
+    Paper 002, section II-B, eqs. (1), (2), (10), (12), (13), (16)-(17); ours: the
+    configuration LP by column generation (Desrosiers and Luebbecke, "A primer in column
+    generation", 2005) and Lagrangian bounds from any dual prices (Wolsey 2020, 10.2-10.3).
+    """
     value, metrics = configs_bound(instance, precision=precision, time_limit=time_limit)
     return BoundValue(safe(value, SENSE), metrics=metrics)
 
@@ -939,6 +989,34 @@ def _configs_estimate(instance: Instance, _options: Any) -> Size:
 def _placements_function(static: bool) -> Any:
     def function(instance: Instance, *, time_limit: float | None = None,
                  precision: float = 1e-5) -> BoundValue:
+        """Upper bound on f by bisection with the fixed-f feasibility MILP
+        (:func:`placements_bound`; small instances).
+
+        ``placements`` uses fractional circuits (every solution the evaluator accepts);
+        ``placements-static`` integer ones (static port pairings only).
+
+        Parameters
+        ----------
+        instance : Instance
+            The INC/OXC instance, every job's workers identical.
+        time_limit : float or None, optional
+            Seconds; when reached, the smallest f proven infeasible so far is returned
+            (default None).
+        precision : float, optional
+            Relative width of the final bracket on f (default 1e-5).
+
+        Returns
+        -------
+        BoundValue
+            The bound on f (1/s), moved by :func:`dmlopt.bounds.safe`; with ``static`` the
+            best static placement found on the way as the solution (the core evaluates it);
+            metrics ``bound_f``, ``reached_f``, ``milps`` ...
+
+        References
+        ----------
+        Paper 002, section II-B, eqs. (1)-(17); ours: the bisection on f over the fixed-f
+        feasibility model, with the evaluator's tolerances on every capacity.
+        """
         value, metrics, sol = placements_bound(instance, static=static, precision=precision,
                                                time_limit=time_limit)
         return BoundValue(safe(value, SENSE), solution=sol, metrics=metrics)
