@@ -8,7 +8,9 @@ The paper's baselines (section 4.1, Appendix D): :func:`allocate_random`,
 :func:`allocate_tetris`, :func:`allocate_nalb`, :func:`allocate_nulb`; Nara itself
 (:func:`~dmlopt.heuristics.nara.agent.allocate_nara`); ours: :func:`allocate_netfit`,
 :func:`allocate_netfit_probe`, :func:`~dmlopt.heuristics.nara.nara_netfit.allocate`
-(``nara-netfit``); and the per-request MILP (:func:`allocate_milp`). Where the paper is open,
+(``nara-netfit``); the per-request MILP (:func:`allocate_milp`); and one allocator that is not
+online, ``offline-search`` (:mod:`.offline`: it knows the whole episode; a local search over the
+requests netfit's replay refuses, the price of being online). Where the paper is open,
 each function's docstring says what we chose.
 """
 
@@ -24,6 +26,7 @@ from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.heuristics.nara import agent as _nara_agent
 from dmlopt.heuristics.nara import nara_netfit as _nara_netfit_learned
 from dmlopt.heuristics.nara import netfit as _nara_netfit
+from dmlopt.heuristics.nara import offline as _nara_offline
 from dmlopt.heuristics.nara import probe as _nara_probe
 from dmlopt.models import nara
 from dmlopt.models.nara.sim import State, run_episode
@@ -504,6 +507,11 @@ HEURISTICS: dict[str, Heuristic] = {
                              _nara_netfit_learned.estimate,
                              "ours: learned policy (GNN + PPO) over netfit-probe's candidates "
                              "and reject, netfit features; numpy rollout"),
+    "offline-search": Heuristic(_nara_offline.allocate_offline_search,
+                                _nara_offline.OfflineSearchOptions,
+                                _nara_offline.offline_search_estimate,
+                                "OFFLINE (knows the whole episode): local search over netfit's "
+                                "refusals; a lower estimate of the offline optimum"),
     "milp": Heuristic(allocate_milp, MilpOptions, milp_estimate,
                       "per-request MILP (HiGHS at every arrival; small topologies only)"),
 }

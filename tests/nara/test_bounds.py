@@ -218,3 +218,37 @@ def test_schedule_above_every_allocator_and_time_limited():
                 assert sum(pieces[i][0] for i in on) <= 10
                 assert sum(pieces[i][1] for i in on) <= 10
                 assert sum(inst.requests[i].b for i in on if not pieces[i][2]) <= 1 + 1e-6
+
+
+# --------------------------------------------------------------------------------------------
+# tightness: a bound 1 % too small would fail the checks above
+
+
+def binding(seed: int) -> nara.Instance:
+    rng = np.random.default_rng(seed)
+    return tiny([(int(rng.integers(8, 26)), int(rng.integers(8, 26)),
+                  float(rng.integers(30, 101)) / 100, int(rng.integers(2, 5)))
+                 for _ in range(7)])
+
+
+def test_bounds_meet_the_optimum_so_a_tightened_bound_is_caught():
+    # on the binding 7-request episodes every bound is >= the proven optimum, and on some of
+    # them it *equals* it: a bound method returning 1 % less (a wrong relaxation or a safety
+    # margin applied the wrong way) falls below the optimum there and fails the same check
+    tight = {"aggregate": 0, "schedule": 0}
+    for seed in range(6):
+        inst = binding(seed)
+        opt = dmlopt.solve(inst, "highs", formulation="offline-plain", threads=1,
+                           time_limit=60)
+        assert opt.status == "optimal"
+        for method in tight:
+            b = dmlopt.bound(inst, method, time_limit=60, primal=False).bound
+            assert b >= opt.objective - 1e-9, (seed, method)
+            tightened = math.floor(0.99 * b)
+            if b == opt.objective:
+                tight[method] += 1
+                assert tightened < opt.objective  # the check above would catch it
+        # the offline allocator never beats a bound (nor the optimum)
+        off = dmlopt.heuristic(inst, "offline-search", iterations=100)
+        assert off.feasible and off.objective <= opt.objective
+    assert tight["aggregate"] >= 1 and tight["schedule"] >= 1, tight

@@ -81,3 +81,24 @@ def test_plain_formulation_exports(tmp_path):
         text = dmlopt.export(inst, tmp_path / f"{form}.lp", formulation=form).read_text()
         assert "acc" in text
     assert "bw_clique" not in (tmp_path / "offline-plain.lp").read_text()
+
+
+def test_objective_cut_is_a_bound_and_keeps_the_optimum(monkeypatch):
+    # catches a cut taken from the wrong bound (or the wrong side of its safety margin): the
+    # cut must be the schedule bound on short episodes, the aggregate bound on long ones, and
+    # never below the proven optimum of the plain model (which has no cut)
+    import pyomo.environ as pyo
+
+    for seed in (1, 2):
+        inst = tiny_episode(seed, 7)
+        model = nara.build(inst, "offline")
+        cut = pyo.value(model.bound_cut.upper)
+        assert cut == dmlopt.bound(inst, "schedule", time_limit=30, primal=False).bound
+        plain = dmlopt.solve(inst, "highs", formulation="offline-plain", threads=1,
+                             time_limit=120)
+        assert plain.status == "optimal" and plain.objective <= cut
+        assert "bound_cut" not in {c.local_name for c in nara.build(
+            inst, "offline-plain").component_objects(pyo.Constraint)}
+    monkeypatch.setattr(nara_formulations, "CUT_SCHEDULE_REQUESTS", 3)
+    assert nara_formulations.objective_cut(inst) == dmlopt.bound(
+        inst, "aggregate", primal=False).bound
