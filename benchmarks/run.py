@@ -91,10 +91,11 @@ def run_suite(suite: suite_mod.Suite, out: Any, workers: int, dask: str | None =
                 runner.run_dask(todo, dask, workers, on_row)
             else:
                 runner.run_local(todo, workers, on_row)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             progress.close()
             print(f"dmlopt: interrupted; {sum(statuses.values())} finished run(s) are stored in "
                   f"{out}; run the same command to resume", file=sys.stderr)
+            exc.reported = True  # the commands above print no second line
             raise
         progress.close()
         wall = time.perf_counter() - t0

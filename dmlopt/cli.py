@@ -13,7 +13,9 @@ import json
 import math
 import os
 import re
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -176,6 +178,8 @@ def _kept(exc: Interrupted, args: argparse.Namespace) -> int:
     kept = exc.result.solution is not None
     where = f", written to {args.output}" if args.output and kept else ""
     what = "the best solution so far is above" if kept else "no solution was found yet"
+    if getattr(exc.result, "status", None) == "bound":
+        what = "the bound reached so far is above" + ("" if kept else " (no solution yet)")
     return _fail(f"interrupted: {what}{where}", 130)
 
 
@@ -215,8 +219,11 @@ def cmd_bound(args: argparse.Namespace) -> int:
     _output(args.output)
     inst = io.load(args.instance)
     options = key_values(args.option, "--option")
-    res = api.bound(inst, args.method, time_limit=args.time_limit,
-                    size_limit=_size_limit(args.size_limit), **options)
+    try:
+        res = api.bound(inst, args.method, time_limit=args.time_limit,
+                        size_limit=_size_limit(args.size_limit), **options)
+    except Interrupted as exc:  # Ctrl-C on a method whose bound so far holds: keep it
+        return _kept(exc, args)
     _write_solution(res, args.output)
     _print_result(res, args.json)
     return 0
@@ -545,9 +552,9 @@ def _run_commands(sub: Any) -> None:
     s.add_argument("--size-limit", default=None, metavar="V,C", help=_MODEL_LIMIT)
     s.add_argument("--tee", action="store_true", help="show the solver log (default: hidden)")
     s.add_argument("--progress", type=float, default=None, metavar="SECONDS",
-                   help="a progress line on stderr every SECONDS (HiGHS: incumbent, bound, "
-                   f"gap, elapsed) (default: every {PROGRESS_SECONDS / 2:g} when stderr is a "
-                   "terminal, else none)")
+                   help="a progress line on stderr every SECONDS (HiGHS and SCIP: incumbent, "
+                   f"bound, gap, elapsed) (default: every {PROGRESS_SECONDS / 2:g} when stderr "
+                   "is a terminal, else none)")
     _json_arg(s, "the result with its solution")
     s.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="write the solution JSON here (default: not written)")
@@ -697,7 +704,42 @@ def _extra_commands(sub: Any) -> None:
     bench_cli.register(sub)
 
 
+#: a duplicate of the process's stderr at the first :func:`main`, for the second Ctrl-C's line
+_STDERR: int | None = None
+
+
+def _second_interrupt_stops() -> Any:
+    """Ctrl-C once stops a run gracefully (the best so far is kept); a second Ctrl-C ends the
+    process at once, for a solver that answers the first only at its next check (HiGHS during
+    a long root LP of a MIP). Returns the handler to restore (None: nothing changed)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        return None  # ignored (a background job) or the caller's own handler: leave it
+    global _STDERR
+    if _STDERR is None:  # a solver run may have fd 2 redirected into its log when Ctrl-C comes
+        _STDERR = os.dup(2)
+    stderr, count = _STDERR, [0]
+
+    def handler(signum: int, frame: Any) -> None:
+        count[0] += 1
+        if count[0] > 1:
+            os.write(stderr, b"dmlopt: interrupted twice: stopped at once, nothing written\n")
+            os._exit(130)
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGINT, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    previous = _second_interrupt_stops()
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = parser().parse_args(argv)
         return int(args.func(args) or 0)

@@ -60,3 +60,24 @@ class Interrupted(KeyboardInterrupt):
         super().__init__("interrupted")
         self.solution = solution
         self.result = result
+
+
+def interrupt_of(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C: a :class:`KeyboardInterrupt`, or the ``SystemError`` numba
+    raises when the interrupt arrives while a compiled function runs (the interrupt is its
+    cause).
+
+    Parameters
+    ----------
+    exc : BaseException
+        An exception caught around a long computation.
+
+    Returns
+    -------
+    bool
+        True if the computation should stop as Ctrl-C asked.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    return isinstance(exc, SystemError) and isinstance(exc.__cause__ or exc.__context__,
+                                                       KeyboardInterrupt)

@@ -46,6 +46,8 @@ def _highs_class():
 
         warm = False
         interrupted = False
+        #: HiGHS's MIP dual bound when the run was interrupted (None otherwise)
+        dual_bound: float | None = None
         #: seconds between progress lines on stderr (None: none)
         progress: float | None = None
 
@@ -107,6 +109,8 @@ def _highs_class():
                     os.close(fd)
                 self.interrupted = (self._solver_model.getModelStatus()
                                     == highspy.HighsModelStatus.kInterrupt)
+                if self.interrupted:  # Pyomo reports no bound for a status it does not know
+                    self.dual_bound = self._solver_model.getInfo().mip_dual_bound
 
     return WarmHighs
 
@@ -152,6 +156,67 @@ def prepare_highs(threads: int | None) -> None:
     _highs_threads = threads
 
 
+def highspy_model() -> Any:
+    """A new ``highspy.Highs`` with its output off, whose banner never reaches stdout.
+
+    The first ``Highs()`` of a process prints HiGHS's banner on file descriptor 1 before any
+    option can be set, which would break ``--json`` output; it is sent to ``os.devnull``.
+
+    Returns
+    -------
+    highspy.Highs
+        An empty model with ``output_flag`` false.
+    """
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        h = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+def run_highspy(h: Any) -> None:
+    """Run a direct ``highspy.Highs`` model as ``h.run()`` does, but stop it on Ctrl-C.
+
+    ``Highs.run`` holds a SIGINT until the solve ends (the signal is handled only when the
+    call returns to Python); here HiGHS runs in highspy's solver thread while this thread
+    waits in 0.1 s steps, so Ctrl-C cancels the run through HiGHS's interrupt callback
+    within a fraction of a second and then propagates as :class:`KeyboardInterrupt`.
+
+    Parameters
+    ----------
+    h : highspy.Highs
+        A model with its options set, not running.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        Ctrl-C during the run (the model is stopped first, so it may be reused or dropped).
+    """
+    h.HandleUserInterrupt = True
+    h.startSolve()
+    try:
+        while not h.wait(0.1)[0]:
+            pass
+    except KeyboardInterrupt:
+        h.cancelSolve()
+        while True:
+            try:
+                if h.wait(0.1)[0]:
+                    break
+            except KeyboardInterrupt:  # a second Ctrl-C while HiGHS winds down
+                continue
+        raise
+
+
 def _scip_class():
     from pyomo.common.numeric_types import value as pyo_value
     from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
@@ -162,7 +227,33 @@ def _scip_class():
         Pyomo gives SCIP only a partial solution (the discrete variables), which SCIP completes
         after presolving, so a run stopped by a short time limit loses it. When every variable
         has a value the full point is added as well and checked when the problem is transformed.
+        With ``progress`` (seconds) an event handler writes incumbent, bound, gap and elapsed
+        time to the real stderr after solved nodes and new incumbents, at most that often.
         """
+
+        #: seconds between progress lines on stderr (None: none)
+        progress: float | None = None
+
+        _fd: int | None = None
+
+        def _create_solver_model(self, model, config):
+            out = super()._create_solver_model(model, config)
+            if self.progress:
+                # stderr duplicated before Pyomo redirects it: a duplicate of its capture pipe
+                # would keep the pipe open and Pyomo's reader waiting
+                self._fd = os.dup(2)
+                self._solver_model.includeEventhdlr(
+                    _scip_progress(self.progress, self._fd), "dmlopt_progress",
+                    "dmlopt's progress lines (incumbent, bound, gap, time)")
+            return out
+
+        def solve(self, model, **kwds):
+            try:
+                return super().solve(model, **kwds)
+            finally:
+                if self._fd is not None:
+                    os.close(self._fd)
+                    self._fd = None
 
         def _mipstart(self):
             # Pyomo's own partial start fails on a discrete variable left unset (TypeError):
@@ -188,6 +279,43 @@ def _scip_class():
                 self._solver_model.addSol(sol)
 
     return WarmScip
+
+
+def _scip_progress(every: float, fd: int) -> Any:
+    """A SCIP event handler that writes a progress line every ``every`` seconds at most to file
+    descriptor ``fd``, a duplicate of stderr (Pyomo captures 1 and 2 during the solve)."""
+    import pyscipopt
+
+    kinds = pyscipopt.SCIP_EVENTTYPE.NODESOLVED | pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND
+
+    class Progress(pyscipopt.Eventhdlr):
+        def eventinit(self) -> None:
+            self.last = -math.inf
+            self.model.catchEvent(kinds, self)
+
+        def eventexit(self) -> None:
+            self.model.dropEvent(kinds, self)
+
+        def eventexec(self, event: Any) -> dict:
+            t = self.model.getSolvingTime()
+            if t - self.last < every:
+                return {}
+            self.last = t
+
+            def shown(x: float) -> str:
+                return "-" if not math.isfinite(x) or abs(x) >= 1e19 else f"{x:.6g}"
+
+            inc, bnd = self.model.getPrimalbound(), self.model.getDualbound()
+            known = all(math.isfinite(x) and abs(x) < 1e19 for x in (inc, bnd))
+            # dmlopt's gap (as in the result), not SCIP's (which divides by the smaller side)
+            gap_s = f"{100 * abs(inc - bnd) / max(abs(inc), 1e-9):.3g} %" if known else "-"
+            line = (f"dmlopt: scip {t:.0f} s: incumbent {shown(inc)}, bound {shown(bnd)}, "
+                    f"gap {gap_s}\n")
+            with contextlib.suppress(OSError):
+                os.write(fd, line.encode())
+            return {}
+
+    return Progress()
 
 
 def available() -> list[str]:
@@ -553,6 +681,7 @@ def _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options
         kwargs: dict[str, Any] = {}
     elif name == "scip_direct":
         opt = _scip_class()()
+        opt.progress = progress
         kwargs = {"warmstart_discrete_vars": warm}
     else:
         opt = SolverFactory(name)
@@ -582,6 +711,8 @@ def _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options
         status = "time_limit"
     elif tc == TerminationCondition.interrupted or getattr(opt, "interrupted", False):
         status = "interrupted"
+        if bound is None:
+            bound = _num(getattr(opt, "dual_bound", None))
     elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.locallyInfeasible,
                 TerminationCondition.infeasibleOrUnbounded):
         status = "infeasible"

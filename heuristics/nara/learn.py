@@ -380,7 +380,11 @@ def run(args: argparse.Namespace) -> int:
             card = train(args.topology, args.dataset, args.steps, args.seed, args.out,
                          entropy=args.entropy, **kw)
     except KeyboardInterrupt:
-        print("interrupted; run the same command to resume", file=sys.stderr)
+        from dmlopt.heuristics.nara.trainer import paths_of
+
+        ckpt = paths_of(Path(args.out))["ckpt"]
+        kept = f"the checkpoint {ckpt} is kept; " if ckpt.exists() else ""
+        print(f"dmlopt: interrupted; {kept}run the same command to resume", file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, old)

@@ -415,6 +415,8 @@ def train_loop(arch: Arch, state: TrainState, out: Path, config: dict[str, Any],
                    "mean_reward": float(b["reward"].sum() / b["episodes"]),
                    **stats, "kl_coeff": state.kl_coeff, "val_acceptance": val}
             state.rows.append(row)
+            # the checkpoint first: a progress line means its iteration is safe on disk
+            save_npz(paths["ckpt"], state.checkpoint(config, time.perf_counter() - t0))
             if bar is not None:
                 bar.update(min(state.steps, steps) - bar.n)
                 bar.set_postfix_str(f"acc {b['acceptance']:.3f} val {val:.3f}")
@@ -422,7 +424,6 @@ def train_loop(arch: Arch, state: TrainState, out: Path, config: dict[str, Any],
                 print(f"it {it} steps {state.steps}/{steps} acc {b['acceptance']:.3f} "
                       f"val {val:.3f} kl {stats['kl']:.4f} {row['seconds']:.0f}s",
                       file=sys.stderr, flush=True)
-            save_npz(paths["ckpt"], state.checkpoint(config, time.perf_counter() - t0))
             if it % eval_every == 0:
                 write_curve(paths, state.rows, arch.title, arch.train_label)
     finally:

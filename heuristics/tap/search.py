@@ -248,10 +248,15 @@ def _kick(qap: Padded, perm: np.ndarray, rng: np.random.Generator, swaps: int) -
 
 
 def iterated_descent(qap: Padded, perm: np.ndarray, rng: np.random.Generator, restarts: int,
-                     time_limit: float | None = None) -> np.ndarray:
-    """Descent, then ``restarts`` times: perturb the best solution, descend, keep if better."""
+                     time_limit: float | None = None, keep: list | None = None) -> np.ndarray:
+    """Descent, then ``restarts`` times: perturb the best solution, descend, keep if better.
+    ``keep``, a list, holds the best permutation so far (``perm`` before the first descent
+    ends), so a caller that catches Ctrl-C still has it."""
+    keep = [] if keep is None else keep
+    keep[:] = [np.asarray(perm).copy()]
     t0 = time.perf_counter()
     best, best_cost = descent(qap, perm, total(qap, perm))
+    keep[:] = [best]
     kick = max(2, qap.m // 4)
     for _ in range(restarts):
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
@@ -260,6 +265,7 @@ def iterated_descent(qap: Padded, perm: np.ndarray, rng: np.random.Generator, re
         cand, cost = descent(qap, start, total(qap, start))
         if cost < best_cost - 1e-9 * max(1.0, abs(best_cost)):
             best, best_cost = cand, cost
+            keep[:] = [best]
     return best
 
 
@@ -310,14 +316,19 @@ def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterati
 
 def iterated_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, rounds: int,
                   iterations: int, kick: float = 0.3, time_limit: float | None = None,
-                  engine: str = "auto") -> np.ndarray:
+                  engine: str = "auto", keep: list | None = None) -> np.ndarray:
     """Iterated tabu search: round 0 from ``perm``, each later round from the best solution
     after ``kick * N`` random swaps of a module (Misevicius' iterated tabu search with Taillard's
-    robust tabu search inside); ``time_limit`` is checked between rounds."""
+    robust tabu search inside); ``time_limit`` is checked between rounds. ``keep``, a list,
+    holds the best permutation so far as its only item at all times (``perm`` before the first
+    round ends), so a caller that catches Ctrl-C still has it."""
     if engine != "numpy":
         has_numba()  # load the compiled kernel before the clock starts
+    keep = [] if keep is None else keep
+    keep[:] = [np.asarray(perm, dtype=np.int64).copy()]
     t0 = time.perf_counter()
     best, best_cost = robust_tabu(qap, perm, rng, iterations, engine)
+    keep[:] = [best]
     swaps = max(2, int(kick * qap.size))
     for _ in range(1, rounds):
         if best_cost <= 0 or (time_limit is not None and time.perf_counter() - t0 > time_limit):
@@ -325,6 +336,7 @@ def iterated_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, round
         cand, cost = robust_tabu(qap, _kick(qap, best, rng, swaps), rng, iterations, engine)
         if cost < best_cost - 1e-9 * max(1.0, abs(best_cost)):
             best, best_cost = cand, cost
+            keep[:] = [best]
     return best
 
 

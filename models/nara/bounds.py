@@ -184,7 +184,7 @@ def _solve_rows(n: int, rows: tuple[list[list[int]], list[list[float]], list[flo
     import highspy
 
     index, coef, rhs = rows
-    h = highspy.Highs()
+    h = solvers.highspy_model()
     h.setOptionValue("output_flag", False)
     solvers.prepare_highs(threads)
     h.setOptionValue("threads", threads)
@@ -205,7 +205,7 @@ def _solve_rows(n: int, rows: tuple[list[list[int]], list[list[float]], list[flo
     if integer:
         lp.integrality_ = [highspy.HighsVarType.kInteger] * n
     h.passModel(lp)
-    h.run()
+    solvers.run_highspy(h)
     status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()
     if integer:
@@ -464,7 +464,7 @@ def _price(instance: Instance, steps: list[list[int]], kind: tuple[int, int, flo
         bw = [q for q in qs if reqs[cand[q]].b > 0]
         if sum(reqs[cand[q]].b for q in bw) > B + _SLACK:
             row([4 * q for q in bw], [reqs[cand[q]].b for q in bw], -inf, B + _SLACK)
-    h = highspy.Highs()
+    h = solvers.highspy_model()
     h.setOptionValue("output_flag", False)
     solvers.prepare_highs(threads)
     h.setOptionValue("threads", threads)
@@ -487,7 +487,7 @@ def _price(instance: Instance, steps: list[list[int]], kind: tuple[int, int, flo
     lp.integrality_ = [highspy.HighsVarType.kInteger, cont, cont,
                        highspy.HighsVarType.kInteger] * k
     h.passModel(lp)
-    h.run()
+    solvers.run_highspy(h)
     info = h.getInfo()
     upper = float(info.mip_dual_bound)
     if not math.isfinite(upper):
@@ -610,7 +610,7 @@ class _Master:
 
         self.n = n = len(instance.requests)
         self.T = T = len(kinds)
-        self.h = h = highspy.Highs()
+        self.h = h = solvers.highspy_model()
         h.setOptionValue("output_flag", False)
         solvers.prepare_highs(threads)
         h.setOptionValue("threads", threads)
@@ -653,7 +653,7 @@ class _Master:
         """(LP value, row duals clipped at 0); the value is nan when the LP is not solved."""
         import highspy
 
-        self.h.run()
+        solvers.run_highspy(self.h)
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return math.nan, np.zeros(self.h.getNumRow())
         y = np.asarray(self.h.getSolution().row_dual, dtype=float)

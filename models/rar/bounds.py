@@ -308,7 +308,7 @@ def _solve_lp(lp: dict[str, Any], time_limit: float | None
     from dmlopt import solvers
 
     solvers.prepare_highs(1)
-    h = highspy.Highs()
+    h = solvers.highspy_model()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
     if time_limit is not None:
@@ -323,7 +323,7 @@ def _solve_lp(lp: dict[str, Any], time_limit: float | None
               np.where(np.isinf(lp["row_upper"]), inf, lp["row_upper"]), mat.nnz,
               mat.indptr.astype(np.int32), mat.indices.astype(np.int32),
               mat.data.astype(float))
-    h.run()
+    solvers.run_highspy(h)
     status = h.modelStatusToString(h.getModelStatus())
     value = h.getInfo().objective_function_value
     return status, float(value) + lp["offset"], np.asarray(h.getSolution().col_value)
