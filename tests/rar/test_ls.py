@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from helpers_rar import TINY, _brute_force
 
 import dmlopt
 from dmlopt.errors import InstanceError
 from dmlopt.heuristics.rar import ORDERS, rdda, rdda_ls
 from dmlopt.models import rar
+from tests.helpers.rar import TINY, _brute_force
 
 
 def _mincu(spec: dict) -> rar.Instance:
