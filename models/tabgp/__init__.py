@@ -98,10 +98,12 @@ from dmlopt.models.tabgp.constants import NAME, PAPER, SENSE, TITLE
 from dmlopt.models.tabgp.formulations import (
     FORMULATIONS,
     build,
+    build_balanced,
     build_clusters,
     build_pairs,
     build_paper,
     build_strong,
+    build_triples,
     canonical_labels,
     decode,
     estimate_size,
@@ -127,6 +129,7 @@ DEFAULT_FORMULATION = "pairs"
 __all__ = [
     'DEFAULT_FORMULATION', 'NAME', 'TITLE', 'PAPER', 'SENSE', 'Instance', 'Solution',
     'cost_parts', 'evaluate', 'build_paper', 'build_strong', 'build_pairs', 'build_clusters',
+    'build_balanced', 'build_triples',
     'FORMULATIONS', 'BOUNDS', 'build', 'estimate_size', 'decode', 'canonical_labels',
     'warm_start', 'generate_er', 'generate_drift', 'ErParams', 'DriftParams', 'estimate_er',
     'estimate_drift', 'GENERATORS', 'EXAMPLE',
