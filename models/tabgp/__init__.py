@@ -80,6 +80,18 @@ c_{S,i,t}, plus (S3), (S4), (S6). Its per-step LP is the strong set-partitioning
 it has sum_{s<=k} C(n, s) l tau columns (3,576 for n = 12, k = 3), so the size guard refuses it
 quickly as n and k grow.
 
+``"balanced"`` is "pairs" plus the least cluster size lo = n - (l - 1) k (the other clusters
+hold at most (l - 1) k vertices): (B1) sum_v x_{v,i,t} >= lo, (B2) sum_{u != v} q_{uv,i,t} >=
+(lo - 1) x_{v,i,t}, (B3) sum_{u != v} p_{uv,t} >= lo - 1 (nothing is added when lo <= 1).
+
+``"triples"`` is "balanced" with a variable r_{abc,t} per vertex triple ("all three together")
+in place of the triangle rows: (T1) r <= each of the three p, r >= p_ab + p_ac - 1 (all three
+rotations, which imply (P4)), (T2) (lo - 2) p_{vw,t} <= sum_u r_{uvw,t} <= (k - 2) p_{vw,t}
+(the cluster of v and w holds lo - 2 to k - 2 others; the lower side only when lo > 2).
+
+:mod:`dmlopt.models.tabgp.cpsat` solves the same problem with OR-Tools CP-SAT when ``ortools``
+is installed (an optional model, not a formulation: it is no Pyomo model).
+
 Measured (``python -m dmlopt.benchmarks.analysis.tabgp_exact``, HiGHS, one thread) "pairs" is
 the fastest; see docs/tabgp.md for the figures.
 
