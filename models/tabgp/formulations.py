@@ -550,7 +550,7 @@ FORMULATIONS: dict[str, Formulation] = {
                             "and step"),
     "pairs": Formulation(build_pairs, _size_pairs,
                          "strong plus same-cluster pair indicators, triangle and migration "
-                         "links"),
+                         "links (fastest)"),
     "balanced": Formulation(build_balanced, _size_balanced,
                             "pairs plus the least cluster size n - (l-1)k on x, q and p"),
     "triples": Formulation(build_triples, _size_triples,
