@@ -33,10 +33,10 @@ bench: venv
 
 # mutation testing of the evaluators and the report's gap (cosmic-ray, installed on demand; not
 # part of `make test`): edits files in place and restores them, run it on a clean tree.
-# TARGETS="report_gap inc_oxc" restricts it (names: tests/mutation_run.py)
+# TARGETS="report_gap inc_oxc" restricts it (names: tests/mutation/run.py)
 mutation: venv
 	$(BIN)/uv pip install --quiet --python $(BIN)/python cosmic-ray==8.7.0
-	$(BIN)/python tests/mutation_run.py $(TARGETS)
+	$(BIN)/python tests/mutation/run.py $(TARGETS)
 
 # re-resolve the lock: the newest versions pyproject.toml allows, for every platform
 lock: venv

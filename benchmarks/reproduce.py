@@ -17,11 +17,14 @@ are replaced by the tables just rendered (the rest of the page is kept byte for 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import importlib
 import json
+import os
 import re
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +187,11 @@ def run(paper: str, names: list[str] | None = None, quick: bool = False,
     stores = {s.name: here / "stores" / f"{s.name}.sqlite" for s in suites}
     workers = workers or runner.default_workers()
     for s in suites:
-        run_suite(s, stores[s.name], workers, summary=sys.stderr)
+        before = len(store.read(stores[s.name])) if stores[s.name].exists() else 0
+        with _LoadSampler() as load:
+            run_suite(s, stores[s.name], workers, summary=sys.stderr)
+        if len(store.read(stores[s.name])) > before:
+            load.save(stores[s.name].with_suffix(".load.json"))
     written: list[Path] = []
     blocks: dict[str, str] = {}
     titles: dict[str, str] = {}
@@ -194,7 +201,9 @@ def run(paper: str, names: list[str] | None = None, quick: bool = False,
         body = t.render(df, here)
         titles[t.name] = t.title_of(df)
         run_minutes = sum(r.get("wall_seconds") or 0.0 for r in records) / 60
-        text = _page(t, body, quick, len(records), run_minutes, titles[t.name])
+        machine = _machine([stores[n].with_suffix(".load.json")
+                            for n in (t.quick if quick else t.suites)])
+        text = _page(t, body, quick, len(records), run_minutes, titles[t.name], machine)
         path = here / f"{t.name}.md"
         io.atomic_write_text(path, text)
         written.append(path)
@@ -246,14 +255,70 @@ def _command(t: Table, quick: bool) -> str:
 
 
 def _page(t: Table, body: str, quick: bool, runs: int, run_minutes: float,
-          title: str | None = None) -> str:
+          title: str | None = None, machine: str = "") -> str:
     kind = "quick run (reduced: see the suites)" if quick else "full run"
     date = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
     suites = ", ".join(t.quick if quick else t.suites)
+    what = (f"{runs} runs of {suites}, {run_minutes:.1f} min of run time in all" if suites else
+            "measured in the command's own process, no suites")
     return (f"### {title or t.title}\n\n"
             f"*Written by `{_command(t, quick)}` ({kind}) on {date}, dmlopt {__version__}: "
-            f"{runs} runs of {suites}, {run_minutes:.1f} min of run time in all.*"
-            f"\n\n{body.strip()}\n")
+            f"{what}{'; ' + machine if machine else ''}.*\n\n{body.strip()}\n")
+
+
+class _LoadSampler:
+    """The machine's 1-minute load average every few seconds while the runs run, so a table of
+    times says how busy the machine was (times on a shared machine are not one quiet core's)."""
+
+    def __init__(self, every: float = 5.0) -> None:
+        self.every, self.samples = every, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while True:
+            with contextlib.suppress(OSError):
+                self.samples.append(os.getloadavg()[0])
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self) -> _LoadSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def save(self, path: Path) -> None:
+        """Merge the range into ``path`` (a store's runs may come from several commands)."""
+        if not self.samples:
+            return
+        seen = _read_load(path)
+        lo = min([*self.samples, *seen.get("load", [])])
+        hi = max([*self.samples, *seen.get("load", [])])
+        io.atomic_write_text(path, json.dumps({"cores": os.cpu_count(), "load": [lo, hi]}))
+
+
+def _read_load(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+        lo, hi = (float(x) for x in data["load"])
+        return {"cores": int(data["cores"]), "load": [lo, hi]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _machine(paths: list[Path]) -> str:
+    """``machine: 2 cores, load average 7.8-10.6 while the runs ran`` from the stores' load
+    files ("" when none was recorded)."""
+    seen = [d for d in map(_read_load, paths) if d]
+    if not seen:
+        return ""
+    lo = min(d["load"][0] for d in seen)
+    hi = max(d["load"][1] for d in seen)
+    span = f"{lo:.1f}" if hi - lo < 0.05 else f"{lo:.1f}-{hi:.1f}"
+    return f"machine: {seen[0]['cores']} cores, load average {span} while the runs ran"
 
 
 def _index(paper: str, chosen: list[Table], quick: bool,

@@ -211,6 +211,13 @@ def solve(
     progress : seconds between progress lines on stderr (HiGHS: incumbent, bound, gap and
         elapsed time); None (default) for none.
 
+    With HiGHS and no formulation named, a bound method the problem declares exact for the
+    default formulation (:class:`dmlopt.contract.Bound` ``exact``; INC/OXC's
+    ``placements-static``) runs first with :data:`EXACT_SHARE` of ``time_limit`` (until it ends
+    when there is none): its solution is ``optimal`` when the evaluated objective meets its
+    bound (:func:`proven`); otherwise the MIP gets the rest of the time, warm-started from it,
+    and is graded against the tighter of the two bounds. The message names the method.
+
     Ctrl-C stops the solver within seconds and raises :class:`dmlopt.errors.Interrupted`
     carrying the incumbent, evaluated (``exc.result``, status ``interrupted``).
 
@@ -229,16 +236,36 @@ def solve(
     if progress is not None and (isinstance(progress, bool) or not isinstance(
             progress, int | float) or not 0 < progress < float("inf")):
         raise InstanceError("progress", progress, "must be a number of seconds > 0")
+    named = formulation is not None
     formulation = formulation or default_formulation(problem, solver)
-    entry = problem.formulation(formulation)
     check_size(instance, formulation, size_limit)
     _check_solver(problem, formulation, solver)
     start = _resolve_start(instance, warm_start, size_limit) if warm_start is not None else None
+    mip = functools.partial(_solve_mip, problem, instance, formulation=formulation,
+                            solver=solver, mip_gap=mip_gap, threads=threads, tee=tee,
+                            solver_options=solver_options, progress=progress)
+    exact = None if named else _exact_bound(problem, instance, formulation, solver,
+                                            limits_from(size_limit))
+    if exact is None:
+        return mip(time_limit=time_limit, start=start)
+    return _solve_exact(problem, instance, exact, mip, time_limit=time_limit, start=start)
+
+
+def _solve_mip(problem: Any, instance: Any, *, formulation: str, solver: str,
+               time_limit: float | None, mip_gap: float | None, threads: int | None,
+               start: Any, tee: bool, solver_options: dict[str, Any] | None,
+               progress: float | None, deadline: float | None = None) -> Result:
+    """Build ``formulation``, solve it with ``solver`` (MIP start ``start``), evaluate the
+    solution and grade the status (:func:`solve` after its checks); with ``deadline`` (a
+    ``time.perf_counter`` value) the solver's time limit is what is left after the build."""
+    entry = problem.formulation(formulation)
     t0 = time.perf_counter()
     model = entry.build(instance)
     if start is not None:
         (entry.warm_start or problem.model.warm_start)(model, instance, start)
     t_build = time.perf_counter() - t0
+    if deadline is not None:
+        time_limit = max(deadline - time.perf_counter(), 1e-2)
     run = solvers.run(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
                       warm=start is not None, tee=tee, options=solver_options,
                       progress=progress)
@@ -280,6 +307,125 @@ def solve(
         res.message = (f"the solver stopped at a relative gap of {res.gap:.3g}{asked}; optimal "
                        f"means proven at {solvers.OPTIMALITY_GAP:g}")
     return res
+
+
+#: the share of ``solve``'s time limit an exact bound method (``Bound.exact``) gets before the MIP
+EXACT_SHARE = 0.5
+
+
+def _exact_bound(problem: Any, instance: Any, formulation: str, solver: str,
+                 limits: Limits) -> str | None:
+    """The first bound method declared exact for ``formulation`` (``Bound.exact``) that fits
+    the size limits, when ``solver`` is HiGHS (the solver such methods drive); else None."""
+    if solvers.ALIASES.get(solver) != "highs":
+        return None
+    for name, entry in problem.bound_entries.items():
+        if formulation not in entry.exact:
+            continue
+        try:
+            _fits(instance, entry, entry.Options(), limits, name)
+        except ModelTooLargeError:
+            continue
+        return name
+    return None
+
+
+def _better(problem: Any, instance: Any, *solutions: Any) -> tuple[Any, Any]:
+    """The best feasible one of ``solutions`` (None skipped) and its evaluation, by the
+    evaluator's objective; (None, None) when none is feasible."""
+    best: tuple[Any, Any] = (None, None)
+    sign = 1.0 if problem.sense == "max" else -1.0
+    for sol in solutions:
+        if sol is None:
+            continue
+        ev = problem.model.evaluate(instance, sol)
+        if ev.feasible and (best[1] is None or sign * (ev.objective - best[1].objective) > 0):
+            best = (sol, ev)
+    return best
+
+
+def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
+                 time_limit: float | None, start: Any) -> Result:
+    """The default exact solve of a problem with an exact bound method ``name``: the method
+    first (:data:`EXACT_SHARE` of the time limit, or until it ends), its solution optimal when
+    the evaluated objective meets its bound (:func:`proven`); else ``mip`` with the rest of the
+    time, warm-started from the better of its solution and ``start``, and graded against the
+    tighter of the two bounds. Never optimal unless an evaluated objective meets a bound."""
+    t0 = time.perf_counter()
+    share = None if time_limit is None else EXACT_SHARE * time_limit
+    method = f"{mip.keywords['solver']}:{mip.keywords['formulation']}"
+    try:
+        value = _interruptible(problem.bound(name).function, instance, time_limit=share,
+                               start=start)
+    except (InstanceError, SolverError) as exc:  # the method cannot run: the MIP alone
+        res = mip(time_limit=time_limit, start=start)
+        res.message = "; ".join(x for x in (res.message, f"bound {name} not run: {exc}") if x)
+        return res
+    b = float(value.bound)
+    if not np.isfinite(b):
+        raise ObjectiveMismatchError(f"bound {name}: returned the non-finite value {b!r}")
+    # the user's start is the method's to judge (it may lie outside the formulation, e.g. a
+    # time-shared schedule beyond a static model's bound): only the method's solution counts
+    sol, ev = _better(problem, instance, value.solution)
+    if ev is not None:
+        _check_objective(f"{method} (bound {name})", problem.sense, ev.objective, None, b)
+    metrics = {f"{k}_{name}": float(v) for k, v in value.metrics.items()} | {f"bound_{name}": b}
+    res = Result(problem=problem.name, method=method, status="feasible", bound=b,
+                 seconds=time.perf_counter() - t0,
+                 options={} if time_limit is None else {"time_limit": time_limit})
+    if sol is not None:
+        _fill(res, sol, ev)
+        res.gap = relative_gap(ev.objective, b)
+    res.metrics.update(metrics)
+    if value.metrics.get("interrupted"):
+        res.status = "interrupted"
+        res.message = f"interrupted (Ctrl-C) in the {name} bound: the best solution so far"
+        raise Interrupted(sol, result=res)
+    if sol is not None and proven(ev.objective, b):
+        res.status = "optimal"
+        res.message = f"proven optimal by the {name} bound (exact for this formulation)"
+        return res
+    deadline = None if time_limit is None else t0 + time_limit
+    try:
+        mres = mip(time_limit=None, deadline=deadline, start=sol if sol is not None else start)
+    except Interrupted as exc:
+        if exc.result is not None:
+            _tighten(problem, exc.result, b, name, metrics)
+            exc.result.seconds = time.perf_counter() - t0
+        raise
+    if sol is None and start is not None and mres.solution is start:
+        # no incumbent but the user's start, which the exact method did not take: graded by the
+        # MIP's own bound only
+        mres.metrics.update(metrics)
+        mres.seconds = time.perf_counter() - t0
+        return mres
+    best, best_ev = _better(problem, instance, mres.solution, sol)
+    if best is not None and best is not mres.solution:  # the MIP lost its start's value
+        _fill(mres, best, best_ev)
+    _tighten(problem, mres, b, name, metrics)
+    mres.seconds = time.perf_counter() - t0
+    return mres
+
+
+def _tighten(problem: Any, res: Result, b: float, name: str, metrics: dict[str, float]) -> None:
+    """Grade a MIP result run after the exact bound method ``name`` against the tighter of the
+    MIP's bound and ``b``: ``optimal`` only when the evaluated objective meets it."""
+    res.metrics.update(metrics)
+    sign = 1.0 if problem.sense == "max" else -1.0
+    if res.bound is None or sign * (res.bound - b) > 0:
+        res.bound = b
+    note = f"the {name} bound ({b:.9g}) ran first with its share of the time"
+    res.message = "; ".join(x for x in (res.message, note) if x)
+    if res.objective is None:
+        return
+    _check_objective(f"{res.method} (bound {name})", problem.sense, res.objective, None,
+                     res.bound)
+    res.gap = relative_gap(res.objective, res.bound)
+    if res.status in ("time_limit", "feasible") and proven(res.objective, res.bound):
+        res.status = "optimal"
+        res.message = f"proven optimal: the incumbent meets the tighter bound ({note})"
+    elif res.status == "optimal" and not proven(res.objective, res.bound):
+        res.status = "feasible"
 
 
 def _interrupted(res: Result, problem: Any, instance: Any, entry: Any, model: Any, run: Any,

@@ -99,6 +99,29 @@ def lp_relaxation(formulation: str, description: str = "") -> Bound:
 
     def function(instance: Any, *, time_limit: float | None = None,
                  threads: int = 1) -> BoundValue:
+        """The LP relaxation's optimum: a dual bound (lower for ``min``, upper for ``max``).
+
+        Parameters
+        ----------
+        instance : Instance
+            An instance of the problem the formulation belongs to.
+        time_limit : float or None, optional
+            Seconds (wall clock) HiGHS may spend on the LP; None (default): no limit. An LP
+            stopped before optimality gives no bound (:class:`~dmlopt.errors.SolverError`).
+        threads : int, optional
+            HiGHS threads (default 1).
+
+        Returns
+        -------
+        BoundValue
+            The LP optimum moved by :data:`SAFETY` (relative) to the weak side; metric
+            ``lp_value``: the solver's value before that shift. No solution.
+
+        References
+        ----------
+        Wolsey, *Integer Programming* (2nd ed., 2020), section 2.2: the optimum of a relaxation
+        bounds the optimum of the integer program.
+        """
         problem, _, (model, run) = _solve(instance, formulation, relax=True,
                                           time_limit=time_limit, threads=threads)
         if run.status != "optimal" or run.objective is None or not math.isfinite(run.objective):
@@ -141,6 +164,31 @@ def mip_bound(formulation: str, description: str = "") -> Bound:
 
     def function(instance: Any, *, time_limit: float | None = None,
                  threads: int = 1) -> BoundValue:
+        """HiGHS's branch-and-bound dual bound after ``time_limit`` seconds, with its incumbent.
+
+        Parameters
+        ----------
+        instance : Instance
+            An instance of the problem the formulation belongs to.
+        time_limit : float or None, optional
+            Seconds (wall clock) of branch and bound; None (default): :data:`MIP_SECONDS`.
+        threads : int, optional
+            HiGHS threads (default 1).
+
+        Returns
+        -------
+        BoundValue
+            The best bound over the open nodes moved by :data:`SAFETY` (relative) to the weak
+            side; the incumbent decoded by the formulation's decoder (None when HiGHS found
+            none: the core evaluates it); metrics ``mip_bound`` (the solver's value),
+            ``proven_optimal`` (1.0 when the search finished) and, after Ctrl-C,
+            ``interrupted`` (1.0: the tree's dual bound so far, still valid).
+
+        References
+        ----------
+        Achterberg, *Constraint Integer Programming* (2007), chapter 2: the dual bound of a
+        branch-and-bound tree is the smallest bound over its open nodes.
+        """
         problem, entry, (model, run) = _solve(instance, formulation, relax=False,
                                               time_limit=time_limit or MIP_SECONDS,
                                               threads=threads)

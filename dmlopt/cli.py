@@ -552,9 +552,9 @@ def _run_commands(sub: Any) -> None:
     s.add_argument("--size-limit", default=None, metavar="V,C", help=_MODEL_LIMIT)
     s.add_argument("--tee", action="store_true", help="show the solver log (default: hidden)")
     s.add_argument("--progress", type=float, default=None, metavar="SECONDS",
-                   help="a progress line on stderr every SECONDS (HiGHS: incumbent, bound, "
-                   f"gap, elapsed) (default: every {PROGRESS_SECONDS / 2:g} when stderr is a "
-                   "terminal, else none)")
+                   help="a progress line on stderr every SECONDS (HiGHS and SCIP: incumbent, "
+                   f"bound, gap, elapsed) (default: every {PROGRESS_SECONDS / 2:g} when stderr "
+                   "is a terminal, else none)")
     _json_arg(s, "the result with its solution")
     s.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="write the solution JSON here (default: not written)")

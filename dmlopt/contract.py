@@ -21,7 +21,9 @@ A problem is a model module ``dmlopt.models.<p>`` and a heuristics module
     equal to the paper's (default: ``"paper"``).
 ``BOUNDS: dict[str, Bound]`` (optional)
     dual bounds (LP, Lagrangian, column generation, combinatorial), strongest first;
-    :func:`dmlopt.bound` runs them (:mod:`dmlopt.bounds` builds the generic ones).
+    :func:`dmlopt.bound` runs them (:mod:`dmlopt.bounds` builds the generic ones). A bound
+    whose ``exact`` names formulations is an exact algorithm for them: :func:`dmlopt.solve`
+    without a named formulation runs it before the MIP (see :class:`Bound`).
 ``EXAMPLE: dict``
     a tiny ``dmlopt.generate`` spec the contract tests run every entry on.
 
@@ -245,6 +247,15 @@ class Bound:
     options; ``estimate(instance, options) -> Size`` what it allocates and computes;
     ``description``: one line for ``dmlopt list``. A problem declares them in ``BOUNDS``,
     strongest first: ``dmlopt.bound(instance)`` takes the first that fits the size limits.
+
+    ``exact``: the formulations whose optimum this bound equals (within its own precision,
+    finer than the optimality gap) while it returns, on the way, a solution reaching it: an
+    exact algorithm for them. :func:`dmlopt.solve` with its default formulation runs such a
+    method first (half of the time limit) and returns its solution as optimal when the
+    evaluated objective and the bound meet within the optimality gap; otherwise the MIP runs
+    with the rest of the time, warm-started from it, and the tighter of the two bounds holds.
+    An exact method's function also takes ``start=`` (a solution or None: the user's warm
+    start), which it may begin from; the solution it returns must lie in those formulations.
     """
 
     function: Callable[..., BoundValue]
@@ -253,6 +264,8 @@ class Bound:
     description: str
     #: the formulation a relaxation builds: its model size is checked against the limits too
     formulation: str | None = None
+    #: formulations whose optimum this bound reaches with a solution (an exact algorithm)
+    exact: tuple[str, ...] = ()
 
     def __call__(self, instance: Any, **kwargs: Any) -> BoundValue:
         """Call the function directly (no boundary checks: use :func:`dmlopt.bound`)."""

@@ -227,7 +227,33 @@ def _scip_class():
         Pyomo gives SCIP only a partial solution (the discrete variables), which SCIP completes
         after presolving, so a run stopped by a short time limit loses it. When every variable
         has a value the full point is added as well and checked when the problem is transformed.
+        With ``progress`` (seconds) an event handler writes incumbent, bound, gap and elapsed
+        time to the real stderr after solved nodes and new incumbents, at most that often.
         """
+
+        #: seconds between progress lines on stderr (None: none)
+        progress: float | None = None
+
+        _fd: int | None = None
+
+        def _create_solver_model(self, model, config):
+            out = super()._create_solver_model(model, config)
+            if self.progress:
+                # stderr duplicated before Pyomo redirects it: a duplicate of its capture pipe
+                # would keep the pipe open and Pyomo's reader waiting
+                self._fd = os.dup(2)
+                self._solver_model.includeEventhdlr(
+                    _scip_progress(self.progress, self._fd), "dmlopt_progress",
+                    "dmlopt's progress lines (incumbent, bound, gap, time)")
+            return out
+
+        def solve(self, model, **kwds):
+            try:
+                return super().solve(model, **kwds)
+            finally:
+                if self._fd is not None:
+                    os.close(self._fd)
+                    self._fd = None
 
         def _mipstart(self):
             # Pyomo's own partial start fails on a discrete variable left unset (TypeError):
@@ -253,6 +279,43 @@ def _scip_class():
                 self._solver_model.addSol(sol)
 
     return WarmScip
+
+
+def _scip_progress(every: float, fd: int) -> Any:
+    """A SCIP event handler that writes a progress line every ``every`` seconds at most to file
+    descriptor ``fd``, a duplicate of stderr (Pyomo captures 1 and 2 during the solve)."""
+    import pyscipopt
+
+    kinds = pyscipopt.SCIP_EVENTTYPE.NODESOLVED | pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND
+
+    class Progress(pyscipopt.Eventhdlr):
+        def eventinit(self) -> None:
+            self.last = -math.inf
+            self.model.catchEvent(kinds, self)
+
+        def eventexit(self) -> None:
+            self.model.dropEvent(kinds, self)
+
+        def eventexec(self, event: Any) -> dict:
+            t = self.model.getSolvingTime()
+            if t - self.last < every:
+                return {}
+            self.last = t
+
+            def shown(x: float) -> str:
+                return "-" if not math.isfinite(x) or abs(x) >= 1e19 else f"{x:.6g}"
+
+            inc, bnd = self.model.getPrimalbound(), self.model.getDualbound()
+            known = all(math.isfinite(x) and abs(x) < 1e19 for x in (inc, bnd))
+            # dmlopt's gap (as in the result), not SCIP's (which divides by the smaller side)
+            gap_s = f"{100 * abs(inc - bnd) / max(abs(inc), 1e-9):.3g} %" if known else "-"
+            line = (f"dmlopt: scip {t:.0f} s: incumbent {shown(inc)}, bound {shown(bnd)}, "
+                    f"gap {gap_s}\n")
+            with contextlib.suppress(OSError):
+                os.write(fd, line.encode())
+            return {}
+
+    return Progress()
 
 
 def available() -> list[str]:
@@ -618,6 +681,7 @@ def _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options
         kwargs: dict[str, Any] = {}
     elif name == "scip_direct":
         opt = _scip_class()()
+        opt.progress = progress
         kwargs = {"warmstart_discrete_vars": warm}
     else:
         opt = SolverFactory(name)

@@ -95,3 +95,72 @@ def rule(field: str, value: object, text: str) -> ValueError:
     if len(shown) > 80:
         shown = shown[:77] + "..."
     return ValueError(f"{field}: {shown} {text}")
+
+
+def spec_error(field: str, value: object, rule: str) -> InstanceError:
+    """The error of a bad generator parameter: ``spec.FIELD: VALUE RULE``.
+
+    Parameters
+    ----------
+    field : str
+        The parameter's name (``n``, ``racks``...), reported as ``spec.<field>``.
+    value : object
+        The value given.
+    rule : str
+        What the value must satisfy, e.g. ``"must be >= 2"``.
+
+    Returns
+    -------
+    InstanceError
+        To be raised by the generator.
+    """
+    return InstanceError(f"spec.{field}", value, rule)
+
+
+def one_of(value: object, names: tuple[str, ...], what: str) -> object:
+    """``value`` unchanged unless it is a string outside ``names`` (a pydantic validator body).
+
+    Parameters
+    ----------
+    value : object
+        An option's value; non-strings (a solution, a list) pass through to the field's type.
+    names : tuple of str
+        The names a string may take.
+    what : str
+        What the names are, for the message (``"a starting heuristic"``).
+
+    Returns
+    -------
+    object
+        ``value``.
+
+    Raises
+    ------
+    ValueError
+        ``'x' is not a starting heuristic (one of cle, abm, random)``.
+    """
+    if isinstance(value, str) and value not in names:
+        raise ValueError(f"{value!r} is not {what} (one of {', '.join(names)})")
+    return value
+
+
+#: the longest time limit any option accepts, in seconds (a day)
+MAX_SECONDS = 86_400
+
+
+def time_limit_field(default: float | None, description: str) -> Any:
+    """The ``time_limit`` option of a heuristic or bound: seconds, > 0, at most a day.
+
+    Parameters
+    ----------
+    default : float or None
+        Seconds, or None for no limit.
+    description : str
+        What the limit bounds and when it is checked (``dmlopt list`` shows it).
+
+    Returns
+    -------
+    pydantic.fields.FieldInfo
+        For ``time_limit: float | None = time_limit_field(...)`` in an ``Options`` class.
+    """
+    return pydantic.Field(default=default, gt=0, le=MAX_SECONDS, description=description)

@@ -23,24 +23,115 @@ from dmlopt.models.infer.ft import flow_tracking
 
 
 def ft(instance: Instance, *, seed: int = 0) -> Solution:
-    """Flow Tracking, Algorithm 1 (deterministic; ``seed`` unused)."""
+    """Flow Tracking (Algorithm 1): each path rebuilt along the categories it hits.
+
+    Each non-zero category is one node; a path's categories, ordered by size, give its route
+    from the source to its last hop, and edges are added where the route needs them.
+    O(n c log c) time for n paths and c non-zero categories.
+
+    Parameters
+    ----------
+    instance : Instance
+        A measurement of :mod:`dmlopt.models.infer` (its category weights were computed when it
+        was validated).
+    seed : int, optional
+        Unused (the method is deterministic); default 0.
+
+    Returns
+    -------
+    Solution
+        The inferred topology: directed edges, the source, one endpoint and one route per
+        measurement path (:func:`~dmlopt.models.infer.solution_from_inference`).
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section III-B, Algorithm 1; our reading of its open points is
+    documented in :mod:`dmlopt.models.infer.ft`.
+    """
     return solution_from_inference(flow_tracking(instance.categories, instance.n))
 
 
 def ft_transfer(instance: Instance, *, seed: int = 0) -> Solution:
-    """Flow Tracking with the weights transfer (lines 10-13)."""
+    """Flow Tracking with the weights transfer: the graph of :func:`ft`, edge weights set.
+
+    Parameters
+    ----------
+    instance : Instance
+        A measurement of :mod:`dmlopt.models.infer` (its category weights were computed when it
+        was validated).
+    seed : int, optional
+        Unused (the method is deterministic); default 0.
+
+    Returns
+    -------
+    Solution
+        The inferred topology: directed edges, the source, one endpoint and one route per
+        measurement path (:func:`~dmlopt.models.infer.solution_from_inference`); edge
+        ``weights`` from the category weights.
+
+    References
+    ----------
+    Paper 000, section III-B, Algorithm 1 with its lines 10-13 (weights transfer).
+    """
     return solution_from_inference(flow_tracking(instance.categories, instance.n,
                                                  weights_transfer=True))
 
 
 def rnj(instance: Instance, *, seed: int = 0, delta: float | None = None) -> Solution:
-    """Rooted Neighbor-Joining; ``delta`` the lower bound on link lengths (default: tiny)."""
+    """Rooted Neighbor-Joining: a tree from the shared path lengths of every pair of paths.
+
+    Parameters
+    ----------
+    instance : Instance
+        A measurement of :mod:`dmlopt.models.infer` (its category weights were computed when it
+        was validated).
+    seed : int, optional
+        Unused (the method is deterministic); default 0.
+    delta : float or None, optional
+        Lower bound on inferred link lengths (the metric's units): shared lengths closer than
+        ``delta / 2`` are merged; None (default): 1e-9 times the largest.
+
+    Returns
+    -------
+    Solution
+        The inferred topology: directed edges, the source, one endpoint and one route per
+        measurement path (:func:`~dmlopt.models.infer.solution_from_inference`).
+
+    References
+    ----------
+    J. Ni, H. Xie, S. Tatikonda and Y. R. Yang, Efficient and dynamic routing topology inference
+    from end-to-end measurements, IEEE/ACM Transactions on Networking 18 (2010) 123-135 (paper
+    000's ref. [16], its baseline in section V-B); assumptions in
+    :mod:`dmlopt.models.infer.baselines`.
+    """
     return solution_from_inference(rooted_neighbor_joining(instance.categories, instance.n,
                                                            delta=delta))
 
 
 def ce(instance: Instance, *, seed: int = 0) -> Solution:
-    """Clique Embedding; ``seed`` draws the clique edge of every category."""
+    """Clique Embedding: each category's weight on a random edge of the smallest clique.
+
+    Parameters
+    ----------
+    instance : Instance
+        A measurement of :mod:`dmlopt.models.infer` (its category weights were computed when it
+        was validated).
+    seed : int, optional
+        Seed of the clique edge drawn for every category (default 0).
+
+    Returns
+    -------
+    Solution
+        The inferred topology: directed edges, the source, one endpoint and one route per
+        measurement path (:func:`~dmlopt.models.infer.solution_from_inference`).
+
+    References
+    ----------
+    Y. Lin, T. He, S. Wang, K. Chan and S. Pasteris, Looking glass of NFV: inferring the
+    structure and state of NFV network from external observations, IEEE/ACM Transactions on
+    Networking 28 (2020) 1477-1490 (paper 000's ref. [11], described in its section III-B and
+    used as a baseline in V-B); assumptions in :mod:`dmlopt.models.infer.baselines`.
+    """
     return solution_from_inference(clique_embedding(instance.categories, instance.n, seed=seed))
 
 

@@ -18,6 +18,7 @@ import pydantic
 from dmlopt.contract import Heuristic, Options, Size
 from dmlopt.heuristics.tap import HEURISTICS as TAP_HEURISTICS
 from dmlopt.models.infer_tap import Instance, Solution
+from dmlopt.validation import time_limit_field
 
 ON = ("inferred", "truth")
 
@@ -32,7 +33,33 @@ def _target(instance: Instance, on: str):
 
 def exact(instance: Instance, *, seed: int = 0, on: str = "inferred",
           time_limit: float = 60.0) -> Solution:
-    """TAP's ``class`` formulation by HiGHS on the chosen hop matrix."""
+    """TAP's ``class`` formulation solved by HiGHS on the chosen hop matrix.
+
+    Exact for the matrix it sees: on the inferred one, the paper's "MINLP on the inferred
+    topology"; on the truth, the best allocation there is. Pyomo is imported only when it runs.
+
+    Parameters
+    ----------
+    instance : Instance
+        An ``infer_tap`` instance (the inferred and the true TAP instances).
+    seed : int, optional
+        Unused (the solve is deterministic); default 0.
+    on : {"inferred", "truth"}, optional
+        Allocate on the inferred hop matrix (default, the paper) or on the true one.
+    time_limit : float, optional
+        Seconds HiGHS may run (default 60, one thread); the incumbent at the limit is returned.
+
+    Returns
+    -------
+    Solution
+        The assignment (module -> VM index); :class:`~dmlopt.errors.SolverError` when HiGHS
+        found none.
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section V-C, Fig. 11 (the MINLP (8)-(12) on the inferred
+    topology), solved through :func:`dmlopt.models.tap.build_class`.
+    """
     import dmlopt
 
     res = dmlopt.solve(_target(instance, on), "highs", formulation="class",
@@ -45,6 +72,30 @@ def exact(instance: Instance, *, seed: int = 0, on: str = "inferred",
 
 
 def _tap(name: str, instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
+    """TAP's heuristic ``name`` (``cle``, ``abm``, ``random``, ``local-search``, ``abm-ls``) on
+    the chosen hop matrix.
+
+    Parameters
+    ----------
+    name : str
+        The TAP heuristic (:data:`dmlopt.heuristics.tap.HEURISTICS`), bound by the registry.
+    instance : Instance
+        An ``infer_tap`` instance.
+    seed : int, optional
+        Passed to the TAP heuristic (default 0).
+    on : {"inferred", "truth"}, optional
+        Allocate on the inferred hop matrix (default, the paper) or on the true one.
+
+    Returns
+    -------
+    Solution
+        The assignment, scored by the ``infer_tap`` evaluator on the truth.
+
+    References
+    ----------
+    Paper 000, section V-C, Fig. 11 (CLE and ABM on the inferred topology); the heuristics'
+    own references are in :mod:`dmlopt.heuristics.tap`.
+    """
     sol = TAP_HEURISTICS[name].function(_target(instance, on), seed=seed)
     return Solution(assignment=list(sol.assignment))
 
@@ -60,8 +111,7 @@ class OnOptions(Options):
 class ExactOptions(OnOptions):
     """Options of ``exact``."""
 
-    time_limit: float = pydantic.Field(default=60.0, gt=0, le=86_400,
-                                       description="HiGHS time limit in seconds")
+    time_limit: float = time_limit_field(60.0, "HiGHS time limit in seconds (at most a day)")
 
 
 def _tap_estimate(name: str):

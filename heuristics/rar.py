@@ -373,6 +373,18 @@ class RddaOptions(Options):
         "than blocking them (module docstring)")
 
 
+def _usable_windows(inst: Instance, j: int, w: int, k_top: int) -> int:
+    """Windows of request ``j`` (width ``w``) whose length is the exact duration of some allowed
+    node count: the windows :func:`rdda` keeps (w - d + 1 windows per usable length d)."""
+    usable = np.zeros(w + 1, dtype=bool)
+    for nn in inst.requests[j].node_counts:
+        table = fewest_cus_table(inst, j, nn, w, k_top)
+        exact = duration(inst, j, nn, np.minimum(table, k_top)) == np.arange(w + 1)
+        usable |= exact & (table <= k_top)
+    d = np.flatnonzero(usable[1:]) + 1
+    return int((w - d + 1).sum())
+
+
 def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     """What :func:`rdda` allocates and computes, from the instance fields alone.
 
@@ -382,16 +394,18 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     bound on the candidate rings of eq. 13) the wavelength table (W x P) and per allowed node
     count N the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
     P). ``block="break-even"``: up to 2 ``PRUNE_ROUNDS`` further passes. Memory: the largest
-    request's arrays plus the (links x W x slots) wavelength loads.
+    request's arrays over the windows rdda keeps (those of a usable length,
+    :func:`_usable_windows`) plus the (links x W x slots) wavelength loads.
     """
     inst = instance
     n_nodes, T = len(inst.nodes), inst.slots
     w_max = max(lk.wavelengths for lk in inst.links)
     hi = inst.ring_max_nodes
     through = [len(x) for x in inst.rings_through]
+    k_top = max(nd.cus for nd in inst.nodes)
     work = 0.0
     peak = 0.0
-    for r in inst.requests:
+    for j, r in enumerate(inst.requests):
         w = r.deadline - r.arrival + 1
         P = w * (w + 1) / 2
         rings = through[r.source]
@@ -400,7 +414,11 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
         per_ring = w_max * P * 3 + w_max * w * hi + subs * P * 3
         logw = math.log2(w) + 1
         work += local * (w * logw + 2 * P) + rings * per_ring + w * len(r.node_counts) * 8
-        peak = max(peak, 8.0 * (local * (w * logw + P) + 3 * w_max * P + 3 * subs * P))
+        # the arrays over windows hold only the windows of a usable length (as rdda keeps)
+        kept = _usable_windows(inst, j, w, k_top)
+        peak = max(peak, 8.0 * (local * (w * logw + kept) + 3 * w_max * kept + 3 * subs * kept)
+                   + 2.0 * len(inst.links) * w_max * w    # the (links x W x w) blocked masks
+                   + 8.0 * 4 * P)                         # every (s, e) pair and its length
     if options.block == "break-even":  # at most two more passes per round
         work *= 1 + 2 * PRUNE_ROUNDS
     memory = peak + 8.0 * (2 * len(inst.links) * w_max * T + 2 * n_nodes * T) \

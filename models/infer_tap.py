@@ -23,6 +23,18 @@ on the inferred topology"), ``cle``, ``abm``, ``random``, ``local-search``, ``ab
 exact formulation, ``truth``, is TAP's ``class`` model of the true instance: its optimum is the
 best cost any allocation can reach, so the benchmark report's gap to the proven optimum of a
 heuristic run *is* Fig. 11's price of allocating on the inferred topology.
+
+Examples
+--------
+Four all-reduce modules on five DCell servers, allocated by ABM on the inferred topology; the
+objective is the cost on the true one:
+
+>>> import dmlopt
+>>> inst = dmlopt.generate("infer_tap", {"generator": "dc", "topology": "dcell", "vms": 5,
+...                                     "modules": 4, "overlay": "allreduce"}, seed=0)
+>>> result = dmlopt.heuristic(inst, "abm", seed=0)
+>>> result.status, round(result.objective, 3), dmlopt.evaluate(inst, result.solution).feasible
+('feasible', 19.0, True)
 """
 
 from __future__ import annotations
@@ -166,6 +178,24 @@ def evaluate(instance: Instance, solution: Solution) -> Evaluation:
 
 
 def _build_truth(instance: Instance) -> Any:
+    """TAP's ``class`` model of the true instance: its optimum is the best cost any
+    allocation can reach, so a heuristic's gap to it is Fig. 11's price of inference.
+
+    Parameters
+    ----------
+    instance : Instance
+        An ``infer_tap`` instance.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        :func:`dmlopt.models.tap.build_class` of :attr:`Instance.truth`.
+
+    References
+    ----------
+    Paper 000, section V-C, Fig. 11 and equations (8)-(12); the class aggregation is ours
+    (:func:`dmlopt.models.tap.build_class`).
+    """
     from dmlopt.models import tap
 
     return tap.build(instance.truth, "class")
@@ -208,8 +238,43 @@ def warm_start(model: Any, instance: Instance, solution: Solution) -> None:
 def generate_dc(*, seed: int = 0, topology: str = "fat-tree", routing: str = "random-walk",
                 vms: int = 8, overlay: str = "ps", modules: int = 8, K: int = 1, k: int = 4,
                 dcell_n: int = 4, dcell_level: int = 1, inference: str = "ft") -> Instance:
-    """Fig. 11's setting: 8 modules, K = 1, PS or all-reduce on a fat-tree or DCell; ``seed``
-    is the Monte Carlo run (VMs, weights, routes)."""
+    """Fig. 11's setting: 8 modules, K = 1, PS or all-reduce on a fat-tree or DCell.
+
+    The topology is inferred when the instance is validated (exact category weights).
+
+    Parameters
+    ----------
+    seed : int, optional
+        The Monte Carlo run: VMs, edge weights, routes (default 0).
+    topology : {"fat-tree", "dcell", "leaf-spine"}, optional
+        The ground-truth underlay (default ``"fat-tree"``).
+    routing : {"random-walk", "random-simple", "random-shortest", "dijkstra"}, optional
+        Routing strategy of section V-A (default ``"random-walk"``).
+    vms : int, optional
+        VMs: the measurement source and ``vms - 1`` destinations (default 8).
+    overlay : {"ps", "allreduce", "ring", "random"}, optional
+        The traffic between the modules (:func:`dmlopt.models.tap.overlay_matrix`; default
+        ``"ps"``).
+    modules : int, optional
+        ML modules (default 8).
+    K : int, optional
+        Modules per VM at most (default 1).
+    k : int, optional
+        Fat-tree arity, even (default 4).
+    dcell_n, dcell_level : int, optional
+        Servers per DCell_0 (default 4) and DCell level (default 1).
+    inference : {"ft", "rnj", "ce"}, optional
+        The inference method whose topology the allocator sees (default ``"ft"``).
+
+    Returns
+    -------
+    Instance
+        Named ``<topology>-<overlay>-<routing>-v<vms>-<inference>-s<seed>``.
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section V-C, Fig. 11.
+    """
     return parse(Instance, {
         "name": f"{topology}-{overlay}-{routing}-v{vms}-{inference}-s{seed}",
         "topology": topology, "routing": routing, "vms": vms, "overlay": overlay,
@@ -254,7 +319,7 @@ GENERATORS: dict[str, Generator] = {
 
 
 #: a tiny ``dmlopt.generate`` spec, 4 modules on 5 DCell VMs: solves in about a second with
-#: every formulation; tests/test_contract.py checks the problem contract on it
+#: every formulation; tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "dc", "topology": "dcell", "routing": "random-walk",
                            "vms": 5, "modules": 4, "overlay": "allreduce"}
 
@@ -268,6 +333,28 @@ def _truth_bound(name: str) -> Bound:
 
     def function(instance: Instance, *, time_limit: float | None = None,
                  **options: Any) -> BoundValue:
+        """TAP's bound on the true instance: a lower bound on every allocation's true cost.
+
+        Parameters
+        ----------
+        instance : Instance
+            An ``infer_tap`` instance.
+        time_limit : float or None, optional
+            Seconds, as TAP's bound takes them (default None: its own default).
+        **options
+            TAP's bound options (:class:`dmlopt.models.tap.bounds.HahnGrantOptions` for
+            ``hahn-grant``; none for ``glb``).
+
+        Returns
+        -------
+        BoundValue
+            TAP's bound value, its assignment as a solution, its metrics.
+
+        References
+        ----------
+        Gilmore (1962) and Lawler (1963) for ``glb``, Hahn and Grant (1998) for
+        ``hahn-grant`` (:mod:`dmlopt.models.tap.bounds`), on paper 000's (8)-(12).
+        """
         value = entry.function(instance.truth, time_limit=time_limit, **options)
         sol = None if value.solution is None else \
             Solution(assignment=list(value.solution.assignment))

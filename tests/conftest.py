@@ -1,28 +1,25 @@
 """Shared fixtures and settings for every test file.
 
-- tests/ is put on sys.path, so the helper modules (``helpers_rar``, ``toy_problem``) import the
-  same way under ``pytest``, ``python -m pytest`` and from any working directory;
+- tests/ is a package (``tests.core``, ``tests.<problem>``, ``tests.helpers``): pytest puts the
+  repository root on ``sys.path`` (importmode "prepend", the root being the first directory
+  above tests/ without an ``__init__.py``), so a test imports the shared helpers as
+  ``from tests.helpers.rar import ...`` under ``pytest``, ``python -m pytest`` and from any
+  working directory;
 - a hypothesis profile "ci" (the default): derandomised, so every run draws the same examples,
   no deadline (a solver call's time is not the property under test), at most 20 examples per
   test (a test's own ``@settings(max_examples=...)`` lowers it); ``HYPOTHESIS_PROFILE=dev``
   draws fresh random examples;
-- the toy problem fixture registers tests/toy_problem.py as problem "toy" for one test.
+- the toy problem fixture registers tests/helpers/toy_problem.py as problem "toy" for one test.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from dmlopt import registry
-
-TESTS = str(Path(__file__).resolve().parent)
-if TESTS not in sys.path:
-    sys.path.insert(0, TESTS)
 
 settings.register_profile(
     "ci", derandomize=True, deadline=None, max_examples=20, print_blob=True,
@@ -34,8 +31,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture
 def toy(monkeypatch):
-    """Register tests/toy_problem.py as problem "toy" for one test."""
-    monkeypatch.setitem(registry._PROBLEMS, "toy", ("toy_problem", "toy_problem"))
+    """Register tests/helpers/toy_problem.py as problem "toy" for one test."""
+    toy_problem = "tests.helpers.toy_problem"
+    monkeypatch.setitem(registry._PROBLEMS, "toy", (toy_problem, toy_problem))
     registry.get.cache_clear()
     yield registry.get("toy")
     registry.get.cache_clear()

@@ -86,16 +86,29 @@ def _zero_diagonal_transport(r: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.maximum(E, 0.0)
 
 
+def _perfect(mat: np.ndarray, v: float) -> np.ndarray | None:
+    """A perfect matching (column per row) on the entries >= v, or None if there is none
+    (Hopcroft-Karp on the sparse support: O(E sqrt(n)), where an assignment is O(n^3))."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    c = maximum_bipartite_matching(csr_matrix(mat >= v), perm_type="column")
+    return None if (c < 0).any() else c
+
+
 def _bottleneck_matching(mat: np.ndarray, eps: float) -> tuple[np.ndarray, float] | None:
     """The perfect matching on entries > eps maximising its smallest entry (None if none).
 
-    The largest value v among the entries with a perfect matching on the entries >= v
-    (scipy's ``linear_sum_assignment`` on the indicator cost entry < v); the matching returned
-    is the assignment at that value. No v above the smallest row or column maximum can work
-    (every line needs an entry >= v), and that value is tried first: it is the bottleneck of
-    almost every term, so a term usually costs one assignment and no sort. Otherwise bisection
-    over the smaller entries; a matching found at v proves every value up to its smallest
-    entry.
+    The largest value v among the entries with a perfect matching on the entries >= v; the
+    matching returned is scipy's ``linear_sum_assignment`` on the indicator cost entry < v at
+    that value. No v above the smallest row or column maximum can work (every line needs an
+    entry >= v), and that value is tried first: it is the bottleneck of almost every term, so
+    a term usually costs one assignment and no sort. Otherwise bisection over the smaller
+    entries, each step deciding only whether a perfect matching exists (Hopcroft-Karp on the
+    sparse support, :func:`_perfect`); a matching found at v proves every value up to its
+    smallest entry. The bottleneck value is the same whichever matching a step finds, and the
+    matching returned is the assignment at that value, so the terms are those of an
+    assignment at every step.
     """
     n = mat.shape[0]
     rows = np.arange(n)
@@ -109,20 +122,18 @@ def _bottleneck_matching(mat: np.ndarray, eps: float) -> tuple[np.ndarray, float
         return c, float(mat[rows, c].min())
     vals = np.unique(mat[(mat > eps) & (mat < top)])
     lo, hi = 0, vals.size - 1
-    best, at = None, -1
+    found = False
     while lo <= hi:
         mid = (lo + hi) // 2
-        cost = (mat < vals[mid]).astype(float)
-        r, c = linear_sum_assignment(cost)
-        if cost[r, c].sum() == 0:
-            best, at = c, mid
+        c = _perfect(mat, vals[mid])
+        if c is not None:
+            found = True
             lo = max(mid, int(np.searchsorted(vals, mat[rows, c].min(), side="right")) - 1) + 1
         else:
             hi = mid - 1
-    if best is None:
+    if not found:
         return None
-    if at != hi:        # the bottleneck was proved by a matching found at a smaller value
-        _, best = linear_sum_assignment((mat < vals[hi]).astype(float))
+    _, best = linear_sum_assignment((mat < vals[hi]).astype(float))
     return best, float(mat[rows, best].min())
 
 

@@ -4,67 +4,14 @@ Every allocator runs the episode through the simulator (:mod:`dmlopt.models.nara
 applies the paper's state transitions: servers are picked one at a time, min(free, remaining)
 CPU and memory is taken from each, and a pick that breaks constraint 3 drops the request.
 
-=================  =============================================================================
-name               allocator
-=================  =============================================================================
-``random``         Random (section 4.1): uniformly random servers among those that can still give
-                   some of the remaining CPU or memory, until covered or a pick fails
-``tetris``         Tetris (section 4.1, Appendix D.1, [19]): the server whose free <CPU, memory>
-                   has the largest cosine similarity with the remaining <c, m>, with the score of
-                   servers outside the first pick's rack cut by ``penalty`` = 90 %; ties to the
-                   server with more free resources, then the lower index. Only servers where the
-                   request still fits are scored (``check_paths=True``, default: Tetris [19]
-                   places a task only on a machine whose free resources, network included, cover
-                   its demand): a pick must keep constraint 3 with the servers already picked,
-                   and the first pick, unless it holds the whole request, must have >= b free on
-                   its access link (it will be joined by others; before this session the first
-                   pick was unchecked, which stranded 183 of 384 requests on alpha/uniform seeds
-                   0-2); ``check_paths=False`` scores every server with some free resource and
-                   drops the request when a pick breaks constraint 3
-``nalb``           NALB (section 4.1, Appendix D.2, [18]): from a first server, a bandwidth-weighted
-                   breadth-first search (below); routes by bandwidth-weighted k-shortest paths
-                   (the widest of the k candidates)
-``nulb``           NULB: the same with an unweighted breadth-first search (hop order, bandwidth
-                   ignored), widest-candidate routes
-``netfit``         ours (:mod:`.netfit`): feasibility-checked, locality-first best fit with a
-                   bandwidth-aware choice among single-server, single-rack and multi-rack
-                   allocations; never picks a failing server
-``netfit-probe``   ours (:mod:`.probe`): netfit's candidates scored by how many probe
-                   requests (drawn from the requests seen so far) stay placeable, and admission
-                   control of big requests whose placement would strand many probes
-``nara``           Nara itself (paper 001, section 3.3; :mod:`.agent`): the learned GNN
-                   policy, rolled out greedily in the Gymnasium environment; the shipped policy
-                   of the instance's dataset (trained on alpha, ``data/nara/policies``) or the
-                   option ``policy=PATH``; numpy only
-``nara-netfit``    ours (:mod:`.nara_netfit`), not the paper's agent: a learned policy (GNN
-                   embedding + MLP, PPO) that picks one of netfit-probe's candidate
-                   allocations or rejects, on netfit's features; cloned from netfit-probe,
-                   then trained (``dmlopt train nara --arch netfit``); numpy only
-``milp``           the per-request MILP of :mod:`dmlopt.models.nara` (formulation "request" with the
-                   current free capacities): accept whenever any allocation exists, fewest charged
-                   links, then fewest servers; HiGHS through Pyomo at every arrival (slow: small
-                   topologies only)
-=================  =============================================================================
-
-Choices where the paper is open (documented deviations)
--------------------------------------------------------
-* The first server of NALB and NULB is the server with the most free resources (free CPU plus
-  free memory, normalised by the server's capacity; ties to the lower index): [18] is
-  locality-based and starts from the best-provisioned node.
-* NULB's breadth-first search runs over the switch graph from the first server's rack: racks by
-  hop distance (ties in index order), servers inside a rack in index order. Bandwidth is
-  ignored, so it may pick a server without a path and drop the request (section 5.1's
-  explanation of NULB's weakness on topology alpha).
-* NALB's bandwidth-weighted search visits the racks reachable from the first rack through a
-  candidate path with >= b free, by hop distance and then by the bottleneck free bandwidth
-  (largest first), and inside a rack the servers whose access link has >= b free, the one with
-  the most free bandwidth first. It checks paths only to the first rack, so a later pick can
-  still fail between two other racks. The paper does not say whether the weighting filters
-  (ours) or only orders; filtering makes our NALB lose few requests to failed picks (24 of 640
-  on alpha/uniform, ``python -m dmlopt.benchmarks.analysis.nara_drops``), which is why it stays
-  close to Tetris (the paper has NALB 0.52 vs Tetris 0.61 on alpha/uniform).
-* Tetris' cosine similarity is on <CPU, memory> (the resources it packs); bandwidth enters only
-  through the locality penalty (Appendix D.1).
+The paper's baselines (section 4.1, Appendix D): :func:`allocate_random`,
+:func:`allocate_tetris`, :func:`allocate_nalb`, :func:`allocate_nulb`; Nara itself
+(:func:`~dmlopt.heuristics.nara.agent.allocate_nara`); ours: :func:`allocate_netfit`,
+:func:`allocate_netfit_probe`, :func:`~dmlopt.heuristics.nara.nara_netfit.allocate`
+(``nara-netfit``); the per-request MILP (:func:`allocate_milp`); and one allocator that is not
+online, ``offline-search`` (:mod:`.offline`: it knows the whole episode; a local search over the
+requests netfit's replay refuses, the price of being online). Where the paper is open,
+each function's docstring says what we chose.
 """
 
 from __future__ import annotations
@@ -79,6 +26,7 @@ from dmlopt.contract import Heuristic, NoOptions, Options, Size
 from dmlopt.heuristics.nara import agent as _nara_agent
 from dmlopt.heuristics.nara import nara_netfit as _nara_netfit_learned
 from dmlopt.heuristics.nara import netfit as _nara_netfit
+from dmlopt.heuristics.nara import offline as _nara_offline
 from dmlopt.heuristics.nara import probe as _nara_probe
 from dmlopt.models import nara
 from dmlopt.models.nara.sim import State, run_episode
@@ -95,7 +43,26 @@ def _random(state: State, rng: np.random.Generator) -> bool:
 
 
 def allocate_random(instance: nara.Instance, *, seed: int = 0) -> nara.Solution:
-    """Random baseline (section 4.1)."""
+    """Random baseline: uniformly random servers until the request is covered or a pick fails.
+
+    Only servers that can still give some of the remaining CPU or memory are drawn.
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (:class:`dmlopt.models.nara.Instance`): topology and requests.
+    seed : int, optional
+        Seed of the draws (default 0).
+
+    Returns
+    -------
+    Solution
+        One allocation per request (None when dropped), as the simulator committed them.
+
+    References
+    ----------
+    Paper 001 (Shabka and Zervas), section 4.1 "Random".
+    """
     return run_episode(instance, _random, rng=np.random.default_rng(seed))
 
 
@@ -135,8 +102,42 @@ def _tetris_choose(penalty: float, check_paths: bool):
 
 def allocate_tetris(instance: nara.Instance, *, seed: int = 0, penalty: float = 0.9,
                     check_paths: bool = True) -> nara.Solution:
-    """Tetris baseline (Appendix D.1): cosine similarity, rack-non-local penalty 90 %; only
-    servers where the request still fits (constraint 3 included) are scored, as in [19]."""
+    """Tetris baseline: the server whose free <CPU, memory> best aligns with the remaining demand.
+
+    Score: the cosine similarity of the server's free <CPU, memory> with the remaining <c, m>
+    (bandwidth enters only through the locality penalty), cut by ``penalty`` for servers outside
+    the first pick's rack; ties to the server with more free resources, then the lower index.
+    With ``check_paths`` only servers where the request still fits are scored (Tetris places a
+    task only on a machine whose free resources, network included, cover it): a pick must keep
+    constraint 3 with the servers already picked, and the first pick, unless it holds the whole
+    request, must have >= b free on its access link (it will be joined by others; unchecked,
+    the first pick stranded 183 of 384 requests on alpha/uniform seeds 0-2).
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (:class:`dmlopt.models.nara.Instance`): topology and requests.
+    seed : int, optional
+        Unused (deterministic); default 0.
+    penalty : float, optional
+        Score cut of servers outside the first pick's rack, in [0, 1] (default 0.9, Appendix
+        D.1's 90 %).
+    check_paths : bool, optional
+        Score only servers where the request still fits, constraint 3 included (default True);
+        False: score every server with some free resource and drop the request when a pick
+        breaks constraint 3.
+
+    Returns
+    -------
+    Solution
+        One allocation per request (None when dropped), as the simulator committed them.
+
+    References
+    ----------
+    Paper 001, section 4.1 "Tetris" and Appendix D.1; R. Grandl et al., Multi-resource packing
+    for cluster schedulers, SIGCOMM CCR 44 (2014) 455-466 (paper 001's ref. [19]). The feasibility
+    check of ``check_paths`` is our reading of [19].
+    """
     del seed
     return run_episode(instance, _tetris_choose(penalty, check_paths))
 
@@ -200,32 +201,169 @@ def _bfs_choose(weighted: bool, hops: np.ndarray):
 
 
 def allocate_nalb(instance: nara.Instance, *, seed: int = 0) -> nara.Solution:
-    """NALB baseline (Appendix D.2): bandwidth-weighted BFS, widest k-shortest routes."""
+    """NALB baseline: a bandwidth-weighted breadth-first search from a first server.
+
+    The first server is the one with the most free resources (free CPU plus free memory, each
+    normalised by the server's capacity; ties to the lower index): [18] is locality-based and
+    starts from the best-provisioned node (ours, the paper is open here).
+
+    The search visits the racks reachable from the first rack through a candidate path with
+    >= b free, by hop distance and then by the bottleneck free bandwidth (largest first), and
+    inside a rack the servers whose access link has >= b free, the one with the most free
+    bandwidth first. Paths are checked only to the first rack, so a later pick can still fail
+    between two other racks. Routes: the widest of the k shortest candidates. The paper does not
+    say whether the weighting filters (ours) or only orders; filtering loses few requests to
+    failed picks (24 of 640 on alpha/uniform, ``python -m
+    dmlopt.benchmarks.analysis.nara_drops``), which keeps NALB close to Tetris (the paper has
+    0.52 against 0.61 on alpha/uniform).
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (:class:`dmlopt.models.nara.Instance`): topology and requests.
+    seed : int, optional
+        Unused (deterministic); default 0.
+
+    Returns
+    -------
+    Solution
+        One allocation per request (None when dropped), as the simulator committed them.
+
+    References
+    ----------
+    Paper 001, section 4.1 "NALB" and Appendix D.2; G. Zervas et al., Optically disaggregated
+    data centers with minimal remote memory latency, J. Opt. Commun. Netw. 10 (2018) A270-A285
+    (paper 001's ref. [18]).
+    """
     del seed
     return run_episode(instance, _bfs_choose(True, _rack_hops(instance.net)), route="widest")
 
 
 def allocate_nulb(instance: nara.Instance, *, seed: int = 0) -> nara.Solution:
-    """NULB baseline (Appendix D.2): unweighted BFS, widest k-shortest routes."""
+    """NULB baseline: an unweighted breadth-first search from a first server.
+
+    The first server is the one with the most free resources (free CPU plus free memory, each
+    normalised by the server's capacity; ties to the lower index): [18] is locality-based and
+    starts from the best-provisioned node (ours, the paper is open here).
+
+    The search runs over the switch graph from the first server's rack: racks by hop
+    distance (ties in index order), servers inside a rack in index order. Bandwidth is ignored,
+    so it may pick a server without a path and drop the request (section 5.1's explanation of
+    NULB's weakness on topology alpha). Routes: the widest of the k shortest candidates.
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (:class:`dmlopt.models.nara.Instance`): topology and requests.
+    seed : int, optional
+        Unused (deterministic); default 0.
+
+    Returns
+    -------
+    Solution
+        One allocation per request (None when dropped), as the simulator committed them.
+
+    References
+    ----------
+    Paper 001, section 4.1 "NULB" and Appendix D.2; Zervas et al. (2018), paper 001's ref.
+    [18].
+    """
     del seed
     return run_episode(instance, _bfs_choose(False, _rack_hops(instance.net)), route="widest")
 
 
 def allocate_netfit(instance: nara.Instance, *, seed: int = 0, **options: Any) -> nara.Solution:
-    """Ours: see :mod:`dmlopt.heuristics.nara.netfit`."""
+    """Feasibility-checked, locality-first best fit (ours): never picks a failing server.
+
+    A bandwidth-aware choice among single-server, single-rack and multi-rack allocations; the
+    algorithm is described in :mod:`dmlopt.heuristics.nara.netfit`.
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (:class:`dmlopt.models.nara.Instance`): topology and requests.
+    seed : int, optional
+        Unused (deterministic); default 0.
+    **options
+        Passed to :func:`dmlopt.heuristics.nara.netfit.chooser` (none through the registry).
+
+    Returns
+    -------
+    Solution
+        One allocation per request (None when dropped), as the simulator committed them.
+
+    References
+    ----------
+    Ours, on paper 001's model (section 3.1, constraint 3): what it adds over the baselines is
+    the exact feasibility check of every pick and the locality-first plan.
+    """
     del seed
     return run_episode(instance, _nara_netfit.chooser(instance, **options))
 
 
 def allocate_netfit_probe(instance: nara.Instance, *, seed: int = 0,
                           **options: Any) -> nara.Solution:
-    """Ours with probe look-ahead: see :mod:`dmlopt.heuristics.nara.probe`."""
+    """netfit with probe look-ahead and admission control (ours).
+
+    netfit's candidate allocations are scored by how many probe requests (drawn from the
+    requests seen so far) stay placeable after each; a big request whose placement would
+    strand many probes is rejected. The algorithm is in :mod:`dmlopt.heuristics.nara.probe`.
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (:class:`dmlopt.models.nara.Instance`): topology and requests.
+    seed : int, optional
+        Seed of the probe draws (default 0).
+    **options
+        :class:`ProbeOptions`: ``n_probe`` (probe requests per candidate, default 32),
+        ``max_cand`` (candidates per request, default 4), ``w_local`` (weight of probes
+        placeable on one server or rack, default 0.5), ``admit_k`` (size, in mean volumes seen,
+        above which admission control applies, default 1.8), ``admit_loss`` (share of n_probe
+        placeable probes lost that rejects, default 0.1), ``select`` (choose among candidates
+        by the probes, default True), ``budget_servers`` (above this many servers the
+        look-ahead is off, default 100 000).
+
+    Returns
+    -------
+    Solution
+        One allocation per request (None when dropped), as the simulator committed them.
+
+    References
+    ----------
+    Ours, on paper 001's model (section 3.1): it adds a look-ahead over the future demand,
+    which the online baselines of section 4.1 lack.
+    """
     return run_episode(instance, _nara_probe.chooser(instance, seed=seed, **options))
 
 
 def allocate_milp(instance: nara.Instance, *, seed: int = 0,
                   time_limit: float = 10.0) -> nara.Solution:
-    """The per-request MILP as an allocator (HiGHS through Pyomo, one model per arrival)."""
+    """The per-request MILP as an allocator: HiGHS at every arrival (small topologies only).
+
+    Formulation "request" of :mod:`dmlopt.models.nara` with the current free capacities:
+    accept whenever any allocation exists, fewest charged links, then fewest servers.
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (:class:`dmlopt.models.nara.Instance`): topology and requests.
+    seed : int, optional
+        Unused; default 0.
+    time_limit : float, optional
+        HiGHS time limit per request, seconds (default 10); a request without a solution in
+        time is dropped.
+
+    Returns
+    -------
+    Solution
+        One allocation per request (None when dropped), as the simulator committed them.
+
+    References
+    ----------
+    Ours: paper 001's constraints (section 3.1) as a MILP per request; an exact one-step
+    allocator, not a bound on the episode (the offline formulations are).
+    """
     del seed
     from dmlopt import solvers
 
@@ -369,6 +507,11 @@ HEURISTICS: dict[str, Heuristic] = {
                              _nara_netfit_learned.estimate,
                              "ours: learned policy (GNN + PPO) over netfit-probe's candidates "
                              "and reject, netfit features; numpy rollout"),
+    "offline-search": Heuristic(_nara_offline.allocate_offline_search,
+                                _nara_offline.OfflineSearchOptions,
+                                _nara_offline.offline_search_estimate,
+                                "OFFLINE (knows the whole episode): local search over netfit's "
+                                "refusals; a lower estimate of the offline optimum"),
     "milp": Heuristic(allocate_milp, MilpOptions, milp_estimate,
                       "per-request MILP (HiGHS at every arrival; small topologies only)"),
 }

@@ -123,9 +123,32 @@ def rollout(instance: nara.Instance, params: dict[str, np.ndarray], *, greedy: b
 
 def allocate_nara(instance: nara.Instance, *, seed: int = 0,
                   policy: str | None = None) -> nara.Solution:
-    """Nara (paper 001): the shipped policy of the instance's dataset, or ``policy`` (a path,
-    or a dataset name for that shipped policy: the cross-dataset runs of Table 7), greedy.
-    Deterministic; ``seed`` is unused."""
+    """Nara: the learned GNN policy rolled out greedily in the Gymnasium environment.
+
+    Numpy only (no deep-learning framework); deterministic.
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (:class:`dmlopt.models.nara.Instance`).
+    seed : int, optional
+        Unused (greedy rollout); default 0.
+    policy : str or None, optional
+        A policy ``.npz`` path, or a dataset name (``uniform``, ``azure``, ``alibaba``) for that
+        shipped policy (the cross-dataset runs of Table 7); None (default): the shipped policy
+        of the instance's dataset (trained on topology alpha, ``data/nara/policies``).
+
+    Returns
+    -------
+    Solution
+        One allocation per request (None when dropped or rejected).
+
+    References
+    ----------
+    Paper 001 (Shabka and Zervas), section 3.3 (action representation GNN and policy model),
+    Appendix E (training); our reading where the paper is open is in
+    :mod:`dmlopt.models.nara.policy`.
+    """
     del seed
     if policy is None:
         policy = dataset_of(instance)

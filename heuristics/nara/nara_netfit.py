@@ -329,8 +329,33 @@ class Options(ContractOptions):
 
 def allocate(instance: nara.Instance, *, seed: int = 0, policy: str | None = None
              ) -> nara.Solution:
-    """Ours: the learned policy over netfit-probe's candidates, greedy; ``seed`` seeds the
-    probe draws (as netfit-probe's)."""
+    """A learned policy that picks one of netfit-probe's candidate allocations, or rejects (ours).
+
+    GNN embedding + MLP over netfit's features, cloned from netfit-probe and then trained by
+    PPO (``dmlopt train nara --arch netfit``); rolled out greedily, numpy only.
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (:class:`dmlopt.models.nara.Instance`).
+    seed : int, optional
+        Seed of the probe draws, as netfit-probe's (default 0).
+    policy : str or None, optional
+        A policy ``.npz`` path, or a dataset name (``uniform``, ``azure``, ``alibaba``) for
+        that shipped nara-netfit policy; None (default): the shipped policy of the instance's
+        dataset (uniform when it has none).
+
+    Returns
+    -------
+    Solution
+        One allocation per request (None when dropped or rejected).
+
+    References
+    ----------
+    Ours, not paper 001's agent: its learning setup (section 3.3, PPO of Appendix E) on a
+    different action space, netfit-probe's candidates
+    (:func:`dmlopt.heuristics.nara.allocate_netfit_probe`).
+    """
     from dmlopt.heuristics.nara.agent import dataset_of
 
     name = policy if policy is not None else dataset_of(instance)

@@ -42,6 +42,17 @@ from dmlopt.heuristics.tabgp.graph import Graph
 _LAZY_FACTOR, _LAZY_MIN = 4, 64
 #: combinations enumerated at once for the other pairs (memory: a few arrays of this length)
 _CHUNK = 2**20
+#: work done by every local search of this process so far (:func:`work`)
+_WORK = [0.0]
+
+
+def work() -> float:
+    """The local search's work counter: Python candidate steps (swap and move candidates
+    examined, heap pops of the lazy swap enumeration) plus numpy elements of the delta matrices
+    / 1000, summed over every search of this process. Deterministic for the same inputs (a
+    measure of work, not of time): differences between two readings budget a search.
+    """
+    return _WORK[0]
 
 
 class _Sequence:
@@ -102,6 +113,7 @@ class _Sequence:
     def delta_matrix(self, s: int) -> np.ndarray:
         """D[v, c]: cost change of moving v to c at step s (+inf for its own cluster)."""
         C = self.cost_matrix(s)
+        _WORK[0] += C.size / 1000
         a = self.A[s]
         D = C - C[self.ar, a][:, None]
         D[self.ar, a] = np.inf
@@ -129,6 +141,7 @@ class _Sequence:
         best = Df.min(axis=1)
         cand = np.flatnonzero(best < -self.eps)
         done = 0
+        _WORK[0] += cand.size
         for v in cand[np.argsort(best[cand], kind="stable")].tolist():
             row = self.cost_row(s, v)
             a = int(self.A[s, v])
@@ -315,8 +328,9 @@ class _Sequence:
         heapq.heapify(heap)
         for v in xs:
             advance(v)
-        done = 0
+        done = pops = 0
         while heap:
+            pops += 1
             _, v, u, tag = heapq.heappop(heap)
             if self.A[s, v] != a:
                 used.add(v)
@@ -338,6 +352,7 @@ class _Sequence:
                     continue
             if tag == 0:
                 advance(v)
+        _WORK[0] += pops
         return done
 
     def _swaps(self, s: int, D: np.ndarray) -> int:
@@ -350,6 +365,7 @@ class _Sequence:
                 done += self._lazy_pair(s, a, b, *rest)
                 continue
             vs, us = rest
+            _WORK[0] += vs.size
             used: set[int] = set()
             for v, u in zip(vs.tolist(), us.tolist(), strict=True):
                 if v in used or u in used or self.A[s, v] != a or self.A[s, u] != b:

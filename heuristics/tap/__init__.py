@@ -1,45 +1,18 @@
 """Heuristics for TAP (paper 000, sections IV-B and IV-C) and improvers.
 
-``cle``
-    Cluster Embedding (IV-B). The paper gives the idea, not pseudocode; this is our reading.
-    A cluster is the set of VMs attached to one switch (``Instance.cluster_labels``), its capacity
-    K times its VM count. Clusters are ordered by capacity (largest first), overlay links by
-    weight ``M_ii' + M_i'i`` (heaviest first). For each link with an unplaced end: both ends
-    unplaced go to the first cluster (in that order) with room for both, else each to the first
-    cluster with room; one end unplaced joins its partner's cluster if it has room, else the first
-    cluster with room. Modules without links fill the remaining room last. Inside a cluster the
-    cost is ignored (as the paper says): modules fill its VMs in order, K per VM. O(links log
-    links + clusters log clusters + links * clusters), the paper's complexity.
-``abm``
-    Average-Based Matching (IV-C): modules by average traffic ``sum_i' (M_ii' + M_i'i) / (m - 1)``
-    (largest first), VMs by average hop count ``sum_j' D_jj' / (n - 1)`` (smallest first); the
-    k-th module goes to the k-th slot of the VM order, each VM offering K slots. Ties by index.
-``random``
-    A uniformly random feasible assignment (a random choice of m of the n K slots).
-``local-search`` (option ``start``: a heuristic name, default ``random``)
-    Iterated best-improvement descent over moves to a VM with free capacity and pairwise swaps
-    (delta of one move O(n); with integer data the gains are updated in O(m N) per swap,
-    otherwise recomputed by one matrix product; see :mod:`dmlopt.heuristics.tap.search`), then
-    ``restarts`` perturb-and-descend rounds from the best solution. ``cle-ls``, ``abm-ls``,
-    ``random-ls`` are it with that start.
-``tabu`` (option ``start``, default ``random``)
-    Iterated robust tabu search on the same neighbourhood: Taillard's robust tabu search
-    (compiled with numba when installed) restarted ``rounds`` times from the perturbed best
-    solution; see :func:`tabu`.
-``rts`` (ours; options ``time_limit``, ``iterations``, ``target``, ``clock``)
-    The QAPLIB-scale portfolio: iterated robust tabu search (Taillard 1991) with Taillard's
-    incremental delta matrix, a breakout-local-search adaptive perturbation (Benlic and Hao 2013)
-    and random restarts, until a time budget (default ``max(1, 10 (N/100)^2)`` s, N = n min(K, m)
-    slots), an iteration budget or a target objective; see :mod:`dmlopt.heuristics.tap.robust_tabu`.
-``faq-2opt`` (peer baseline; option ``restarts``, default 10)
-    scipy's ``quadratic_assignment``: FAQ from a random start, then 2-opt, best of ``restarts``;
-    see :mod:`dmlopt.heuristics.tap.faq`.
+The paper's two heuristics, Cluster Embedding (:func:`cle`, IV-B) and Average-Based Matching
+(:func:`abm`, IV-C), a random assignment, and searches that improve a start: an iterated
+move/swap descent (:func:`local_search`; ``cle-ls``, ``abm-ls``, ``random-ls`` are it with that
+start), iterated robust tabu search (:func:`tabu`), our QAPLIB-scale portfolio
+(:func:`~dmlopt.heuristics.tap.robust_tabu.rts`) and scipy's FAQ + 2-opt as a peer baseline
+(:func:`~dmlopt.heuristics.tap.faq.faq_2opt`). The searches work on the padded QAP of
+:mod:`dmlopt.heuristics.tap.search` (N = n min(K, m) slots, dummy modules in the free slots).
 
 All return a :class:`~dmlopt.models.tap.Solution`; none imports Pyomo. :data:`HEURISTICS`
 declares each as a :class:`~dmlopt.contract.Heuristic` with its options model and an estimate
-from m, n and K: the searches work on dense N x N matrices (N = n min(K, m) slots), a descent
-step is one N x N matrix product, a compiled tabu move O(N^2); with a ``time_limit`` only the
-runs before the first check are charged.
+from m, n and K: the searches work on dense N x N matrices, a descent step is one N x N matrix
+product, a compiled tabu move O(N^2); with a ``time_limit`` only the runs before the first
+check are charged.
 """
 
 from __future__ import annotations
@@ -58,6 +31,7 @@ from dmlopt.heuristics.tap import search as ts
 from dmlopt.heuristics.tap.faq import faq_2opt
 from dmlopt.heuristics.tap.robust_tabu import rts
 from dmlopt.models.tap import Instance, Solution
+from dmlopt.validation import one_of, time_limit_field
 
 #: compiled kernels the searches load on first use (:func:`search._tap_kernel`); the benchmark
 #: harness imports them before a timed run
@@ -65,7 +39,24 @@ PRELOAD = ("dmlopt.heuristics.tap.kernel", "dmlopt.heuristics.tap.robust_tabu_ke
 
 
 def random_assignment(instance: Instance, *, seed: int = 0) -> Solution:
-    """A uniformly random feasible assignment: m distinct slots out of the n K slots."""
+    """A uniformly random feasible assignment: m distinct slots out of the n min(K, m) slots.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance (m modules, n VMs, capacity K).
+    seed : int, optional
+        Seed of the draw (default 0).
+
+    Returns
+    -------
+    Solution
+        Module i on VM ``assignment[i]``; every VM holds at most K modules.
+
+    References
+    ----------
+    Ours: the random baseline of the benchmarks and a start of :func:`local_search`.
+    """
     rng = np.random.default_rng(seed)
     kc = min(instance.K, instance.m)
     slots = rng.choice(instance.n * kc, size=instance.m, replace=False)
@@ -73,7 +64,39 @@ def random_assignment(instance: Instance, *, seed: int = 0) -> Solution:
 
 
 def abm(instance: Instance, *, seed: int = 0) -> Solution:
-    """Average-Based Matching (section IV-C); deterministic (``seed`` unused)."""
+    """Average-Based Matching: the heaviest-talking modules on the most central VMs.
+
+    Modules are sorted by average traffic ``sum_i' (M_ii' + M_i'i) / (m - 1)`` (largest first),
+    VMs by average hop count ``sum_j' D_jj' / (n - 1)`` (smallest first); the k-th module goes
+    to the k-th slot of the VM order, each VM offering K slots. Ties by index. O(m^2 + n^2).
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance.
+    seed : int, optional
+        Unused (the method is deterministic); default 0.
+
+    Returns
+    -------
+    Solution
+        A feasible assignment (at most K modules per VM).
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section IV-C "Average-Based Matching".
+
+    Examples
+    --------
+    Two modules that talk (1 -> 0) and two idle ones, on a path of three VMs (K = 2): the
+    talkers go to the middle VM, the one closest to the others on average.
+
+    >>> from dmlopt.models.tap import Instance
+    >>> inst = Instance(M=[[0, 0, 0, 0], [5, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
+    ...                 D=[[0, 1, 2], [1, 0, 1], [2, 1, 0]], K=2)
+    >>> abm(inst).assignment
+    [1, 1, 0, 0]
+    """
     m, n, kc = instance.m, instance.n, min(instance.K, instance.m)
     module_avg = instance.pair_weight.sum(axis=1) / max(m - 1, 1)
     vm_avg = instance.distance.sum(axis=1) / max(n - 1, 1)
@@ -85,7 +108,35 @@ def abm(instance: Instance, *, seed: int = 0) -> Solution:
 
 
 def cle(instance: Instance, *, seed: int = 0) -> Solution:
-    """Cluster Embedding (section IV-B, our reading: see the module docstring)."""
+    """Cluster Embedding: heavy overlay links inside one cluster of VMs.
+
+    The paper gives the idea, not pseudocode; this is our reading. A cluster is the set of VMs
+    attached to one switch (``Instance.cluster_labels``), its capacity K times its VM count.
+    Clusters are ordered by capacity (largest first), overlay links by weight ``M_ii' + M_i'i``
+    (heaviest first). For each link with an unplaced end: both ends unplaced go to the first
+    cluster (in that order) with room for both, else each to the first cluster with room; one
+    end unplaced joins its partner's cluster if it has room, else the first cluster with room.
+    Modules without links fill the remaining room last. Inside a cluster the cost is ignored
+    (as the paper says): modules fill its VMs in order, K per VM. O(links log links + clusters
+    log clusters + links * clusters), the paper's complexity.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance (its ``cluster_labels`` give the clusters).
+    seed : int, optional
+        Unused (the method is deterministic); default 0.
+
+    Returns
+    -------
+    Solution
+        A feasible assignment (at most K modules per VM).
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section IV-B "Cluster Embedding"; the order of links and
+    clusters and the fill inside a cluster are ours.
+    """
     m, K = instance.m, instance.K
     labels = instance.cluster_labels
     # the labels in use, in increasing order (not 0..max: a label may be any large integer)
@@ -149,7 +200,41 @@ def _start(instance: Instance, start: Any, seed: int) -> np.ndarray:
 
 def local_search(instance: Instance, *, seed: int = 0, start: Any = "random",
                  restarts: int = 30, time_limit: float | None = None) -> Solution:
-    """Iterated swap/move descent from ``start`` (see the module docstring)."""
+    """Iterated best-improvement descent over moves and swaps, from ``start``.
+
+    A move puts a module on a VM with free capacity, a swap exchanges two modules' VMs (on the
+    padded QAP both are swaps of N slots). With integer data the gains are updated in O(m N) per
+    swap, otherwise recomputed by one N x N matrix product (:mod:`dmlopt.heuristics.tap.search`).
+    After the first descent, ``restarts`` rounds perturb the best solution and descend again.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance.
+    seed : int, optional
+        Seed of the start (when named) and of the perturbations (default 0).
+    start : {"random", "cle", "abm"} or Solution or list of int, optional
+        The start: a construction heuristic run with the same seed (default ``"random"``), a
+        Solution, or one VM per module. An infeasible start is an
+        :class:`~dmlopt.errors.InstanceError`.
+    restarts : int, optional
+        Perturb-and-descend rounds after the first descent (default 30, >= 0).
+    time_limit : float or None, optional
+        Seconds (wall clock), checked between rounds; None (default): no limit.
+
+    Returns
+    -------
+    Solution
+        The best assignment found, feasible and at least as good as the start. Ctrl-C raises
+        :class:`~dmlopt.errors.Interrupted` carrying the best so far.
+
+    References
+    ----------
+    Ours: the classic pairwise-exchange descent for the QAP (R. Burkard, M. Dell'Amico and S.
+    Martello, *Assignment Problems*, SIAM 2009, chapter 8) with perturbation restarts (iterated
+    local search: H. R. Lourenco, O. C. Martin and T. Stuetzle, in *Handbook of Metaheuristics*,
+    2003), on the padded QAP so that K > 1 and m < n need no special moves.
+    """
     if restarts < 0:
         raise InstanceError("restarts", restarts, "must be >= 0")
     rng = np.random.default_rng(seed)
@@ -170,11 +255,40 @@ def tabu(instance: Instance, *, seed: int = 0, start: Any = "random", rounds: in
          engine: str = "auto") -> Solution:
     """Iterated robust tabu search (Taillard 1991 inside Misevicius' iterated tabu search).
 
-    ``rounds`` tabu runs of ``iterations`` moves each (default ``25 N^2``, N = n min(K, m) slots,
-    capped at 20 000), the first from ``start``, the others from the best solution perturbed by
-    ``kick * N`` random swaps (the default 1.0 is close to a random restart, which measured best
-    on QAPLIB's chr instances; smaller values intensify); ``time_limit`` (seconds) is checked
-    between rounds. ``engine``: "numba" (compiled kernel), "numpy", or "auto".
+    ``rounds`` tabu runs of ``iterations`` moves each, the first from ``start``, the others from
+    the best solution perturbed by ``kick * N`` random swaps (N = n min(K, m) slots).
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance.
+    seed : int, optional
+        Seed of the start (when named), the tenures and the perturbations (default 0).
+    start : {"random", "cle", "abm"} or Solution or list of int, optional
+        As in :func:`local_search` (default ``"random"``).
+    rounds : int, optional
+        Tabu runs (default 6, >= 1).
+    iterations : int or None, optional
+        Moves per run; None (default): ``25 N^2`` capped at 20 000.
+    kick : float, optional
+        Random swaps between runs as a fraction of N, in (0, 1] (default 1.0: close to a random
+        restart, which measured best on QAPLIB's chr instances; smaller values intensify).
+    time_limit : float or None, optional
+        Seconds (wall clock), checked between runs; None (default): no limit.
+    engine : {"auto", "numba", "numpy"}, optional
+        The move kernel: compiled (numba), numpy, or numba when installed (default).
+
+    Returns
+    -------
+    Solution
+        The best assignment found. Ctrl-C raises :class:`~dmlopt.errors.Interrupted` carrying
+        the best so far.
+
+    References
+    ----------
+    E. Taillard, Robust taboo search for the quadratic assignment problem, Parallel Computing
+    17 (1991) 443-455; A. Misevicius, A tabu search algorithm for the quadratic assignment
+    problem, Computational Optimization and Applications 30 (2005) 95-111. Not in paper 000.
     """
     qap = ts.padded(instance.traffic, instance.distance, instance.K)
     if iterations is None:
@@ -210,18 +324,14 @@ StartName = Literal["cle", "abm", "random"]
 
 def _check_start(value: object) -> object:
     """A ``start`` given by name must name a construction heuristic (one clear message)."""
-    names = get_args(StartName)
-    if isinstance(value, str) and value not in names:
-        raise ValueError(f"{value!r} is not a starting heuristic (one of {', '.join(names)})")
-    return value
+    return one_of(value, get_args(StartName), "a starting heuristic")
 
 
 class _TimeLimit(Options):
     """The time limit shared by the searches."""
 
-    time_limit: float | None = pydantic.Field(
-        default=None, gt=0, le=86_400,
-        description="seconds (at most a day), checked between restarts (None: no limit)")
+    time_limit: float | None = time_limit_field(
+        None, "seconds (at most a day), checked between restarts (None: no limit)")
 
 
 class LocalSearchOptions(_TimeLimit):

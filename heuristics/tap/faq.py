@@ -26,15 +26,15 @@ from dmlopt.contract import Size
 from dmlopt.errors import InstanceError
 from dmlopt.heuristics.tap import search as ts
 from dmlopt.models.tap import Instance, Solution
+from dmlopt.validation import time_limit_field
 
 
 class Options(ContractOptions):
     """Options of ``faq-2opt``."""
 
     restarts: int = pydantic.Field(default=10, ge=1, description="FAQ + 2-opt runs, best kept")
-    time_limit: float | None = pydantic.Field(
-        default=None, gt=0, le=86_400,
-        description="seconds (at most a day), checked between restarts; default none")
+    time_limit: float | None = time_limit_field(
+        None, "seconds (at most a day), checked between restarts (None: no limit)")
 
 
 def estimate(instance: Instance, opts: Options | None = None) -> Size:
@@ -47,7 +47,30 @@ def estimate(instance: Instance, opts: Options | None = None) -> Size:
 
 def faq_2opt(instance: Instance, *, seed: int = 0, restarts: int = 10,
              time_limit: float | None = None) -> Solution:
-    """FAQ from a random start, then 2-opt from its result, ``restarts`` times (best kept)."""
+    """FAQ from a random start, then 2-opt from its result, ``restarts`` times (best kept).
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance (solved as its padded QAP).
+    seed : int, optional
+        Seed of the random doubly-stochastic starts and of 2-opt (default 0).
+    restarts : int, optional
+        FAQ + 2-opt runs (default 10, >= 1).
+    time_limit : float or None, optional
+        Seconds (wall clock), checked between runs; None (default): no limit.
+
+    Returns
+    -------
+    Solution
+        The best assignment of all runs.
+
+    References
+    ----------
+    J. T. Vogelstein et al., Fast approximate quadratic programming for graph matching, PLoS
+    ONE 10 (2015) e0121002; SciPy's ``scipy.optimize.quadratic_assignment`` (methods "faq" and
+    "2opt"). A peer baseline, not from paper 000.
+    """
     from scipy.optimize import quadratic_assignment
 
     try:

@@ -468,8 +468,54 @@ def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         clock: str = "wall") -> Solution:
     """Iterated robust tabu search with BLS-style perturbation and restarts (ours).
 
-    See the module docstring (:mod:`dmlopt.heuristics.tap.robust_tabu`) for the algorithm and
-    :class:`Options` for the options. Starts from a uniformly random feasible assignment.
+    Starts from a uniformly random feasible assignment; the algorithm (tabu phases, adaptive
+    kicks, chains and the elite pool) is described in :mod:`dmlopt.heuristics.tap.robust_tabu`.
+    Stops at the first of ``time_limit``, ``iterations`` and ``target``.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance.
+    seed : int, optional
+        Seed of the start and of every random choice (default 0).
+    time_limit : float or None, optional
+        Seconds (see ``clock``); None (default): ``max(1, 10 (N/100)^2)`` with N = n min(K, m)
+        slots; 0: none (then ``iterations`` or ``target`` must bound the run).
+    iterations : int or None, optional
+        Total tabu iterations, a deterministic budget; None (default): ``2000 N^2`` when no
+        time limit is given.
+    target : float or None, optional
+        Stop as soon as the objective is <= target (default None).
+    stall : float, optional
+        A tabu phase ends after ``stall * N`` iterations without improving its best (default 5).
+    jump_min, jump_max : float, optional
+        Smallest and largest kick, in random swaps per slot (defaults 0 and 0.5; the smallest
+        is at least 2 swaps).
+    restart : int, optional
+        Phases without improving the chain's reference before a new chain starts (default 50).
+    population : int, optional
+        Size of the elite pool of chain results (default 10).
+    tenure : float, optional
+        Tabu tenure in multiples of N (default 1.0, Taillard's choice), in (0, 2].
+    progress : float, optional
+        Seconds between progress lines on stderr; 0 (default): none.
+    clock : {"wall", "cpu"}, optional
+        What ``time_limit`` measures: wall-clock seconds (default) or this process's CPU time.
+
+    Returns
+    -------
+    Solution
+        The best assignment found. Ctrl-C raises :class:`~dmlopt.errors.Interrupted` carrying it.
+
+    References
+    ----------
+    Ours, on: E. Taillard, Robust taboo search for the QAP, Parallel Computing 17 (1991)
+    (tabu phases and the O(N^2) delta matrix); A. Misevicius, Computational Optimization and
+    Applications 30 (2005) (iterated tabu search); U. Benlic and J.-K. Hao, Breakout local
+    search for the QAP, Applied Mathematics and Computation 219 (2013) (adaptive kicks); P. Merz
+    and B. Freisleben, IEEE Trans. Evolutionary Computation 4 (2000) (the crossover). What it
+    adds: kick sizes and tenures chosen by their record on the run, and chains restarted from
+    an elite pool.
     """
     opts = options(time_limit=time_limit, iterations=iterations, target=target, stall=stall,
                    jump_min=jump_min, jump_max=jump_max, restart=restart, population=population,

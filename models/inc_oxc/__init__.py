@@ -120,6 +120,16 @@ no value). Number of jobs (not given by the paper): by default the expected GPU 
 the total GPU capacity (2 / 4 / 5 jobs at 2 / 4 / 6 racks; 45 jobs of [4, 16] and 11 of
 [16, 64] workers at 64 racks), which loads every resource at about 60-65 %; an instance a greedy
 packing cannot place is redrawn (deterministically) so every generated instance is feasible.
+
+Examples
+--------
+Two jobs on two racks scheduled by WCG; the objective is f = 1 / longest JCT (1/s):
+
+>>> import dmlopt
+>>> inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2, "jobs": 2}, seed=0)
+>>> result = dmlopt.heuristic(inst, "wcg", seed=0)
+>>> result.status, round(result.objective, 3), dmlopt.evaluate(inst, result.solution).feasible
+('feasible', 3.623, True)
 """
 
 from __future__ import annotations

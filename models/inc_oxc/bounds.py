@@ -827,7 +827,8 @@ def _reached(instance: Instance, h: Any, layout: list, static: bool) -> tuple[fl
 
 
 def placements_bound(instance: Instance, *, static: bool = False, precision: float = 1e-5,
-                     time_limit: float | None = None) -> tuple[float, dict[str, float], Any]:
+                     time_limit: float | None = None,
+                     start: Any = None) -> tuple[float, dict[str, float], Any]:
     """Upper bound on f by bisection with the fixed-f feasibility MILP (:func:`fixed_f_model`).
 
     The bracket starts at the ``jobs`` bound (``jobs-timeshared`` unless ``static``); f is
@@ -847,6 +848,12 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
         Relative width of the final bracket.
     time_limit : float or None
         Seconds; when reached, the smallest f proven infeasible so far is returned.
+        Ctrl-C stops it the same way (metric ``interrupted``), with the best solution so far.
+    start : Solution or None
+        A solution to begin from: when the evaluator accepts it and it has static circuits
+        (no ``oxc_schedule``), the f it reaches is the first lower end (the bisection then
+        tests just above it) and it is the best solution until one beats it. It only steers
+        the search: the bound comes from infeasibility proofs alone.
 
     Returns
     -------
@@ -863,14 +870,25 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
     deadline = None if time_limit is None else t0 + time_limit
     hi, _ = jobs_bound(instance, static=static, time_limit=time_limit)
     lo = 0.0
-    steps, stopped, jumped = 0, 0.0, True
+    steps, stopped, jumped, interrupted = 0, 0.0, True, 0.0
     best_obj, best_sol = -math.inf, None
+    if start is not None and static and not start.oxc_schedule:
+        from dmlopt.models.inc_oxc.evaluation import evaluate
+
+        ev = evaluate(instance, start)
+        if ev.feasible and ev.objective > 0:
+            best_obj, best_sol = ev.objective, start
+            lo = min(hi, ev.objective)
+            steps = -1  # the start is the first step: test just above it next
     while hi - lo > precision * hi:
         # the first step tests the start; then downwards by 10 % until a placement is found,
         # then just above what the best placement reaches (usually the optimum: one more
         # step) when the last placement reached more than asked, else the geometric middle
         if steps == 0:
             f = hi * (1 - 0.5 * precision)
+        elif steps < 0:
+            f = min(lo * (1 + 0.5 * precision), 0.5 * (lo + hi))
+            steps = 0
         elif lo <= 0:
             f = 0.9 * hi
         elif jumped:
@@ -884,7 +902,11 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
         h, layout = fixed_f_model(instance, f, static=static)
         if left is not None:
             h.setOptionValue("time_limit", float(left))
-        solvers.run_highspy(h)
+        try:
+            solvers.run_highspy(h)
+        except KeyboardInterrupt:  # Ctrl-C: the bracket so far holds
+            interrupted = 1.0
+            break
         steps += 1
         status = h.modelStatusToString(h.getModelStatus())
         if status == "Infeasible":
@@ -902,6 +924,8 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
     metrics = {"bound_f": hi, "longest_jct_lower": 1.0 / hi if hi > 0 else math.inf,
                "reached_f": lo, "milps": float(steps), "stopped_by_time_limit": stopped,
                "seconds": time.perf_counter() - t0}
+    if interrupted:
+        metrics["interrupted"] = interrupted
     return hi, {k: v for k, v in metrics.items() if math.isfinite(v)}, best_sol
 
 
@@ -918,6 +942,31 @@ def _jobs_estimate(static: bool) -> Any:
 
 def _jobs_function(static: bool) -> Any:
     def function(instance: Instance, *, time_limit: float | None = None) -> BoundValue:
+        """Upper bound on f from each job alone in the DCN (:func:`jobs_bound`).
+
+        ``jobs`` counts integer circuits (static port pairings only); ``jobs-timeshared``
+        fractional ones (every solution the evaluator accepts).
+
+        Parameters
+        ----------
+        instance : Instance
+            The INC/OXC instance.
+        time_limit : float or None, optional
+            Seconds; when reached the static refinement stops with a valid bound (default
+            None: no limit).
+
+        Returns
+        -------
+        BoundValue
+            The bound on f (1/s), moved by :func:`dmlopt.bounds.safe`; metrics of
+            :func:`jobs_bound`; no solution.
+
+        References
+        ----------
+        Paper 002 (Dong et al.), section II-B, eqs. (1), (2), (10), (12), (13), (16)-(17);
+        ours: the per-job relaxation (Lagrangian decomposition with zero multipliers, Wolsey,
+        *Integer Programming*, 2nd ed., 2020, section 2.2).
+        """
         value, metrics = jobs_bound(instance, static=static, time_limit=time_limit)
         return BoundValue(safe(value, SENSE), metrics=metrics)
 
@@ -926,6 +975,31 @@ def _jobs_function(static: bool) -> Any:
 
 def _configs_function(instance: Instance, *, time_limit: float | None = None,
                       precision: float = 1e-4) -> BoundValue:
+    """Upper bound on f from the configuration LP over shared resources (:func:`configs_bound`).
+
+    Valid for every solution the evaluator accepts, time-shared OXC schedules included.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    time_limit : float or None, optional
+        Seconds; when reached, the smallest f proven so far is returned (default None).
+    precision : float, optional
+        Relative width of the final bisection bracket on f (default 1e-4).
+
+    Returns
+    -------
+    BoundValue
+        The bound on f (1/s), moved by :func:`dmlopt.bounds.safe`; metrics of
+        :func:`configs_bound` (LP solves, columns, bisection steps).
+
+    References
+    ----------
+    Paper 002, section II-B, eqs. (1), (2), (10), (12), (13), (16)-(17); ours: the
+    configuration LP by column generation (Desrosiers and Luebbecke, "A primer in column
+    generation", 2005) and Lagrangian bounds from any dual prices (Wolsey 2020, 10.2-10.3).
+    """
     value, metrics = configs_bound(instance, precision=precision, time_limit=time_limit)
     return BoundValue(safe(value, SENSE), metrics=metrics)
 
@@ -938,9 +1012,40 @@ def _configs_estimate(instance: Instance, _options: Any) -> Size:
 
 def _placements_function(static: bool) -> Any:
     def function(instance: Instance, *, time_limit: float | None = None,
-                 precision: float = 1e-5) -> BoundValue:
+                 precision: float = 1e-5, start: Any = None) -> BoundValue:
+        """Upper bound on f by bisection with the fixed-f feasibility MILP
+        (:func:`placements_bound`; small instances).
+
+        ``placements`` uses fractional circuits (every solution the evaluator accepts);
+        ``placements-static`` integer ones (static port pairings only).
+
+        Parameters
+        ----------
+        instance : Instance
+            The INC/OXC instance, every job's workers identical.
+        time_limit : float or None, optional
+            Seconds; when reached, the smallest f proven infeasible so far is returned
+            (default None).
+        precision : float, optional
+            Relative width of the final bracket on f (default 1e-5).
+        start : Solution or None, optional
+            A solution to begin from (``dmlopt.solve``'s warm start): a static one the
+            evaluator accepts is the bisection's first lower end (default None).
+
+        Returns
+        -------
+        BoundValue
+            The bound on f (1/s), moved by :func:`dmlopt.bounds.safe`; with ``static`` the
+            best static placement found on the way as the solution (the core evaluates it);
+            metrics ``bound_f``, ``reached_f``, ``milps`` ...
+
+        References
+        ----------
+        Paper 002, section II-B, eqs. (1)-(17); ours: the bisection on f over the fixed-f
+        feasibility model, with the evaluator's tolerances on every capacity.
+        """
         value, metrics, sol = placements_bound(instance, static=static, precision=precision,
-                                               time_limit=time_limit)
+                                               time_limit=time_limit, start=start)
         return BoundValue(safe(value, SENSE), solution=sol, metrics=metrics)
 
     return function
@@ -971,6 +1076,8 @@ BOUNDS: dict[str, Bound] = {
                         "fractional circuits: valid for every solution (small instances)"),
     "placements-static": Bound(_placements_function(True), PlacementsOptions,
                                _placements_estimate, "as 'placements' with integer circuits: "
-                               "static port pairings only"),
+                               "static port pairings only; exact for the paper's model "
+                               "(dmlopt.solve runs it first)",
+                               exact=("paper", "strong")),
     "lp": lp_relaxation("strong"),
 }

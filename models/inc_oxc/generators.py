@@ -9,15 +9,10 @@ import pydantic
 
 from dmlopt.contract import Generator, Options, Size
 from dmlopt.models.inc_oxc.instance import Instance, Job, Rack, Worker
+from dmlopt.validation import spec_error
 
 # ------------------------------------------------------------------------------------------
 # generators
-
-
-def _spec_error(field: str, value: object, text: str):
-    from dmlopt.errors import InstanceError
-
-    return InstanceError(f"spec.{field}", value, text)
 
 
 def _greedy_fits(instance: Instance) -> bool:
@@ -52,21 +47,69 @@ def generate_dcn(
     mem: tuple[float, float] = (1.5, 2.0), data: tuple[float, float] = (92, 552),
     alpha: float = 0.5, inc: bool = True, load: float = 0.65,
 ) -> Instance:
-    """Section IV-A's simulation setting (defaults: small scale); see the module docstring."""
+    """Section IV-A's simulation setting, every number a parameter (defaults: small scale).
+
+    Per-worker demands are proportional to the job's data size d (GPU = round(32 d / max d),
+    CPU = round(8 d / max d), memory d / 1000 GB), so the workers of a job are identical; a PS
+    needs the CPU and memory of one of its workers. A batch a greedy first-fit packing cannot
+    place is redrawn (deterministically, at most 200 times), so every instance is feasible.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the racks, the PDP racks and the jobs (default 0).
+    racks : int, optional
+        Racks R (default 6).
+    jobs : int or None, optional
+        Jobs in the batch; None (default): the expected GPU demand is ``load`` of the total.
+    workers : (int, int), optional
+        [low, high] workers per job, uniform (default (1, 4)).
+    pdp_fraction : float, optional
+        Share of racks with a programmable (PDP) ToR switch (default 0.5).
+    ps_per_switch : int, optional
+        PS slots C_k of a PDP switch (default 2).
+    ports : int, optional
+        N_ToR: ToR ports to the pool and to the OXC (default 4).
+    port_gbps : float, optional
+        Port bandwidth B in Gbit/s (default 10; stored as MB/s).
+    gpu, cpu : (float, float), optional
+        [low, high] GPU and CPU units of a rack's pool, uniform (defaults (50, 80), (20, 30)).
+    mem : (float, float), optional
+        [low, high] memory of a rack's pool in GB, uniform (default (1.5, 2.0)).
+    data : (float, float), optional
+        [low, high] data size d_i of a job in MB, uniform (default (92, 552)).
+    alpha : float, optional
+        PS update time as a fraction of the communication time, every job (default 0.5).
+    inc : bool, optional
+        In-network computing on (default True); False: MILP_Non_INC's setting.
+    load : float, optional
+        Share of the GPUs the default number of jobs uses, in (0, 1] (default 0.65).
+
+    Returns
+    -------
+    Instance
+        Named ``dcn-r<racks>-j<jobs>-w<low>_<high>[-noinc]-s<seed>``.
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section IV-A "Simulation Setup" (racks, PDP share, ports, pool
+    resources, workers per job). The data sizes, demands, alpha and the number of jobs are not
+    given by the paper: ours (module docstring of :mod:`dmlopt.models.inc_oxc`).
+    """
     workers = tuple(workers)
     for name, rng_ in (("workers", workers), ("gpu", gpu), ("cpu", cpu), ("mem", mem),
                        ("data", data)):
         if len(rng_) != 2 or not 0 <= rng_[0] <= rng_[1]:
-            raise _spec_error(name, rng_, "must be [low, high] with 0 <= low <= high")
+            raise spec_error(name, rng_, "must be [low, high] with 0 <= low <= high")
     if racks < 1 or ports < 1 or ps_per_switch < 0 or workers[0] < 1 or data[0] <= 0:
-        raise _spec_error("racks/ports/ps_per_switch/workers/data",
+        raise spec_error("racks/ports/ps_per_switch/workers/data",
                           (racks, ports, ps_per_switch, workers, data),
                           "racks, ports, workers and data must be positive")
     if not 0 <= pdp_fraction <= 1 or not 0 < load <= 1 or alpha < 0:
-        raise _spec_error("pdp_fraction/load/alpha", (pdp_fraction, load, alpha),
+        raise spec_error("pdp_fraction/load/alpha", (pdp_fraction, load, alpha),
                           "pdp_fraction in [0, 1], load in (0, 1], alpha >= 0")
     if jobs is not None and jobs < 1:
-        raise _spec_error("jobs", jobs, "must be positive")
+        raise spec_error("jobs", jobs, "must be positive")
     rng = np.random.default_rng(seed)
     dmax = data[1]
     if jobs is None:
@@ -94,19 +137,77 @@ def generate_dcn(
             continue
         if _greedy_fits(inst):
             return inst
-    raise _spec_error("jobs", jobs, "too many jobs: no feasible batch drawn in 200 attempts")
+    raise spec_error("jobs", jobs, "too many jobs: no feasible batch drawn in 200 attempts")
 
 
 def generate_small(*, seed: int = 0, racks: int = 6, jobs: int | None = None,
                    inc: bool = True, alpha: float = 0.5) -> Instance:
-    """Small scale (section IV-A): {2, 4, 6} racks, [1, 4] workers per job."""
+    """Small scale (section IV-A): {2, 4, 6} racks, [1, 4] workers per job.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the draw (default 0).
+    racks : int, optional
+        Racks R (default 6; the paper: 2, 4, 6).
+    jobs : int or None, optional
+        Jobs; None (default): about 65 % of the GPUs used (2 / 4 / 5 jobs at 2 / 4 / 6 racks).
+    inc : bool, optional
+        In-network computing on (default True); False: MILP_Non_INC's setting.
+    alpha : float, optional
+        PS update time as a fraction of the communication time (default 0.5).
+
+    Returns
+    -------
+    Instance
+        :func:`generate_dcn` with half the racks PDP (2 PS each), 4 ports of 10 Gb/s per ToR,
+        pools of [50, 80] GPUs, [20, 30] CPUs, [1.5, 2] GB.
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section IV-A "Simulation Setup", small-scale scenario.
+
+    Examples
+    --------
+    >>> inst = generate_small(racks=2, jobs=2, seed=0)
+    >>> len(inst.racks), len(inst.jobs), inst.n_tor
+    (2, 2, 4)
+    """
     return generate_dcn(seed=seed, racks=racks, jobs=jobs, inc=inc, alpha=alpha)
 
 
 def generate_large(*, seed: int = 0, racks: int = 64, jobs: int | None = None,
                    workers: tuple[int, int] = (4, 16), inc: bool = True,
                    alpha: float = 0.5) -> Instance:
-    """Large scale (section IV-A): 64 racks, 12 ports per ToR, [4, 16] or [16, 64] workers."""
+    """Large scale (section IV-A): 64 racks, 12 ports per ToR, [4, 16] or [16, 64] workers.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the draw (default 0).
+    racks : int, optional
+        Racks R (default 64, the paper's).
+    jobs : int or None, optional
+        Jobs; None (default): about 65 % of the GPUs used (45 jobs of [4, 16] workers, 11 of
+        [16, 64], at 64 racks).
+    workers : (int, int), optional
+        [low, high] workers per job, uniform (default (4, 16); the paper also runs (16, 64)).
+    inc : bool, optional
+        In-network computing on (default True).
+    alpha : float, optional
+        PS update time as a fraction of the communication time (default 0.5).
+
+    Returns
+    -------
+    Instance
+        :func:`generate_dcn` with half the racks PDP (5 PS each), 12 ports per ToR, pools of
+        200 GPUs, 130 CPUs, 60 GB.
+
+    References
+    ----------
+    Paper 002, section IV-A, large-scale scenario (the "384 x 384 OXC, thus 12 ports per ToR"
+    adds up at 64 racks only with inputs and outputs counted separately; we keep 12 ports).
+    """
     return generate_dcn(seed=seed, racks=racks, jobs=jobs, workers=workers, ps_per_switch=5,
                         ports=12, gpu=(200, 200), cpu=(130, 130), mem=(60, 60), inc=inc,
                         alpha=alpha)
@@ -221,5 +322,5 @@ GENERATORS: dict[str, Generator] = {
 
 
 #: a tiny ``dmlopt.generate`` spec, 2 racks, 2 jobs: solves in about a second with
-#: every formulation; tests/test_contract.py checks the problem contract on it
+#: every formulation; tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "small", "racks": 2, "jobs": 2}

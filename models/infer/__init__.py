@@ -57,6 +57,17 @@ truth
 
 Formulations: none (:data:`FORMULATIONS` is empty); ``dmlopt.solve`` says so. Heuristics:
 :mod:`dmlopt.heuristics.infer` (FT, FT with weights transfer, RNJ, CE).
+
+Examples
+--------
+Flow Tracking on four measurement paths of a fat-tree; the objective is the hops error:
+
+>>> import dmlopt
+>>> spec = {"generator": "dc", "topology": "fat-tree", "routing": "dijkstra", "paths": 4}
+>>> inst = dmlopt.generate("infer", spec, seed=0)
+>>> result = dmlopt.heuristic(inst, "ft", seed=0)
+>>> result.status, round(result.objective, 3), dmlopt.evaluate(inst, result.solution).feasible
+('feasible', 0.433, True)
 """
 
 from __future__ import annotations
@@ -399,8 +410,43 @@ def generate_dc(*, seed: int = 0, topology: str = "fat-tree", routing: str = "di
                 paths: int | None = None, k: int = 4, dcell_n: int = 4, dcell_level: int = 1,
                 kcast: bool = False, noise: float = 0.0,
                 kcast_method: str = "mobius") -> Instance:
-    """Figs. 5-10's setting: a measurement on a fat-tree or DCell with ``paths`` paths by
-    ``routing``; ``seed`` is the Monte Carlo run (the measurement seed)."""
+    """Figs. 5-10's setting: a measurement on a fat-tree or DCell with ``paths`` paths.
+
+    Parameters
+    ----------
+    seed : int, optional
+        The Monte Carlo run: the measurement seed (edge weights, source, destinations, routes);
+        default 0.
+    topology : {"fat-tree", "dcell", "leaf-spine"}, optional
+        The ground-truth underlay (:mod:`dmlopt.topology`; default ``"fat-tree"``).
+    routing : {"dijkstra", "random-walk", "random-simple", "random-shortest"}, optional
+        Routing strategy of section V-A (default ``"dijkstra"``).
+    paths : int or None, optional
+        Measurement paths (distinct destination servers); None (default): every server but the
+        source.
+    k : int, optional
+        Fat-tree arity, even (default 4).
+    dcell_n, dcell_level : int, optional
+        Servers per DCell_0 (default 4) and DCell level (default 1).
+    kcast : bool, optional
+        Recover the category weights from simulated k-cast measurements (eq. 7) instead of the
+        exact ones (eqs. 2-6); default False.
+    noise : float, optional
+        Standard deviation of the Gaussian noise on the k-cast measurements (default 0).
+    kcast_method : {"mobius", "lstsq", "nnls"}, optional
+        How the category weights are recovered from the k-casts (default ``"mobius"``).
+
+    Returns
+    -------
+    Instance
+        Named ``<topology>-<routing>-p<paths>[-kcast]-s<seed>``; the measurement is drawn when
+        it is validated.
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), sections II-B (measurement model, eqs. 2-7) and V-A (setup of
+    Figs. 5-10).
+    """
     tag = f"{topology}-{routing}-p{'all' if paths is None else paths}" + ("-kcast" if kcast
                                                                            else "")
     return parse(Instance, {"name": f"{tag}-s{seed}", "topology": topology, "routing": routing,
@@ -461,7 +507,7 @@ GENERATORS: dict[str, Generator] = {
 
 
 #: a tiny ``dmlopt.generate`` spec, a k=4 fat-tree measured along 4 paths (no formulation:
-#: heuristics only); tests/test_contract.py checks the problem contract on it
+#: heuristics only); tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "dc", "topology": "fat-tree", "routing": "dijkstra",
                            "paths": 4}
 

@@ -70,6 +70,17 @@ uniform bound and its section 5.3 statistics exclude 100), bandwidth uniform on
 {1, ..., 2T-1} with mean T set for the average load (95 % uniform, 90 % Azure/Alibaba):
 T = load * min(total CPU / E[c], total memory / E[m]) (Little's law, one arrival per step, the
 awaiting request counted, i.e. the larger of the two resources' loads equals ``load``).
+
+Examples
+--------
+Four requests on the paper's DCN, allocated online by Tetris; the objective is the number
+accepted:
+
+>>> import dmlopt
+>>> inst = dmlopt.generate("nara", {"generator": "uniform", "n_requests": 4}, seed=0)
+>>> result = dmlopt.heuristic(inst, "tetris", seed=0)
+>>> result.status, round(result.objective, 3), dmlopt.evaluate(inst, result.solution).feasible
+('feasible', 4.0, True)
 """
 
 from __future__ import annotations
@@ -132,7 +143,7 @@ def __getattr__(name: str) -> Any:
 
 
 #: a tiny ``dmlopt.generate`` spec, 4 requests on the alpha topology: solves in about a
-#: second with every formulation; tests/test_contract.py checks the problem contract on it
+#: second with every formulation; tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "uniform", "n_requests": 4}
 
 __all__ = [

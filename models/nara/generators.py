@@ -151,22 +151,121 @@ def _generate(dist: str, *, seed: int, topology: str, n_requests: int | None,
 def generate_uniform(*, seed: int = 0, topology: str = "alpha", n_requests: int | None = None,
                      load: float | None = None, k: int = 3,
                      max_units: int = UNIFORM_MAX) -> Instance:
-    """Uniform requests (Appendix H): c, m on 1..``max_units`` (default 50, see
-    :data:`UNIFORM_MAX`), b on 0.10..1.00, load 95 %."""
+    """Uniform requests (Appendix H): CPU and memory uniform on 1..``max_units`` units.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the request sizes, bandwidths and holding periods (default 0).
+    topology : {"alpha", "beta", "gamma", "delta"}, optional
+        A shipped DCN of Table 8 (default ``"alpha"``: 40 servers of 10 CPU and 10 memory units).
+    n_requests : int or None, optional
+        Episode length, one request per step; None (default): the paper's per topology
+        (alpha, beta 128, gamma 896, delta 4096).
+    load : float or None, optional
+        Average load in (0, 10] that sets the mean holding period T (Little's law,
+        :func:`holding_mean`); holding periods are uniform integers in 1..round(2T - 1). None
+        (default): 0.95.
+    k : int, optional
+        Candidate paths per rack pair (default 3, Appendix G).
+    max_units : int, optional
+        Upper end of the uniform CPU and memory units per request, 1..100 (default 50,
+        :data:`UNIFORM_MAX`: the paper leaves it open; 50 is the largest round bound consistent
+        with its section 5.3 statistics).
+
+    Returns
+    -------
+    Instance
+        Named ``<topology>-uniform-n<requests>-s<seed>``; bandwidths b uniform on 0.10..1.00 in
+        steps of 0.01.
+
+    References
+    ----------
+    Paper 001 (Shabka and Zervas), section 5 and Appendix H (the uniform dataset); the upper
+    end and the holding-period law are ours (:data:`UNIFORM_MAX`).
+
+    Examples
+    --------
+    >>> inst = generate_uniform(n_requests=3, seed=0)
+    >>> len(inst.requests), all(1 <= r.c <= 50 and 1 <= r.m <= 50 for r in inst.requests)
+    (3, True)
+    """
     return _generate("uniform", seed=seed, topology=topology, n_requests=n_requests, load=load,
                      k=k, max_units=max_units)
 
 
 def generate_azure(*, seed: int = 0, topology: str = "alpha", n_requests: int | None = None,
                    load: float | None = None, k: int = 3) -> Instance:
-    """Azure-like requests (stand-in, :data:`DISTRIBUTIONS`), load 90 %."""
+    """Azure-like requests: VM sizes of the Azure trace's shape, scaled to demand several servers.
+
+    A VM's CPU is a fraction f in {1, 2, 4, 8, 16, 24, 48}/48 of a machine scaled by 50, its
+    memory f times a ratio in {0.5, 1, 2} times 50 (:data:`DISTRIBUTIONS`).
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the request sizes, bandwidths and holding periods (default 0).
+    topology : {"alpha", "beta", "gamma", "delta"}, optional
+        A shipped DCN of Table 8 (default ``"alpha"``: 40 servers of 10 CPU and 10 memory units).
+    n_requests : int or None, optional
+        Episode length, one request per step; None (default): the paper's per topology
+        (alpha, beta 128, gamma 896, delta 4096).
+    load : float or None, optional
+        Average load in (0, 10] that sets the mean holding period T (Little's law,
+        :func:`holding_mean`); holding periods are uniform integers in 1..round(2T - 1). None
+        (default): 0.90.
+    k : int, optional
+        Candidate paths per rack pair (default 3, Appendix G).
+
+    Returns
+    -------
+    Instance
+        Named ``<topology>-azure-n<requests>-s<seed>``; bandwidths b uniform on 0.10..1.00 in
+        steps of 0.01.
+
+    References
+    ----------
+    Paper 001, section 5 and Appendix H (scaling by 50, bound to 100 units). The pmfs are our
+    stand-in for the Azure VM trace (paper 001's ref. [11]), which is not shipped.
+    """
     return _generate("azure", seed=seed, topology=topology, n_requests=n_requests, load=load,
                      k=k)
 
 
 def generate_alibaba(*, seed: int = 0, topology: str = "alpha", n_requests: int | None = None,
                      load: float | None = None, k: int = 3) -> Instance:
-    """Alibaba-like requests (stand-in, :data:`DISTRIBUTIONS`), load 90 %."""
+    """Alibaba-like requests: CPU-heavy, memory-light batch tasks, scaled as in Appendix H.
+
+    CPU in cores {0.5, 1, 2, 4} scaled by 50 (bound to 100 units), memory in percent of a
+    machine {1, 2, 4, 8} scaled by 5 (:data:`DISTRIBUTIONS`).
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the request sizes, bandwidths and holding periods (default 0).
+    topology : {"alpha", "beta", "gamma", "delta"}, optional
+        A shipped DCN of Table 8 (default ``"alpha"``: 40 servers of 10 CPU and 10 memory units).
+    n_requests : int or None, optional
+        Episode length, one request per step; None (default): the paper's per topology
+        (alpha, beta 128, gamma 896, delta 4096).
+    load : float or None, optional
+        Average load in (0, 10] that sets the mean holding period T (Little's law,
+        :func:`holding_mean`); holding periods are uniform integers in 1..round(2T - 1). None
+        (default): 0.90.
+    k : int, optional
+        Candidate paths per rack pair (default 3, Appendix G).
+
+    Returns
+    -------
+    Instance
+        Named ``<topology>-alibaba-n<requests>-s<seed>``; bandwidths b uniform on 0.10..1.00 in
+        steps of 0.01.
+
+    References
+    ----------
+    Paper 001, section 5 and Appendix H. The pmfs are our stand-in for the Alibaba 2018 batch
+    trace (paper 001's ref. [32]), which is not shipped.
+    """
     return _generate("alibaba", seed=seed, topology=topology, n_requests=n_requests,
                      load=load, k=k)
 

@@ -3,7 +3,7 @@ Appendix E.1-E.2), the forward pass used for rollouts and its hand-written backw
 :mod:`dmlopt.models.nara_learn` (PPO). numpy only, so a shipped policy (.npz) rolls out without
 any learning framework.
 
-Architecture (our reading where the paper is open, tested in ``tests/test_nara_learn.py``):
+Architecture (our reading where the paper is open, tested in ``tests/nara/test_learn.py``):
 
 * Message passing (section 3.3.1): node v receives [h_u, e_uv] from every neighbour u (the raw
   link features, :mod:`.env`) and keeps [h_v, 0] for itself; stage i computes

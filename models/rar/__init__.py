@@ -86,6 +86,17 @@ duration, which loses no optimum (fewer CUs and a shorter window never worsen eq
 node set, CUs, start) over the same modes; exact, but its LP bound equals the aggregated one on
 the MinCU instances measured (README), so ``"aggregated"`` stays the best measured. Tests prove
 the three formulations and a brute force equal on random instances.
+
+Examples
+--------
+Three requests on a random network scheduled by RDDA; the objective is eq. (4) of the
+instance's scheme:
+
+>>> import dmlopt
+>>> inst = dmlopt.generate("rar", {"generator": "random", "requests": 3, "cus": 2}, seed=0)
+>>> result = dmlopt.heuristic(inst, "rdda", seed=0)
+>>> result.status, round(result.objective, 3), dmlopt.evaluate(inst, result.solution).feasible
+('feasible', 1.042, True)
 """
 
 from __future__ import annotations
@@ -144,7 +155,7 @@ from dmlopt.models.rar.instance import (
 
 #: the formulation dmlopt.solve uses when none is named, the fastest proven equal to the
 #: paper's (aggregated: about 20 s to the optimum on cpn6 with 4 requests where the
-#: paper model stops unproven at 60 s; equal optima in tests/test_rar.py)
+#: paper model stops unproven at 60 s; equal optima in tests/rar/test_rar.py)
 DEFAULT_FORMULATION = "aggregated"
 
 __all__ = [

@@ -96,7 +96,30 @@ def _ring_node_sets(instance: Any, j: int, free_wl: bool) -> list[tuple[int, tup
 
 
 def build_config(instance: Any) -> Any:
-    """The configuration formulation (module docstring)."""
+    """The configuration formulation: one binary per request and configuration.
+
+    A configuration is (ring, computing node set, CU count, window); capacities, wavelengths
+    and the schemes' objectives are written over them as described in
+    :mod:`dmlopt.models.rar.config`.
+
+    Parameters
+    ----------
+    instance : Instance
+        The RAR instance (:class:`dmlopt.models.rar.Instance`); its ``scheme`` sets eq. (4).
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        A MILP with the optimum of the paper's ILP (tests: equal to ``aggregated``, ``paper``
+        and a brute force); decoded by :func:`decode_config`, warm-started by
+        :func:`warm_start_config`.
+
+    References
+    ----------
+    Ours, on paper 003 (Chen et al.), section 5, eqs. (4)-(41): a Dantzig-Wolfe style
+    reformulation (configurations as columns, enumerated) with the tighter linearisation of
+    eq. (9) described in the module docstring.
+    """
     import pyomo.environ as pyo
 
     from dmlopt.models import rar

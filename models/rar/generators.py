@@ -11,6 +11,7 @@ import pydantic
 from dmlopt.contract import Generator, Options, Size
 from dmlopt.models.rar.constants import MAX_RING_STEPS, SCHEMES
 from dmlopt.models.rar.instance import Instance
+from dmlopt.validation import spec_error
 
 # --------------------------------------------------------------------------------------------
 # generators
@@ -22,12 +23,6 @@ def _topology(name: str) -> dict[str, Any]:
 
     text = resources.files("dmlopt.data").joinpath(f"rar/topology/{name}.json").read_text()
     return json.loads(text)
-
-
-def _spec_error(field: str, value: object, text: str):
-    from dmlopt.errors import InstanceError
-
-    return InstanceError(f"spec.{field}", value, text)
 
 
 def _requests(rng: np.random.Generator, n: int, nodes: int, arrival: tuple[int, int],
@@ -56,13 +51,41 @@ def generate_cpn6(*, seed: int = 0, requests: int = 10, scheme: str = "MinCU",
                   slots: int = 12) -> Instance:
     """The 6-node, 10-link network (section 6) and Table 1's small settings.
 
-    ILP simplifications of section 6: N_j fixed in {3, 4}, arrivals in the first 3 slots,
-    deadlines in the last 3; v = 200 TFLOPS, 10 wavelengths, rho = 3.
+    Requests as Table 1: data D in [100, 200] GB, theta in [0.1, 0.4], reliability r in
+    [0.99, 0.999], source uniform, all uniform. The ILP simplifications of section 6: N_j
+    fixed, drawn in {3, 4}; arrivals in the first 3 slots, deadlines in the last 3;
+    v = 200 TFLOPS per CU, 10 wavelengths, rho = 3.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the requests (default 0).
+    requests : int, optional
+        Training requests |R| (default 10).
+    scheme : {"MinCU", "MinW", "MinT", "MaxR"}, optional
+        Objective scheme of section 4.C (default ``"MinCU"``).
+    slots : int, optional
+        Time slots |T| of 30 minutes, >= 6 (default 12).
+
+    Returns
+    -------
+    Instance
+        Named ``cpn6-r<requests>-<scheme>-s<seed>`` on the shipped ``cpn6`` topology.
+
+    References
+    ----------
+    Paper 003 (Chen et al.), section 6 and Table 1 (small topology).
+
+    Examples
+    --------
+    >>> inst = generate_cpn6(requests=4, seed=0)
+    >>> len(inst.nodes), len(inst.links), len(inst.requests), inst.slots
+    (6, 10, 4, 12)
     """
     if requests < 1 or slots < 6:
-        raise _spec_error("requests/slots", (requests, slots), "need requests >= 1, slots >= 6")
+        raise spec_error("requests/slots", (requests, slots), "need requests >= 1, slots >= 6")
     if scheme not in SCHEMES:
-        raise _spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
+        raise spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
     rng = np.random.default_rng(seed)
     topo = _topology("cpn6")
     reqs = _requests(rng, requests, len(topo["nodes"]), (1, 3), (slots - 2, slots), "fixed34")
@@ -74,13 +97,35 @@ def generate_cpn38(*, seed: int = 0, requests: int = 100, scheme: str = "MinCU",
                    slots: int = 48) -> Instance:
     """The 38-node, 59-link network (section 6) and Table 1's large settings.
 
-    t_a in [1, 10], t_d in [39, 48] (scaled to ``slots``), v = 10 TFLOPS, 20 wavelengths,
-    flexible node count N_j in 3..6 (RDDA).
+    Requests as Table 1: data D in [100, 200] GB, theta in [0.1, 0.4], reliability r in
+    [0.99, 0.999], source uniform, all uniform. Arrivals t_a in [1, 10], deadlines t_d in
+    [39, 48] (scaled to ``slots``), v = 10 TFLOPS per CU, 20 wavelengths, flexible node count
+    N_j in 3..6 (RDDA's setting).
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the requests (default 0).
+    requests : int, optional
+        Training requests |R| (default 100; the paper sweeps 100..500).
+    scheme : {"MinCU", "MinW", "MinT", "MaxR"}, optional
+        Objective scheme of section 4.C (default ``"MinCU"``).
+    slots : int, optional
+        Time slots |T| of 30 minutes, >= 12 (default 48); arrivals and deadlines scale.
+
+    Returns
+    -------
+    Instance
+        Named ``cpn38-r<requests>-<scheme>-s<seed>`` on the shipped ``cpn38`` topology.
+
+    References
+    ----------
+    Paper 003 (Chen et al.), section 6 and Table 1 (large topology).
     """
     if requests < 1 or slots < 12:
-        raise _spec_error("requests/slots", (requests, slots), "need requests >= 1, slots >= 12")
+        raise spec_error("requests/slots", (requests, slots), "need requests >= 1, slots >= 12")
     if scheme not in SCHEMES:
-        raise _spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
+        raise spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
     rng = np.random.default_rng(seed)
     topo = _topology("cpn38")
     a_hi = max(1, round(slots * 10 / 48))
@@ -95,13 +140,47 @@ def generate_random(*, seed: int = 0, nodes: int = 4, extra_links: int = 1, requ
                     scheme: str = "MinCU", flexible: bool = False) -> Instance:
     """Tiny random instances for tests: a ring of ``nodes`` plus chords, small demands.
 
-    Demands are scaled so that one request needs about a third of a node's CU-slots.
+    Demands are scaled so that one request needs between 1 and ``cus * slots / 2`` CU-slots;
+    links are 20-50 km, reliabilities in [0.997, 0.9995], v = 200 TFLOPS per CU.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the chords, lengths and requests (default 0).
+    nodes : int, optional
+        Nodes on the base ring, >= 3 (default 4).
+    extra_links : int, optional
+        Chords added to the ring (default 1).
+    requests : int, optional
+        Training requests (default 2).
+    slots : int, optional
+        Time slots (default 4).
+    cus : int, optional
+        CUs per node (default 3).
+    wavelengths : int, optional
+        Wavelengths per link (default 2).
+    rho : int, optional
+        Requests per wavelength and slot (default 1).
+    scheme : {"MinCU", "MinW", "MinT", "MaxR"}, optional
+        Objective scheme of section 4.C (default ``"MinCU"``).
+    flexible : bool, optional
+        Allow 2 or 3 computing nodes per request (default False: one count, drawn in {2, 3}).
+
+    Returns
+    -------
+    Instance
+        Named ``random-n<nodes>-r<requests>-s<seed>``, small enough for brute force.
+
+    References
+    ----------
+    Ours: instances for the tests (brute force, formulations equal), on paper 003's model
+    (section 4).
     """
     if nodes < 3 or requests < 1 or slots < 1 or cus < 1 or wavelengths < 1 or rho < 1:
-        raise _spec_error("nodes/requests/slots/cus", (nodes, requests, slots, cus),
+        raise spec_error("nodes/requests/slots/cus", (nodes, requests, slots, cus),
                           "too small")
     if scheme not in SCHEMES:
-        raise _spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
+        raise spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
     rng = np.random.default_rng(seed)
     links = [(i, (i + 1) % nodes) for i in range(nodes)]
     chords = [(u, v) for u in range(nodes) for v in range(u + 2, nodes)
@@ -188,5 +267,5 @@ GENERATORS: dict[str, Generator] = {
 
 #: a tiny ``dmlopt.generate`` spec, a 4-node ring, 3 requests, 2 CUs per node (seed 0: RDDA
 #: 1.0417 above the optimum 1): solves in about a second with every formulation;
-#: tests/test_contract.py checks the problem contract on it
+#: tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "random", "requests": 3, "cus": 2}

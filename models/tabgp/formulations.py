@@ -19,7 +19,31 @@ def _edge_index(instance: Instance) -> list[tuple[int, int]]:
 
 
 def build_paper(instance: Instance) -> Any:
-    """The ILP of section 4.2, equation by equation (cut weighted, see the module docstring)."""
+    """The ILP of section 4.2, constraint by constraint (the cut weighted).
+
+    ``"paper"`` is the ILP of section 4.2 as written (the paper does not number its constraints; we
+    call them 4.2a-d in order of appearance): (4.2a) sum_i x_{v,i,t} = 1, (4.2b) sum_v x_{v,i,t} <=
+    k, (4.2c) x_{v,i,t} - x_{u,i,t} <= y_{uv,t} and x_{u,i,t} - x_{v,i,t} <= y_{uv,t} per edge and
+    cluster, (4.2d) x_{v,i,t} - x_{v,i,t+1} <= z_{v,t}; x, y, z binary. Checked against the paper
+    line by line; the one change is the weighted cut (:mod:`dmlopt.models.tabgp`). (4.2d) is
+    one-sided but exact: a vertex leaving cluster i has x_{v,i,t} = 1, x_{v,i,t+1} = 0. As the paper
+    notes, its LP relaxation is 0 (x = 1/l everywhere), so HiGHS stalls on n = 12, tau = 3.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        Minimises cut weight plus alpha times migrations over binary x, y, z.
+
+    References
+    ----------
+    Paper 004 (Figiel, Nichterlein, Schmid), section 4.2; the edge weights follow its
+    section 4.5.
+    """
     import pyomo.environ as pyo
 
     m = _model_with_sets(instance, "paper")
@@ -199,7 +223,46 @@ def _warm_stay(model: Any, a: np.ndarray) -> None:
 
 
 def build_strong(instance: Instance) -> Any:
-    """The strengthened formulation: linked w/s variables, degree cuts, label symmetry."""
+    """The strengthened formulation: linked w/s variables, degree cuts, label symmetry (ours).
+
+    ``"strong"`` keeps (4.2a), (4.2b) and replaces (4.2c), (4.2d); y and z become continuous (they
+    are integral once x is):
+
+    * (S1) w_{e,i,t} <= x_{u,i,t}, w_{e,i,t} <= x_{v,i,t} for e = {u, v}: w is "both ends in i";
+    * (S2) y_{e,t} = 1 - sum_i w_{e,i,t}. For binary x at most one i has both ends, so y is exactly
+      the cut indicator (minimisation pushes w to its upper bound). In the LP, y_e >= 1 - sum_i
+      min(x_{u,i}, x_{v,i}) = half the L1 distance of x_u and x_v, at least the paper's
+      max_i |x_{u,i} - x_{v,i}|;
+    * (S3) s_{v,i,t} <= x_{v,i,t}, s_{v,i,t} <= x_{v,i,t+1} ("v stays in i"), (S4) z_{v,t} = 1 -
+      sum_i s_{v,i,t}: exact for binary x by the same argument, and as strong relative to (4.2d);
+    * (S5) sum_{e in E_t at v} w_{e,i,t} <= (k - 1) x_{v,i,t}: a cluster holds at most k vertices,
+      so v has at most k - 1 neighbours in its cluster, and none in a cluster it is not in. This is
+      what lifts the LP bound above 0 (summed over i: at least deg_t(v) - (k - 1) edges at v are
+      cut);
+    * (S6) symmetry breaking: relabelling the clusters with one permutation applied to ALL steps
+      keeps cut and migration cost (labels matter only between consecutive steps), so we may demand
+      that at step 0 the clusters are ordered by their smallest vertex, empty clusters last:
+      x_{v,i,0} <= sum_{u<v} x_{u,i-1,0} for i >= 1 (this forces x_{v,i,0} = 0 for v < i). Every
+      solution has exactly one such relabelling (:func:`canonical_labels`, which ``warm_start``
+      applies so a heuristic start satisfies (S6)). Labels are NOT interchangeable per step, so
+      nothing is imposed at later steps.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        The paper's objective over x, y, z plus w and s; the optimum of :func:`build_paper`
+        (tests, against it and brute force).
+
+    References
+    ----------
+    Ours, on paper 004's ILP (section 4.2): the linked formulation of the cut and migration
+    indicators, the degree cut (S5) and the symmetry breaking (S6).
+    """
     return _build_strong(instance)
 
 
@@ -218,8 +281,42 @@ def _size_strong(instance: Instance, *, symmetry: bool = True, degree: bool = Tr
 
 
 def build_pairs(instance: Instance) -> Any:
-    """"strong" plus a label-free layer: same-cluster indicators p_{uv,t} for every pair,
-    triangle inequalities and the migration link |p_{uv,t} - p_{uv,t+1}| <= z_{u,t} + z_{v,t}.
+    """"strong" plus a label-free layer over every vertex pair (ours; the default).
+
+    ``"pairs"`` keeps (4.2a), (4.2b), (S3), (S4), (S6) of "strong", replaces its edge variables w by
+    variables q for every vertex pair (so the same-cluster indicator is defined for non-edges too)
+    and adds a label-free layer that closes most of the remaining gap (LP bound 36.7 against the
+    optimum 37 on an n = 12, tau = 3, p = 0.3 instance where "strong" gives 29.4 and "clusters"
+    32.7):
+
+    * (P1) q_{uv,i,t} <= x_{u,i,t}, q_{uv,i,t} <= x_{v,i,t}, q_{uv,i,t} >= x_{u,i,t} + x_{v,i,t} - 1
+      for every pair u < v (McCormick, exact for binary x), p_{uv,t} = sum_i q_{uv,i,t}: the
+      same-cluster indicator, now both bounded above and below;
+    * (P2) y_{e,t} = 1 - p_{e,t} for edges; (P3) sum_{u != v} q_{uv,i,t} <= (k - 1) x_{v,i,t};
+    * (P4) triangle inequalities p_{ab,t} + p_{ac,t} - p_{bc,t} <= 1 (all three rotations): "same
+      cluster" is an equivalence relation;
+    * (P5) |p_{uv,t} - p_{uv,t+1}| <= z_{u,t} + z_{v,t}: if neither u nor v changes its cluster,
+      they are together at t+1 exactly when they were at t. This charges migration for a change of
+      the partition itself, whatever the labels, which the LP of "strong" can dodge by spreading
+      x fractionally and identically over all steps;
+    * y and z are declared binary (integral anyway) so the solver knows the objective is integral
+      for integer weights and alpha and may round its bound up.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        The paper's objective; the optimum of :func:`build_paper` (tests).
+
+    References
+    ----------
+    Ours, on paper 004's ILP (section 4.2); the triangle inequalities (P4) are those of the
+    clique partitioning polytope (M. Groetschel and Y. Wakabayashi, Mathematical Programming
+    45 (1989) 59-96).
     """
     import pyomo.environ as pyo
 
@@ -466,9 +563,33 @@ def _n_subsets(n: int, k: int) -> int:
 
 
 def build_clusters(instance: Instance) -> Any:
-    """Extended formulation: one binary per (vertex set S with |S| <= k, label i, step t).
+    """Extended formulation: one binary per (vertex set S with |S| <= k, label i, step t) (ours).
 
-    See the module docstring ("clusters"); x, y, z, s are the strong model's, defined by S.
+    ``"clusters"`` is an extended (set-partitioning) model: a binary c_{S,i,t} for every vertex set
+    S with 1 <= |S| <= k, label i and step t, with (C1) sum_S c_{S,i,t} <= 1, (C2) x_{v,i,t} =
+    sum_{S containing v} c_{S,i,t}, (C3) = (4.2a), (C4) y_{e,t} = 1 - sum_i sum_{S containing e}
+    c_{S,i,t}, plus (S3), (S4), (S6). Its per-step LP is the strong set-partitioning relaxation, but
+    it has sum_{s<=k} C(n, s) l tau columns (3,576 for n = 12, k = 3), so the size guard refuses it
+    quickly as n and k grow.
+
+    x, y, z, s are the strong model's, defined by S.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (small: the size guard refuses large n and k).
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        The paper's objective; the optimum of :func:`build_paper` (tests).
+
+    References
+    ----------
+    Ours, on paper 004's ILP (section 4.2): the set-partitioning (extended) formulation of
+    graph partitioning, as in column-generation approaches to clustering (A. Mehrotra and M. A.
+    Trick, Cliques and clustering: a combinatorial approach, Operations Research Letters 22
+    (1998) 1-12).
     """
     import pyomo.environ as pyo
 

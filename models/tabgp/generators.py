@@ -10,6 +10,7 @@ import pydantic
 
 from dmlopt.contract import Generator, Options, Size
 from dmlopt.models.tabgp.instance import Instance
+from dmlopt.validation import spec_error
 
 # --------------------------------------------------------------------------------------------
 # generators
@@ -19,13 +20,48 @@ def generate_er(
     *, seed: int = 0, n: int = 12, p: float = 0.5, tau: int = 3, l: int = 4, a: float = 1.0,
     alpha: float = 3.0,
 ) -> Instance:
-    """The paper's synthetic workload (section 4.1): tau independent G(n, p) graphs."""
+    """The paper's synthetic workload (section 4.1): tau independent G(n, p) graphs.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the graphs (default 0).
+    n : int, optional
+        Vertices (default 12, the paper's).
+    p : float, optional
+        Edge probability in [0, 1] (default 0.5; the paper sweeps 0.1..0.9).
+    tau : int, optional
+        Time steps (default 3, the paper's).
+    l : int, optional
+        Clusters (default 4).
+    a : float, optional
+        Augmentation factor >= 1: cluster size k = ceil(a n / l) (default 1.0, the paper's
+        synthetic setting; 2.1 for its real traces).
+    alpha : float, optional
+        Migration cost per vertex move (default 3.0, the paper's).
+
+    Returns
+    -------
+    Instance
+        Named ``er-n<n>-p<p>-tau<tau>-s<seed>``, unweighted edges.
+
+    References
+    ----------
+    Paper 004 (Figiel, Nichterlein, Schmid), section 4.1 "Workloads" (synthetic Erdos-Renyi
+    workload, alpha = 3, k = ceil(n / l)).
+
+    Examples
+    --------
+    >>> inst = generate_er(n=6, p=0.5, tau=2, l=2, seed=0)
+    >>> inst.n, inst.k, inst.l, len(inst.edges)
+    (6, 3, 2, 2)
+    """
     if not 0 <= p <= 1:
-        raise _spec_error("p", p, "must be in [0, 1]")
+        raise spec_error("p", p, "must be in [0, 1]")
     if n < 1 or tau < 1 or l < 1:
-        raise _spec_error("n/tau/l", (n, tau, l), "must be positive")
+        raise spec_error("n/tau/l", (n, tau, l), "must be positive")
     if a < 1:
-        raise _spec_error("a", a, "must be >= 1 (augmentation)")
+        raise spec_error("a", a, "must be >= 1 (augmentation)")
     rng = np.random.default_rng(seed)
     iu, ju = np.triu_indices(n, k=1)
     edges = []
@@ -47,13 +83,46 @@ def generate_drift(
     Each step draws ``m`` distinct edges, a fraction ``1 - mix`` inside a vertex's current group
     and the rest uniformly at random; between steps a fraction ``drift`` of the vertices joins
     another group. With ``weighted`` every edge gets an integer weight 1..100 (log-uniform).
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the groups, edges, moves and weights (default 0).
+    n : int, optional
+        Vertices, >= 2 (default 1000).
+    tau : int, optional
+        Time steps (default 10).
+    l : int, optional
+        Clusters, and planted groups (default 16).
+    m : int, optional
+        Distinct edges per step (default 5000).
+    mix : float, optional
+        Share of edges drawn uniformly instead of inside a group, in [0, 1] (default 0.1).
+    drift : float, optional
+        Share of vertices that change group between steps, in [0, 1] (default 0.05).
+    a : float, optional
+        Augmentation factor >= 1: cluster size k = ceil(a n / l) (default 1.0).
+    alpha : float, optional
+        Migration cost per vertex move (default 3.0).
+    weighted : bool, optional
+        Integer edge weights 1..100, log-uniform (default False).
+
+    Returns
+    -------
+    Instance
+        Named after its parameters; a workload at scale with a planted good partition.
+
+    References
+    ----------
+    Ours: a scalable stand-in for the clustered, slowly changing traces of paper 004's section
+    4.1 (Facebook, HPC, LLM), with the paper's alpha = 3.
     """
     if n < 2 or tau < 1 or l < 1 or m < 0:
-        raise _spec_error("n/tau/l/m", (n, tau, l, m), "must be positive (n >= 2)")
+        raise spec_error("n/tau/l/m", (n, tau, l, m), "must be positive (n >= 2)")
     if m > n * (n - 1) // 2:
-        raise _spec_error("m", m, f"exceeds the {n * (n - 1) // 2} possible edges")
+        raise spec_error("m", m, f"exceeds the {n * (n - 1) // 2} possible edges")
     if not (0 <= mix <= 1 and 0 <= drift <= 1):
-        raise _spec_error("mix/drift", (mix, drift), "must be in [0, 1]")
+        raise spec_error("mix/drift", (mix, drift), "must be in [0, 1]")
     rng = np.random.default_rng(seed)
     group = rng.permutation(n) % l
     edges: list[list[tuple[int, int]]] = []
@@ -85,12 +154,6 @@ def generate_drift(
     k = math.ceil(a * n / l)
     return Instance(name=f"drift-n{n}-tau{tau}-l{l}-m{m}-s{seed}", n=n, edges=edges,
                     weights=weights, l=l, k=k, alpha=alpha)
-
-
-def _spec_error(field: str, value: object, text: str):
-    from dmlopt.errors import InstanceError
-
-    return InstanceError(f"spec.{field}", value, text)
 
 
 def _fraction(value: object) -> object:
@@ -169,5 +232,5 @@ GENERATORS: dict[str, Generator] = {
 
 
 #: a tiny ``dmlopt.generate`` spec, 6 vertices, 2 steps, 2 clusters: solves in about a
-#: second with every formulation; tests/test_contract.py checks the problem contract on it
+#: second with every formulation; tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "er", "n": 6, "p": 0.5, "tau": 2, "l": 2}

@@ -38,40 +38,25 @@ Choices and deviations
   modules), ``ring``: module i with i+1 (mod m); ``random``: each pair with probability p, integer
   weights 1..max_weight.
 
-Exact formulations (:data:`FORMULATIONS`)
------------------------------------------
-``"paper"``
-    (8)-(12) as written, quadratic objective over all ordered pairs (terms with ``M_ii' D_jj' =
-    0`` omitted). A nonconvex MIQP: SCIP solves it; HiGHS cannot, and ``solve(..., "highs",
-    formulation="paper")`` is refused up front (its :class:`~dmlopt.contract.Formulation`
-    names SCIP as its only solver).
-``"rlt"``
-    The first-level reformulation-linearization (Adams and Johnson 1994), the standard QAP
-    linearisation with the strongest LP bound among the classic ones (it dominates Lawler,
-    Kaufman-Broeckx and Frieze-Yadegar): ``y[p, j, j'] = X_ij X_i'j'`` for every module pair
-    ``p = {i, i'}`` that exchanges traffic, linked by multiplying (12) for i' by X_ij (and (12) for
-    i by X_i'j'). Pairs without traffic get no variables. With K = 1 the same-VM products are 0
-    by (11) and omitted; with K > 1 they stay, and (11) multiplied by X_ij is added.
-``"class"``
-    RLT after removing module symmetry. Modules with identical traffic (e.g. all workers of an
-    all-reduce, the workers of a parameter server) are interchangeable; with K = 1 they are
-    aggregated into classes c of size s_c with one binary ``u[c, j]`` per VM (VM j holds a
-    module of class c), and RLT products ``u[c, j] u[c', j']`` are linearized the same way
-    (``sum_j' y = s_c' u[c, j]``, plus ``y <= u`` where a class has more than one module, and
-    the McCormick cuts ``y >= u + u' - 1``). With
-    no identical modules it is ``"rlt"``; the 8-module paper instances shrink from 8 x n binaries
-    to 1-2 x n. With K > 1 it is ``"rlt"`` plus lexicographic symmetry breaking among identical
-    modules (``VM index of i <= VM index of i'`` for consecutive members).
+Exact formulations and generators
+---------------------------------
+:data:`FORMULATIONS`: ``"paper"`` (:func:`build_paper`, (8)-(12) as written, SCIP only),
+``"rlt"`` (:func:`build_rlt`, Adams-Johnson linearisation) and ``"class"`` (:func:`build_class`,
+RLT over classes of interchangeable modules); all reach the same optimum (tests, against brute
+force). :data:`GENERATORS`: ``"dc"`` (:func:`generate_dc`, section V-C), ``"qaplib"``
+(:func:`generate_qaplib`), ``"random"`` (:func:`generate_random`, tests). :data:`BOUNDS`: see
+:mod:`dmlopt.models.tap.bounds`.
 
-All formulations reach the same optimum (tests, against brute force).
+Examples
+--------
+A random instance with 4 modules and 4 VMs, allocated by Average-Based Matching and scored by
+the evaluator (:func:`evaluate`, objective (8)):
 
-Generators (:data:`GENERATORS`)
--------------------------------
-``"dc"``: an underlay from :mod:`dmlopt.topology` (fat-tree, DCell, leaf-spine), VMs chosen or a
-random subset of servers, an overlay (ps, allreduce, ring, random): section V-C's setting is
-``{"topology": "fat-tree" | "dcell", "overlay": "ps" | "allreduce", "modules": 8, "K": 1}``.
-``"qaplib"``: a shipped QAPLIB instance by ``name``, or any ``.dat`` file by ``path`` (K = 1).
-``"random"``: random M and a random symmetric integer D, for tests.
+>>> import dmlopt
+>>> inst = dmlopt.generate("tap", {"generator": "random", "m": 4, "n": 4}, seed=0)
+>>> result = dmlopt.heuristic(inst, "abm", seed=0)
+>>> result.status, round(result.objective, 3), dmlopt.evaluate(inst, result.solution).feasible
+('feasible', 124.0, True)
 """
 
 from __future__ import annotations
@@ -119,7 +104,7 @@ from dmlopt.models.tap.instance import Instance, Solution, Underlay, cost, evalu
 
 #: the formulation dmlopt.solve uses when none is named, the fastest proven equal to the
 #: paper's (class: 0.3-6 s to the optimum on the shipped Fig. 11 DCell instances where
-#: rlt stops unproven at 60 s; equal optima in tests/test_tap.py)
+#: rlt stops unproven at 60 s; equal optima in tests/tap/test_tap.py)
 DEFAULT_FORMULATION = "class"
 
 __all__ = [

@@ -161,6 +161,28 @@ def gilmore_lawler(instance: Instance) -> tuple[float, np.ndarray, dict[str, flo
 
 
 def _glb(instance: Instance, *, time_limit: float | None = None) -> BoundValue:
+    """The Gilmore-Lawler lower bound (:func:`gilmore_lawler`) as a bound run.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance (any K: on its padded QAP).
+    time_limit : float or None, optional
+        Unused: one linear assignment problem, milliseconds at n = 100.
+
+    Returns
+    -------
+    BoundValue
+        A lower bound on (8) (rounded up with integral data, else shifted by
+        :func:`dmlopt.bounds.safe`); the assignment of the LAP as the solution (the core
+        evaluates it); metrics ``glb_<form>`` of each row form tried.
+
+    References
+    ----------
+    P. C. Gilmore, Optimal and suboptimal algorithms for the QAP, J. SIAM 10 (1962) 305-313;
+    E. L. Lawler, The quadratic assignment problem, Management Science 9 (1963) 586-599. Ours:
+    the rectangular, capacitated form for TAP (paper 000, (8)-(12)).
+    """
     bound, vm, values = gilmore_lawler(instance)
     return BoundValue(bound, solution=Solution(assignment=[int(j) for j in vm]),
                       metrics=values)
@@ -333,6 +355,32 @@ HG_SECONDS = 60.0
 
 
 def _hg(instance: Instance, *, time_limit: float | None = None, **options: Any) -> BoundValue:
+    """The Hahn-Grant dual ascent (:func:`hahn_grant`), never below the Gilmore-Lawler bound.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance (N = n min(K, m) slots; memory 8 N^4 bytes).
+    time_limit : float or None, optional
+        Seconds of ascent; None (default): :data:`HG_SECONDS`. The bound is valid at any stop.
+    **options
+        :class:`HahnGrantOptions`: ``rounds`` (default 10 000), ``share`` (fraction of the
+        linear costs spread back each round, default 1.0), ``stall`` (rounds, default 50) and
+        ``stall_gain`` (relative, default 1e-6).
+
+    Returns
+    -------
+    BoundValue
+        The larger of the ascent and the Gilmore-Lawler bound (the GLB's row forms can beat
+        the ascent on asymmetric M, and it is the fallback when no round finished); the
+        assignment of the last LAP as the solution; metrics ``ascent``, ``rounds`` ... and the
+        GLB values.
+
+    References
+    ----------
+    P. Hahn and T. Grant, Lower bounds for the quadratic assignment problem based upon a dual
+    formulation, Operations Research 46 (1998) 912-922; the RLT1 of Adams and Johnson (1994).
+    """
     bound, vm, metrics = hahn_grant(instance, time_limit=time_limit or HG_SECONDS, **options)
     # the GLB's out/in row forms can beat the ascent on asymmetric M; also the fallback when no
     # round finished within the time limit

@@ -60,7 +60,29 @@ def module_classes(instance: Instance) -> list[list[int]]:
 
 
 def build_paper(instance: Instance) -> Any:
-    """The MINLP (8)-(12) as written: binary X and the quadratic objective (8)."""
+    """The MINLP (8)-(12) as written: binary X and the quadratic objective (8).
+
+    The objective sums over all ordered pairs (terms with ``M_ii' D_jj' = 0`` omitted). A
+    nonconvex MIQP: SCIP solves it; HiGHS cannot, and ``solve(..., "highs",
+    formulation="paper")`` is refused up front (the :class:`~dmlopt.contract.Formulation` names
+    SCIP as its only solver). (10), m <= n K, is a condition on the data, checked when the
+    instance is read.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        Variables ``x[i, j]`` (9), objective ``obj`` (8), constraints ``capacity`` (11) and
+        ``assign`` (12).
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section IV-A, equations (8)-(12).
+    """
     import pyomo.environ as pyo
 
     m_, n = instance.m, instance.n
@@ -93,7 +115,35 @@ def _vm_pairs(n: int, same: bool) -> list[tuple[int, int]]:
 
 
 def build_rlt(instance: Instance, symmetry: bool = False) -> Any:
-    """Adams-Johnson RLT1 linearisation on the pairs with traffic (module docstring)."""
+    """The first-level reformulation-linearization (RLT1) of (8)-(12), on the pairs with traffic.
+
+    The standard QAP linearisation with the strongest LP bound among the classic ones (it
+    dominates Lawler, Kaufman-Broeckx and Frieze-Yadegar): ``y[p, j, j'] = X_ij X_i'j'`` for
+    every module pair ``p = {i, i'}`` that exchanges traffic, linked by multiplying (12) for i'
+    by X_ij (and (12) for i by X_i'j'). Pairs without traffic get no variables. With K = 1 the
+    same-VM products are 0 by (11) and omitted; with K > 1 they stay, and (11) multiplied by
+    X_ij is added.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance.
+    symmetry : bool, optional
+        Add lexicographic symmetry breaking among identical modules (``VM index of i <= VM
+        index of i'`` for consecutive members of a class of :func:`module_classes`); default
+        False. :func:`build_class` uses it when K > 1.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        A MILP with the optimum of (8)-(12); ``x[i, j]`` as in :func:`build_paper`.
+
+    References
+    ----------
+    W. P. Adams and T. A. Johnson, Improved linear programming-based lower bounds for the
+    quadratic assignment problem, DIMACS Series 16 (1994) 43-75; applied to paper 000's
+    (8)-(12) (ours: the capacity products for K > 1, no variables for pairs without traffic).
+    """
     import pyomo.environ as pyo
 
     m_, n, K = instance.m, instance.n, instance.K
@@ -158,7 +208,33 @@ def _class_data(instance: Instance) -> tuple[list[list[int]], list[tuple[int, in
 
 
 def build_class(instance: Instance) -> Any:
-    """RLT on classes of interchangeable modules (K = 1), else RLT + symmetry breaking."""
+    """RLT after removing module symmetry: one binary per class of identical modules and VM.
+
+    Modules with identical traffic (all workers of an all-reduce, the workers of a parameter
+    server: :func:`module_classes`) are interchangeable. With K = 1 they are aggregated into
+    classes c of size s_c with one binary ``u[c, j]`` per VM (VM j holds a module of class c),
+    and the products ``u[c, j] u[c', j']`` are linearized as in :func:`build_rlt` (``sum_j' y =
+    s_c' u[c, j]``, plus ``y <= u`` where a class has more than one module, and the McCormick
+    cuts ``y >= u + u' - 1``); the 8-module paper instances shrink from 8 x n binaries to 1-2 x
+    n. With no identical modules it is ``"rlt"``; with K > 1 it is ``build_rlt(instance,
+    symmetry=True)``.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        A MILP with the optimum of (8)-(12) (tests, against brute force); :func:`decode` turns
+        its classes back into one VM per module.
+
+    References
+    ----------
+    Ours, on the RLT1 of W. P. Adams and T. A. Johnson (DIMACS Series 16, 1994) and paper 000's
+    (8)-(12): the aggregation of interchangeable modules into classes.
+    """
     if instance.K > 1:
         return build_rlt(instance, symmetry=True)
     import pyomo.environ as pyo

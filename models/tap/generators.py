@@ -11,16 +11,10 @@ from dmlopt.contract import Generator, Options, Size
 from dmlopt.errors import DmloptError
 from dmlopt.models.tap.constants import MAX_MODULES, MAX_VMS, Node
 from dmlopt.models.tap.instance import Instance
-from dmlopt.validation import parse
+from dmlopt.validation import parse, spec_error
 
 # --------------------------------------------------------------------------------------------
 # generators
-
-
-def _spec_error(field: str, value: object, text: str):
-    from dmlopt.errors import InstanceError
-
-    return InstanceError(f"spec.{field}", value, text)
 
 
 #: overlay kinds of :func:`overlay_matrix`
@@ -36,9 +30,9 @@ def overlay_matrix(kind: str, modules: int, *, weight: float = 1.0, p: float = 0
     probability p, integer weight uniform in 1..max_weight.
     """
     if modules < 1:
-        raise _spec_error("modules", modules, "must be >= 1")
+        raise spec_error("modules", modules, "must be >= 1")
     if modules > MAX_MODULES:
-        raise _spec_error("modules", modules, f"is above the limit {MAX_MODULES}")
+        raise spec_error("modules", modules, f"is above the limit {MAX_MODULES}")
     mm = np.zeros((modules, modules))
     if kind == "ps":
         mm[0, 1:] = weight
@@ -50,13 +44,13 @@ def overlay_matrix(kind: str, modules: int, *, weight: float = 1.0, p: float = 0
             mm[a, b] = weight
     elif kind == "random":
         if not 0 <= p <= 1:
-            raise _spec_error("p", p, "must be in [0, 1]")
+            raise spec_error("p", p, "must be in [0, 1]")
         rng = rng or np.random.default_rng(0)
         iu = np.triu_indices(modules, 1)
         keep = rng.random(iu[0].size) < p
         mm[iu[0][keep], iu[1][keep]] = rng.integers(1, max_weight + 1, int(keep.sum()))
     else:
-        raise _spec_error("overlay", kind, f"is not an overlay (one of {', '.join(OVERLAYS)})")
+        raise spec_error("overlay", kind, f"is not an overlay (one of {', '.join(OVERLAYS)})")
     return mm
 
 
@@ -68,13 +62,53 @@ def generate_dc(
 ) -> Instance:
     """An overlay on a data-centre underlay (section V-C: 8 modules, K = 1, fat-tree or DCell).
 
+    D is the shortest hop count between the chosen VMs in the underlay (computed when the
+    instance is validated).
+
     Parameters
     ----------
-    topology : "fat-tree" (arity ``k``), "dcell" (``dcell_n`` servers per unit, level
-        ``dcell_level``) or "leaf-spine" (``leaves``, ``spines``, ``servers_per_leaf``).
-    overlay : "ps", "allreduce", "ring" or "random" (see :func:`overlay_matrix`).
-    vms : None (every server is a VM), a count (a random subset of the servers, drawn with
-        ``seed``) or a list of server names.
+    seed : int, optional
+        Seed of the VM subset and the random overlay (default 0).
+    topology : {"fat-tree", "dcell", "leaf-spine"}, optional
+        The underlay (:mod:`dmlopt.topology`; default ``"fat-tree"``).
+    overlay : {"ps", "allreduce", "ring", "random"}, optional
+        The traffic pattern (:func:`overlay_matrix`; default ``"ps"``).
+    modules : int, optional
+        ML modules m (default 8).
+    vms : int or list or None, optional
+        None (default: every server is a VM), a count (a random subset of the servers, drawn
+        with ``seed``) or a list of server names.
+    K : int, optional
+        Modules per VM at most (default 1).
+    weight : float, optional
+        Traffic of one overlay link of ``ps``, ``allreduce``, ``ring`` (default 1.0, data units).
+    p : float, optional
+        Link probability of the ``random`` overlay (default 0.5).
+    max_weight : int, optional
+        Largest link traffic of the ``random`` overlay, uniform in 1..max_weight (default 10).
+    k : int, optional
+        Fat-tree arity, even (default 4).
+    dcell_n, dcell_level : int, optional
+        Servers per DCell_0 (default 4) and DCell level (default 1).
+    leaves, spines, servers_per_leaf : int, optional
+        Leaf-spine shape (defaults 4, 2, 4).
+
+    Returns
+    -------
+    Instance
+        Named ``<topology>-<overlay>-m<m>-n<VMs>-K<K>-s<seed>``, with its underlay and VMs.
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section V-C (the settings of Fig. 11: 8 modules, K = 1,
+    fat-tree and DCell underlays, parameter-server and all-reduce overlays); leaf-spine and
+    the ring and random overlays are ours.
+
+    Examples
+    --------
+    >>> inst = generate_dc(modules=4, overlay="ring", vms=4, seed=1)
+    >>> inst.m, inst.n, inst.K
+    (4, 4, 1)
     """
     from dmlopt import topology as topo
 
@@ -82,18 +116,18 @@ def generate_dc(
                 "dcell": lambda: topo.dcell(dcell_n, dcell_level),
                 "leaf-spine": lambda: topo.leaf_spine(leaves, spines, servers_per_leaf)}
     if topology not in builders:
-        raise _spec_error("topology", topology, f"is not a topology (one of {', '.join(builders)})")
+        raise spec_error("topology", topology, f"is not a topology (one of {', '.join(builders)})")
     try:
         g = builders[topology]()
     except ValueError as exc:
-        raise _spec_error("topology", topology, f"parameters rejected ({exc})") from None
+        raise spec_error("topology", topology, f"parameters rejected ({exc})") from None
     rng = np.random.default_rng(seed)
     servers = topo.servers(g)
     if vms is None:
         chosen = servers
     elif isinstance(vms, int):
         if not 1 <= vms <= len(servers):
-            raise _spec_error("vms", vms, f"must be in 1..{len(servers)} (servers of the "
+            raise spec_error("vms", vms, f"must be in 1..{len(servers)} (servers of the "
                               f"{topology})")
         pick = set(rng.choice(len(servers), size=vms, replace=False).tolist())
         chosen = [s for t, s in enumerate(servers) if t in pick]
@@ -107,12 +141,37 @@ def generate_dc(
 
 def generate_random(*, seed: int = 0, m: int = 6, n: int = 6, K: int = 1, density: float = 0.6,
                     max_weight: int = 10, max_dist: int = 5) -> Instance:
-    """Random integer traffic (density ``density``) and a random symmetric integer D."""
+    """Random integer traffic and a random symmetric integer distance matrix (tests).
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seed of the draw (default 0).
+    m, n : int, optional
+        Modules and VMs (defaults 6 and 6).
+    K : int, optional
+        Modules per VM at most (default 1).
+    density : float, optional
+        Probability that module i sends to module i' (default 0.6).
+    max_weight : int, optional
+        Largest traffic, uniform in 1..max_weight (default 10).
+    max_dist : int, optional
+        Largest VM distance, uniform in 1..max_dist (default 5; the diagonal is 0).
+
+    Returns
+    -------
+    Instance
+        Named ``random-m<m>-n<n>-K<K>-s<seed>``, with an explicit D (no underlay).
+
+    References
+    ----------
+    Ours: small unstructured instances for the tests and the contract checks.
+    """
     if m < 1 or n < 1 or max_dist < 1 or max_weight < 1:
-        raise _spec_error("m/n/max_dist/max_weight", (m, n, max_dist, max_weight),
+        raise spec_error("m/n/max_dist/max_weight", (m, n, max_dist, max_weight),
                           "must be positive")
     if max(m, n) > MAX_VMS:
-        raise _spec_error("m/n", (m, n), f"is above the limit {MAX_VMS}")
+        raise spec_error("m/n", (m, n), f"is above the limit {MAX_VMS}")
     rng = np.random.default_rng(seed)
     mm = rng.integers(1, max_weight + 1, (m, m)) * (rng.random((m, m)) < density)
     np.fill_diagonal(mm, 0)
@@ -123,13 +182,33 @@ def generate_random(*, seed: int = 0, m: int = 6, n: int = 6, K: int = 1, densit
 
 
 def generate_qaplib(*, seed: int = 0, name: str = "nug12", path: str | None = None) -> Instance:
-    """A QAPLIB instance as a TAP with K = 1 (``seed`` is unused): a shipped one by ``name``, or
-    any ``.dat`` file by ``path`` (then ``name`` is ignored)."""
+    """A QAPLIB instance as a TAP with K = 1: flows as the traffic M, distances as D.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Unused (the instance is a file); default 0.
+    name : str, optional
+        A shipped QAPLIB instance (76 in ``data/qaplib``, n = 12..100; default ``"nug12"``).
+    path : str or None, optional
+        Any QAPLIB ``.dat`` file, read through the bounded reader (then ``name`` is ignored).
+
+    Returns
+    -------
+    Instance
+        m = n, K = 1: a plain QAP, its objective the QAPLIB one.
+
+    References
+    ----------
+    R. E. Burkard, S. E. Karisch and F. Rendl, QAPLIB - A quadratic assignment problem library,
+    Journal of Global Optimization 10 (1997) 391-403. TAP with K = 1 and m = n is the QAP
+    (paper 000, section IV-A).
+    """
     from dmlopt.models.tap import qaplib
 
     if path is not None:
         if not str(path).endswith(".dat"):
-            raise _spec_error("path", path, "must be a QAPLIB .dat file")
+            raise spec_error("path", path, "must be a QAPLIB .dat file")
         return qaplib.load(path)
     return qaplib.load(name)
 
@@ -254,5 +333,5 @@ GENERATORS: dict[str, Generator] = {
 
 
 #: a tiny ``dmlopt.generate`` spec, 4 modules on 4 VMs: solves in about a second with
-#: every formulation; tests/test_contract.py checks the problem contract on it
+#: every formulation; tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "random", "m": 4, "n": 4}

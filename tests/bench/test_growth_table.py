@@ -1,0 +1,61 @@
+"""The ``growth`` tables (:mod:`dmlopt.benchmarks.tables.scale`): a quick table on tiny sizes
+runs, resumes from its store, and every size-estimate ratio it reports is in [1, 4]."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from dmlopt.benchmarks.tables import scale as S
+
+
+@pytest.fixture()
+def tiny(monkeypatch):
+    plans = dict(S.PLANS)
+    plans["rar"] = dataclasses.replace(plans["rar"], quick_sizes=(125,), quick_cap=2.0)
+    plans["tabgp"] = dataclasses.replace(plans["tabgp"], quick_sizes=(128,), quick_cap=2.0)
+    monkeypatch.setattr(S, "PLANS", plans)
+
+
+@pytest.mark.parametrize("paper,names", [("rar", None), ("tabgp", ["dense-refine", "best"])])
+def test_quick_table_estimates_within_four_times_the_measurement(tiny, tmp_path, paper, names):
+    """Estimates below what was measured (a size limit that lets through a run that does not
+    fit) or more than 4x above it fail; at least one ratio must be measurable here (the rar
+    rdda memory estimate was 4-11x too high: it counted every window)."""
+    data = S.measure(paper, tmp_path / f"{paper}-quick", True, names)
+    S.estimates(paper, data)
+    measured = 0
+    for name, rec in data.items():
+        assert not rec.get("error"), (name, rec.get("error"))
+        for got in S.ratios(rec):
+            if got is not None:
+                measured += 1
+                assert 1 <= got[1] <= 4, (name, got)
+    assert measured >= 1
+    text = S.render_data(paper, data, True)
+    assert text.count("\n| `") == len(data) and "(!) |" not in text
+
+
+def test_resumes_from_its_store_and_flags_ratios_outside(tiny, tmp_path, monkeypatch):
+    """A second run reads the store instead of running again (a heuristic that would now
+    fail is never called); a ratio outside [1, 4] is flagged in the rendered table."""
+    out = tmp_path / "rar-quick"
+    first = S.measure("rar", out, True)
+    from dmlopt.registry import get
+
+    heur = get("rar").heuristics
+
+    def boom(*a, **k):
+        raise AssertionError("ran again")
+
+    monkeypatch.setitem(heur, "rdda", dataclasses.replace(heur["rdda"], function=boom))
+    again = S.measure("rar", out, True)
+    assert again == first
+    fake = {"h": {"runs": {"63": {"seconds": 1.0, "peak": 2.0**21, "memory_est": 2.0**24,
+                                  "work_est": 2e9},
+                           "125": {"seconds": 2.0, "peak": 2.0**22, "memory_est": 2.0**21,
+                                   "work_est": 4e9}}}}
+    assert S.ratios(fake["h"]) == ((125, 0.5), (125, 2.0))
+    text = S.render_data("rar", fake, True)
+    assert "0.5 at 125 (!)" in text and "| 1.01 |" in text   # b = ln 2 / ln(125 / 63)

@@ -1,0 +1,25 @@
+"""The wheel holds every package: each source directory with an ``__init__.py`` is listed in
+pyproject.toml's ``[tool.setuptools] packages`` (an editable install finds unlisted ones, so the
+tests alone would not notice a package missing from ``pip install dmlopt``)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_package_is_listed():
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(conf["packages"])
+    found = set()
+    for name, rel in conf["package-dir"].items():
+        base = ROOT / rel
+        for init in base.rglob("__init__.py"):
+            parts = init.parent.relative_to(base).parts
+            if "__pycache__" in parts:
+                continue
+            found.add(".".join((name, *parts)))
+    assert found - listed == set(), "packages missing from pyproject.toml"
+    assert listed - found == set(), "listed packages without an __init__.py"

@@ -1,0 +1,76 @@
+"""RAR test helpers shared by several test files: a brute force written without the package's
+evaluator (its own CU and wavelength bookkeeping) and the tiny instances it can enumerate.
+
+Imported as ``from tests.helpers.rar import ...`` (tests/ is a package).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from dmlopt.models import rar
+
+
+def _options(inst: rar.Instance, j: int):
+    """Every deployment of request j, independently of the ILPs: per-node counts, any window."""
+    r = inst.requests[j]
+    out = []
+    for ring in inst.rings:
+        if r.source not in ring.nodes or ring.reliability < r.reliability:
+            continue
+        others = [v for v in ring.nodes if v != r.source]
+        for nn in r.node_counts:
+            for rest in itertools.combinations(others, nn - 1):
+                nodes = (r.source, *rest)
+                for ks in itertools.product(*(range(1, inst.nodes[v].cus + 1) for v in nodes)):
+                    need = max(rar.duration(inst, j, nn, k) for k in ks)
+                    for s in range(r.arrival, r.deadline + 1):
+                        for e in range(s + need - 1, r.deadline + 1):
+                            for b in range(min(inst.links[i].wavelengths for i in ring.links)):
+                                out.append((ring, nodes, ks, s, e, b))
+    return out
+
+
+def _brute_force(inst: rar.Instance) -> dict[str, float]:
+    """min eq. (4) per scheme over all combinations; activated CUs = per-node peak usage."""
+    nr, T = len(inst.requests), inst.slots
+    caps = np.array([nd.cus for nd in inst.nodes])
+    best = dict.fromkeys(rar.SCHEMES, math.inf)
+    for combo in itertools.product(*([None, *_options(inst, j)] for j in range(nr))):
+        use = np.zeros((len(inst.nodes), T + 1), dtype=int)
+        load: dict[tuple[int, int], np.ndarray] = {}
+        ok = True
+        for opt in combo:
+            if opt is None:
+                continue
+            ring, nodes, ks, s, e, b = opt
+            for v, k in zip(nodes, ks, strict=True):
+                use[v, s:e + 1] += k
+            for i in ring.links:
+                arr = load.setdefault((i, b), np.zeros(T + 1, dtype=int))
+                arr[s:e + 1] += 1
+                ok &= arr.max() <= inst.rho
+        if not ok or (use.max(axis=1) > caps).any():
+            continue
+        deployed = [(j, o) for j, o in enumerate(combo) if o is not None]
+        blocking = 1 - len(deployed) / nr
+        zeta = {
+            "MinCU": use.max(axis=1).sum(),
+            "MinW": len(load),
+            "MinT": sum(o[4] / inst.requests[j].deadline for j, o in deployed),
+            "MaxR": sum(1 - (o[0].reliability if o else 0.0) for o in combo),
+        }
+        for scheme in rar.SCHEMES:
+            value = blocking + inst.alpha_of(scheme) * zeta[scheme]
+            best[scheme] = min(best[scheme], value)
+    return best
+
+
+TINY = [
+    dict(seed=1, nodes=4, extra_links=1, requests=2, slots=3, cus=2, wavelengths=1, rho=1),
+    dict(seed=2, nodes=4, extra_links=1, requests=2, slots=3, cus=2, wavelengths=2, rho=1),
+    dict(seed=6, nodes=4, extra_links=2, requests=2, slots=3, cus=2, wavelengths=1, rho=1),
+]

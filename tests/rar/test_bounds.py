@@ -1,0 +1,110 @@
+"""RAR (paper 003) dual bounds: every method below the proven optimum, at any stop."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dmlopt
+from dmlopt.models import rar
+from dmlopt.models.rar import bounds as rb
+from tests.helpers.rar import _brute_force
+
+SCHEMES = rar.SCHEMES
+
+
+def _optimum(inst: rar.Instance) -> float:
+    res = dmlopt.solve(inst, formulation="aggregated", threads=1, time_limit=120, mip_gap=0.0)
+    assert res.status == "optimal", res.status
+    return res.objective
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_energy_below_brute_force(scheme: str) -> None:
+    """On a tiny instance the optimum comes from the brute force of tests/helpers/rar.py (no
+    ILP)."""
+    spec = {"seed": 1, "nodes": 4, "extra_links": 1, "requests": 2, "slots": 3, "cus": 2}
+    best = _brute_force(rar.generate_random(**spec))[scheme]
+    inst = rar.generate_random(scheme=scheme, **spec)
+    for step in (1, 2):
+        assert rb.energy_bound(inst, end_step=step).bound <= best + 1e-9
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), scheme=st.sampled_from(SCHEMES),
+       requests=st.integers(1, 4), flexible=st.booleans(), rho=st.integers(1, 2))
+def test_energy_below_optimum_random(seed: int, scheme: str, requests: int, flexible: bool,
+                                     rho: int) -> None:
+    inst = rar.generate_random(seed=seed, nodes=5, extra_links=2, requests=requests, slots=5,
+                               cus=3, wavelengths=1, rho=rho, scheme=scheme, flexible=flexible)
+    opt = _optimum(inst)
+    for step in (1, 3):
+        for sets in (True, False):
+            value = rb.energy_bound(inst, end_step=step, node_sets=sets).bound
+            assert value <= opt + 1e-9, (step, sets, value, opt)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_every_method_below_optimum_cpn6(scheme: str, seed: int) -> None:
+    """cpn6 with 3 requests, every bound method through dmlopt.bound; mip's found solution
+    is re-evaluated by the core (its objective is not the method's)."""
+    inst = dmlopt.generate("rar", {"generator": "cpn6", "requests": 3, "scheme": scheme},
+                           seed=seed)
+    opt = _optimum(inst)
+    for method in rb.BOUNDS:
+        res = dmlopt.bound(inst, method, time_limit=60)
+        assert res.status == "bound"
+        assert res.bound <= opt + 1e-9, (method, res.bound, opt)
+        if res.objective is not None:  # evaluated by the core, never below the optimum
+            assert res.objective >= opt - 1e-9
+            assert res.objective == pytest.approx(
+                rar.evaluate(inst, res.solution).objective)
+
+
+def test_energy_counts_unservable_requests() -> None:
+    """A request no ring can serve (reliability above every ring) is blocked in the bound:
+    the bound is at least its blocking cost, computed here by hand."""
+    inst = rar.generate_random(seed=3, nodes=4, requests=2, slots=4, scheme="MinT")
+    data = inst.model_dump()
+    data["requests"][0]["reliability"] = 1.0  # above every ring's product of (1 - e)
+    data["scheme"] = "MinT"
+    hard = rar.Instance.model_validate(data)
+    assert all(ring.reliability < 1.0 for ring in hard.rings)
+    bv = rb.energy_bound(hard)
+    assert bv.metrics["forced_blocked"] == 1.0
+    assert bv.bound >= 1.0 / len(hard.requests) - 1e-6
+    assert bv.bound <= _optimum(hard) + 1e-9
+
+
+def test_time_limit_stop_gives_valid_bound_or_raises() -> None:
+    """A bound stopped by its time limit either returns a valid value (mip: the dual bound of
+    the open tree) or raises SolverError (no bound), never an unfinished LP value."""
+    inst = dmlopt.generate("rar", {"generator": "cpn6", "requests": 6, "scheme": "MinCU"},
+                           seed=0)
+    ref = dmlopt.heuristic(inst, "rdda").objective
+    stopped = 0
+    for method, limit in (("mip", 5.0), ("mip", 15.0), ("energy", 1e-3), ("lp", 1e-3)):
+        try:
+            res = dmlopt.bound(inst, method, time_limit=limit)
+        except dmlopt.errors.SolverError:
+            stopped += 1
+            continue
+        assert math.isfinite(res.bound) and res.bound <= ref + 1e-9
+        if method == "mip" and res.metrics["proven_optimal"] == 0.0:
+            stopped += 1
+    assert stopped >= 1  # at least one method really stopped early
+
+
+def test_energy_scales_to_cpn38_within_the_limit() -> None:
+    """A 38-node instance (60 requests) goes through dmlopt.bound with the default method
+    (energy: the aggregated formulation does not fit the default size limit) below RDDA."""
+    inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": 60, "scheme": "MinCU"},
+                           seed=0)
+    res = dmlopt.bound(inst, "energy", time_limit=120)
+    heur = dmlopt.heuristic(inst, "rdda").objective
+    assert 0 < res.bound <= heur + 1e-9
+    assert res.metrics["options"] > 0
