@@ -31,6 +31,15 @@ proven by tests to reach the brute-force optimum and the same optimum as the oth
 (:func:`build_clusters`) are ours. Each function's docstring gives its constraints (the paper's
 are called 4.2a-d in order of appearance, ours S1-S6, P1-P5, C1-C4).
 
+``"balanced"`` is "pairs" plus the least cluster size lo = n - (l - 1) k (the other clusters
+hold at most (l - 1) k vertices): (B1) sum_v x_{v,i,t} >= lo, (B2) sum_{u != v} q_{uv,i,t} >=
+(lo - 1) x_{v,i,t}, (B3) sum_{u != v} p_{uv,t} >= lo - 1 (nothing is added when lo <= 1).
+
+``"triples"`` is "balanced" with a variable r_{abc,t} per vertex triple ("all three together")
+in place of the triangle rows: (T1) r <= each of the three p, r >= p_ab + p_ac - 1 (all three
+rotations, which imply (P4)), (T2) (lo - 2) p_{vw,t} <= sum_u r_{uvw,t} <= (k - 2) p_{vw,t}
+(the cluster of v and w holds lo - 2 to k - 2 others; the lower side only when lo > 2).
+
 Measured (``python -m dmlopt.benchmarks.analysis.tabgp_exact``, HiGHS, one thread) "pairs" is
 the fastest; see docs/tabgp.md for the figures.
 
@@ -60,10 +69,12 @@ from dmlopt.models.tabgp.constants import NAME, PAPER, SENSE, TITLE
 from dmlopt.models.tabgp.formulations import (
     FORMULATIONS,
     build,
+    build_balanced,
     build_clusters,
     build_pairs,
     build_paper,
     build_strong,
+    build_triples,
     canonical_labels,
     decode,
     estimate_size,
@@ -89,6 +100,7 @@ DEFAULT_FORMULATION = "pairs"
 __all__ = [
     'DEFAULT_FORMULATION', 'NAME', 'TITLE', 'PAPER', 'SENSE', 'Instance', 'Solution',
     'cost_parts', 'evaluate', 'build_paper', 'build_strong', 'build_pairs', 'build_clusters',
+    'build_balanced', 'build_triples',
     'FORMULATIONS', 'BOUNDS', 'build', 'estimate_size', 'decode', 'canonical_labels',
     'warm_start', 'generate_er', 'generate_drift', 'ErParams', 'DriftParams', 'estimate_er',
     'estimate_drift', 'GENERATORS', 'EXAMPLE',

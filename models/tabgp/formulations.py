@@ -385,6 +385,143 @@ def build_pairs(instance: Instance) -> Any:
     return m
 
 
+def build_balanced(instance: Instance) -> Any:
+    """"pairs" plus the lower side of the cluster sizes (ours).
+
+    The other l - 1 clusters hold at most (l - 1) k vertices, so every non-empty cluster of a
+    step has at least ``lo = n - (l - 1) k`` vertices (all k when n = l k). Added to "pairs":
+
+    * (B1) sum_v x_{v,i,t} >= lo: the lower side of (4.2b);
+    * (B2) sum_{u != v} q_{uv,i,t} >= (lo - 1) x_{v,i,t}: the lower side of (P3);
+    * (B3) sum_{u != v} p_{uv,t} >= lo - 1: v has at least lo - 1 partners, whatever its label.
+
+    All three are valid for every integer solution (so the optimum is unchanged) and void when
+    lo <= 1. With n = l k they make (4.2b) and (P3) equalities: the LP can no longer leave
+    non-edge pairs apart for free, and the triangle inequalities (P4) then bite.
+
+    Parameters
+    ----------
+    instance : Instance
+        A TABGP instance.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        The model (``warm_start`` and ``decode`` work as for "pairs").
+
+    References
+    ----------
+    Ours, on the ILP of paper 004, section 4.2.
+    """
+    import pyomo.environ as pyo
+
+    m = build_pairs(instance)
+    m.name = f"tabgp_balanced_{instance.name}"
+    n, l, k = instance.n, instance.l, instance.k
+    lo = n - (l - 1) * k
+    if lo <= 1:
+        return m
+
+    def pk(u: int, v: int) -> tuple[int, int]:
+        return (u, v) if u < v else (v, u)
+
+    m.least = pyo.Constraint(m.C, m.T, rule=lambda m, i, t: sum(m.x[v, i, t] for v in m.V) >= lo)
+    m.least_q = pyo.Constraint(
+        m.V, m.C, m.T, rule=lambda m, v, i, t: sum(m.q[(*pk(u, v), i, t)] for u in m.V if u != v)
+        >= (lo - 1) * m.x[v, i, t]
+    )
+    m.least_p = pyo.Constraint(
+        m.V, m.T, rule=lambda m, v, t: sum(m.p[(*pk(u, v), t)] for u in m.V if u != v) >= lo - 1
+    )
+    return m
+
+
+def _size_balanced(instance: Instance) -> tuple[int, int]:
+    n_vars, n_cons = _size_pairs(instance)
+    n, l, tau = instance.n, instance.l, instance.tau
+    if n - (l - 1) * instance.k > 1:
+        n_cons += l * tau + n * l * tau + n * tau
+    return n_vars, n_cons
+
+
+def build_triples(instance: Instance) -> Any:
+    """"balanced" with the triangle inequalities lifted by triple indicators (ours).
+
+    A variable r_{abc,t} in [0, 1] for every vertex triple a < b < c and step ("all three in
+    one cluster") replaces the triangle rows (P4) of "pairs":
+
+    * (T1) r_{abc,t} <= p_{ab,t}, p_{ac,t}, p_{bc,t} and r_{abc,t} >= p_{ab,t} + p_{ac,t} - 1
+      (all three rotations): McCormick for a product of pair indicators; (P4) follows, since
+      p_{ab} + p_{ac} - 1 <= r_{abc} <= p_{bc};
+    * (T2) (lo - 2) p_{vw,t} <= sum_{u not in {v, w}} r_{uvw,t} <= (k - 2) p_{vw,t}: if v and
+      w share a cluster, it has between lo = n - (l - 1) k and k vertices, so between lo - 2
+      and k - 2 others (the lower side only when lo > 2). This is (P3) multiplied by p_{vw}
+      (reformulation-linearisation), the step that lifts the LP.
+
+    Valid for every integer solution (r is then the product), so the optimum is the paper's.
+
+    Parameters
+    ----------
+    instance : Instance
+        A TABGP instance.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        The model (``warm_start`` and ``decode`` work as for "pairs"; r is set too).
+
+    References
+    ----------
+    Ours, on the ILP of paper 004, section 4.2; the lifting is the reformulation-linearisation
+    technique (Sherali and Adams, SIAM J. Discrete Math. 3(3), 1990).
+    """
+    import pyomo.environ as pyo
+
+    m = build_balanced(instance)
+    m.name = f"tabgp_triples_{instance.name}"
+    n, l, k = instance.n, instance.l, instance.k
+    lo = n - (l - 1) * k
+    m.del_component(m.tri_a)
+    m.del_component(m.tri_b)
+    m.del_component(m.tri_c)
+    m.r = pyo.Var(m.R, bounds=(0, 1))
+    m.r_ab = pyo.Constraint(m.R, rule=lambda m, a, b, c, t: m.r[a, b, c, t] <= m.p[a, b, t])
+    m.r_ac = pyo.Constraint(m.R, rule=lambda m, a, b, c, t: m.r[a, b, c, t] <= m.p[a, c, t])
+    m.r_bc = pyo.Constraint(m.R, rule=lambda m, a, b, c, t: m.r[a, b, c, t] <= m.p[b, c, t])
+    m.r_a = pyo.Constraint(
+        m.R, rule=lambda m, a, b, c, t: m.r[a, b, c, t] >= m.p[a, b, t] + m.p[a, c, t] - 1)
+    m.r_b = pyo.Constraint(
+        m.R, rule=lambda m, a, b, c, t: m.r[a, b, c, t] >= m.p[a, b, t] + m.p[b, c, t] - 1)
+    m.r_c = pyo.Constraint(
+        m.R, rule=lambda m, a, b, c, t: m.r[a, b, c, t] >= m.p[a, c, t] + m.p[b, c, t] - 1)
+
+    def third(m: Any, v: int, w: int, t: int) -> Any:
+        return sum(m.r[(*sorted((u, v, w)), t)] for u in range(n) if u not in (v, w))
+
+    m.PT = pyo.Set(initialize=[(u, v, t) for u, v in m.P for t in m.T], dimen=3)
+    m.third_hi = pyo.Constraint(m.PT, rule=lambda m, v, w, t: third(m, v, w, t)
+                                <= (k - 2) * m.p[v, w, t])
+    if lo > 2:
+        m.third_lo = pyo.Constraint(m.PT, rule=lambda m, v, w, t: third(m, v, w, t)
+                                    >= (lo - 2) * m.p[v, w, t])
+    m._warm_extra = _warm_triples
+    return m
+
+
+def _warm_triples(model: Any, instance: Instance, a: np.ndarray) -> None:
+    _warm_pairs(model, instance, a)
+    for (x, y, z, t), var in model.r.items():
+        var.set_value(1.0 if a[t, x] == a[t, y] == a[t, z] else 0.0)
+
+
+def _size_triples(instance: Instance) -> tuple[int, int]:
+    n_vars, n_cons = _size_balanced(instance)
+    n, l, tau = instance.n, instance.l, instance.tau
+    triples, pairs = math.comb(n, 3) * tau, n * (n - 1) // 2 * tau
+    lo = n - (l - 1) * instance.k
+    return n_vars + triples, n_cons + 3 * triples + pairs * (2 if lo > 2 else 1)
+
+
 def _warm_pairs(model: Any, instance: Instance, a: np.ndarray) -> None:
     _warm_stay(model, a)
     for (u, v, i, t), var in model.q.items():
@@ -535,6 +672,11 @@ FORMULATIONS: dict[str, Formulation] = {
     "pairs": Formulation(build_pairs, _size_pairs,
                          "strong plus same-cluster pair indicators, triangle and migration "
                          "links (fastest)"),
+    "balanced": Formulation(build_balanced, _size_balanced,
+                            "pairs plus the least cluster size n - (l-1)k on x, q and p"),
+    "triples": Formulation(build_triples, _size_triples,
+                           "balanced with triple indicators lifting the triangle "
+                           "inequalities (RLT)"),
 }
 
 
