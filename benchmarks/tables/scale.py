@@ -246,9 +246,10 @@ def ratios(rec: dict) -> tuple[tuple[int, float] | None, tuple[int, float] | Non
     memory at the largest size with a peak of at least :data:`MIN_PEAK`, work at the largest
     size that took at least :data:`MIN_SECONDS`."""
     runs = sorted((int(k), v) for k, v in rec.get("runs", {}).items())
-    mem = [(s, r["memory_est"] / r["peak"]) for s, r in runs if r.get("peak", 0) >= MIN_PEAK]
+    mem = [(s, r["memory_est"] / r["peak"]) for s, r in runs
+           if r.get("peak", 0) >= MIN_PEAK and r.get("memory_est") is not None]
     work = [(s, r["work_est"] / (r["seconds"] * OPS_PER_SECOND)) for s, r in runs
-            if r["seconds"] >= MIN_SECONDS]
+            if r.get("seconds", 0) >= MIN_SECONDS and r.get("work_est") is not None]
     return (mem[-1] if mem else None), (work[-1] if work else None)
 
 

@@ -257,8 +257,11 @@ def test_heuristic_estimates_of_paper_instances_well_under_the_limits():
     ]
     for problem, inst in cases:
         for name, h in PROBLEMS[problem][1].HEURISTICS.items():
-            if problem == "nara" and name == "milp":
-                continue  # one MILP per arrival: small topologies only (its docstring)
+            if problem == "nara" and name in ("milp", "offline-search"):
+                # one MILP per arrival; thousands of replays of the episode: both are meant
+                # for episodes of tens to hundreds of requests (their docstrings), and the size
+                # limit refuses them on delta
+                continue
             s = h.estimate(inst, h.Options())
             assert isinstance(s, Size)
             assert s.memory < DEFAULT_LIMITS.memory / 4, (problem, name, s)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pyomo.environ as pyo
 import pytest
 
+from dmlopt import solvers
 from dmlopt.models import rar
 from dmlopt.models.rar import formulations as rar_formulations
 from tests.helpers.rar import _brute_force
@@ -20,8 +21,8 @@ def _script():
 def _lp_bound(inst: rar.Instance) -> float:
     model = rar.build_aggregated(inst)
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
-    solver = pyo.SolverFactory("appsi_highs")
-    solver.solve(model)
+    run = solvers.run(model, "highs", threads=1)  # one thread count: HiGHS's scheduler
+    assert run.status == "optimal", run
     return pyo.value(model.obj)
 
 

@@ -10,15 +10,15 @@ import pyomo.environ as pyo
 import pytest
 
 import dmlopt
+from dmlopt import solvers
 from dmlopt.benchmarks.analysis import rar_mincu_frontier as study
 from dmlopt.models import rar
 from tests.helpers.rar import TINY, _brute_force
 
 
 def _solve(m) -> float:
-    from pyomo.contrib.solver.common.factory import SolverFactory
-
-    SolverFactory("highs").solve(m, threads=1)
+    run = solvers.run(m, "highs", threads=1)  # prepares HiGHS's thread scheduler
+    assert run.status == "optimal", run
     return pyo.value(m.obj)
 
 
