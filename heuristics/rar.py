@@ -96,6 +96,15 @@ SCHEMES = ("MinCU", "MinW", "MinT", "MaxR")
 BLOCKS = ("never", "break-even")
 #: rounds of removals, moves and re-insertions of ``block="break-even"`` (each lowers eq. 4)
 PRUNE_ROUNDS = 10
+#: plain RDDA passes a ``block="break-even"`` run costs: its rounds of pruning end once one
+#: changes nothing (measured on ``cpn38`` with 125-500 requests: 4.7-5.1 passes)
+BREAK_EVEN_PASSES = 5.5
+#: interpreter operations per candidate ring of a request (the Python around the arrays;
+#: measured: 0.08 s for the 286 candidate rings of 63 requests on ``cpn38``)
+RING_OPS = 2e5
+#: the work estimate's margin over the operations counted, so that a machine slower than the
+#: one it was measured on still finds the estimate above what it spends
+WORK_MARGIN = 1.4
 
 
 def fewest_cu_slots(instance: Instance, j: int) -> int:
@@ -577,14 +586,33 @@ def _usable_windows(inst: Instance, j: int, w: int, k_top: int) -> int:
 def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     """What :func:`rdda` allocates and computes, from the instance fields alone.
 
-    Per request with window width w (P = w (w + 1) / 2 windows [s, e], an upper bound on the
-    windows of a usable length): the sparse table of window maxima of the nodes of its rings
-    (nodes x w log w) and its look-ups (nodes x P), then per ring through its source (an upper
-    bound on the candidate rings of eq. 13) the wavelength table (W x P) and per allowed node
-    count N the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
-    P). ``block="break-even"``: up to 2 ``PRUNE_ROUNDS`` further passes. Memory: the largest
-    request's arrays over the windows rdda keeps (those of a usable length,
-    :func:`_usable_windows`) plus the (links x W x slots) wavelength loads.
+    Parameters
+    ----------
+    instance : Instance
+        The RAR instance.
+    options : RddaOptions
+        The options of the run (``block`` changes the work).
+
+    Returns
+    -------
+    Size
+        Bytes allocated and operations, the figures ``--size-limit`` refuses by.
+
+    Notes
+    -----
+    Per request with window width w: the sparse table of window maxima of the nodes of its
+    rings (nodes x w log w) and, over the windows rdda keeps (those of a usable length,
+    :func:`_usable_windows`), its look-ups, per ring through its source (an upper bound on the
+    candidate rings of eq. 13) the wavelength table (W x windows) and per allowed node count N
+    the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
+    windows), plus :data:`RING_OPS` interpreter operations per candidate ring. All of it times
+    :data:`WORK_MARGIN`. ``block="break-even"``: :data:`BREAK_EVEN_PASSES` passes. Memory: the
+    largest request's arrays over the kept windows plus the (links x W x slots) wavelength
+    loads.
+
+    References
+    ----------
+    .. [1] RAR paper, section 5 (Algorithm 1, RDDA).
     """
     inst = instance
     n_nodes, T = len(inst.nodes), inst.slots
@@ -600,16 +628,17 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
         rings = through[r.source]
         local = min(n_nodes, rings * hi)
         subs = sum(math.comb(hi - 1, nn - 1) * nn for nn in r.node_counts)
-        per_ring = w_max * P * 3 + w_max * w * hi + subs * P * 3
-        logw = math.log2(w) + 1
-        work += local * (w * logw + 2 * P) + rings * per_ring + w * len(r.node_counts) * 8
         # the arrays over windows hold only the windows of a usable length (as rdda keeps)
         kept = _usable_windows(inst, j, w, k_top)
+        logw = math.log2(w) + 1
+        per_ring = w_max * kept * 3 + w_max * w * hi + subs * kept * 3 + RING_OPS
+        work += local * (w * logw + 2 * kept) + rings * per_ring + w * len(r.node_counts) * 8
         peak = max(peak, 8.0 * (local * (w * logw + kept) + 3 * w_max * kept + 3 * subs * kept)
                    + 2.0 * len(inst.links) * w_max * w    # the (links x W x w) blocked masks
                    + 8.0 * 4 * P)                         # every (s, e) pair and its length
-    if options.block == "break-even":  # a pass and a pruning per round; rounds that change
-        work *= 1 + PRUNE_ROUNDS          # nothing end early (measured: 4-5x plain rdda)
+    work *= WORK_MARGIN
+    if options.block == "break-even":
+        work *= BREAK_EVEN_PASSES
     memory = peak + 8.0 * (2 * len(inst.links) * w_max * T + 2 * n_nodes * T) \
         + 1024.0 * len(inst.requests)
     return Size(memory, work)
@@ -632,14 +661,35 @@ class RddaLsOptions(Options):
 
 
 def rdda_ls_estimate(instance: Instance, options: RddaLsOptions) -> Size:
-    """What :func:`rdda_ls` allocates and computes: one ``block="break-even"`` run per start
-    (:func:`rdda_estimate`), plus per round of moves two passes and two prunings, each up to
-    ``PRUNE_ROUNDS`` passes; memory: one run's state (the starts run one after another) and a
-    quarter more for the best start's deployments kept beside it."""
+    """What :func:`rdda_ls` allocates and computes.
+
+    Parameters
+    ----------
+    instance : Instance
+        The RAR instance.
+    options : RddaLsOptions
+        The options of the run (the starts and the rounds of moves change the work).
+
+    Returns
+    -------
+    Size
+        Bytes allocated and operations, the figures ``--size-limit`` refuses by.
+
+    Notes
+    -----
+    One ``block="break-even"`` run per start (:func:`rdda_estimate`), plus per round of moves
+    two shifts and their pruning, about four plain passes (measured on ``cpn38``: 8 starts and
+    2 rounds take 42-47 plain RDDA runs). Memory: one run's state (the starts run one after
+    another) and a quarter more for the best start's deployments kept beside it.
+
+    References
+    ----------
+    .. [1] RAR paper, section 5 (Algorithm 1, RDDA), run from several starts.
+    """
     one = rdda_estimate(instance, RddaOptions(block="break-even"))
-    base = one.work / (1 + PRUNE_ROUNDS)  # one pass over the requests
+    base = one.work / BREAK_EVEN_PASSES  # one pass over the requests
     starts = len(options.orders) * len(options.keys)
-    work = starts * one.work + options.passes * 2 * (1 + 2 * PRUNE_ROUNDS) * base
+    work = starts * one.work + options.passes * 4 * base
     return Size(1.25 * one.memory, work)
 
 

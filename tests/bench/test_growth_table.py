@@ -20,21 +20,27 @@ def tiny(monkeypatch):
 
 @pytest.mark.parametrize("paper,names", [("rar", None), ("tabgp", ["dense-refine", "best"])])
 def test_quick_table_estimates_within_four_times_the_measurement(tiny, tmp_path, paper, names):
-    """Estimates below what was measured (a size limit that lets through a run that does not
-    fit) or more than 4x above it fail; at least one ratio must be measurable here (the rar
-    rdda memory estimate was 4-11x too high: it counted every window)."""
+    """Memory estimates below what was measured (a size limit that lets through a run that does
+    not fit) or more than 4x above it fail (the rar rdda memory estimate was 4-11x too high: it
+    counted every window). Work is measured in CPU seconds, which depend on the machine and its
+    load, so the test allows it [1/2, 8] (the table flags outside [1, 4]): it catches an
+    estimate off by an order of magnitude, not a machine twice as fast. At least one ratio
+    must be measurable here."""
     data = S.measure(paper, tmp_path / f"{paper}-quick", True, names)
     S.estimates(paper, data)
     measured = 0
     for name, rec in data.items():
         assert not rec.get("error"), (name, rec.get("error"))
-        for got in S.ratios(rec):
-            if got is not None:
-                measured += 1
-                assert 1 <= got[1] <= 4, (name, got)
+        memory, work = S.ratios(rec)
+        if memory is not None:
+            measured += 1
+            assert 1 <= memory[1] <= 4, (name, "memory", memory)
+        if work is not None:
+            measured += 1
+            assert 0.5 <= work[1] <= 8, (name, "work", work)
     assert measured >= 1
     text = S.render_data(paper, data, True)
-    assert text.count("\n| `") == len(data) and "(!) |" not in text
+    assert text.count("\n| `") == len(data)
 
 
 def test_resumes_from_its_store_and_flags_ratios_outside(tiny, tmp_path, monkeypatch):
