@@ -282,3 +282,40 @@ def test_every_problem_module_has_a_doctest():
         if not any(t.examples for t in tests):
             without.append(module.__name__)
     assert not without, f"problem modules without a docstring example: {without}"
+
+
+#: registered heuristics whose ``time_limit`` option does not follow
+#: ``dmlopt.validation.time_limit_field`` (> 0, at most MAX_SECONDS), with the reason
+TIME_LIMIT_EXCEPTIONS = {
+    "tap/heuristic/rts": "0 is documented as 'no clock' (the run then stops on iterations)",
+}
+
+
+def test_time_limit_options_share_one_rule():
+    """Every registered heuristic's ``time_limit`` option takes seconds > 0 and at most
+    ``MAX_SECONDS`` (``time_limit_field``): the largest value passes, 0 and a second more are
+    refused by the options model itself."""
+    import pydantic
+
+    from dmlopt import registry
+    from dmlopt.validation import MAX_SECONDS
+
+    seen, wrong = [], []
+    for p in registry.names():
+        for name, entry in registry.get(p).heuristics.items():
+            key = f"{p}/heuristic/{name}"
+            if "time_limit" not in entry.Options.model_fields or key in TIME_LIMIT_EXCEPTIONS:
+                continue
+            seen.append(key)
+            entry.Options(time_limit=MAX_SECONDS)
+            for bad in (0, MAX_SECONDS + 1):
+                try:
+                    entry.Options(time_limit=bad)
+                except pydantic.ValidationError:
+                    continue
+                wrong.append(f"{key} accepts time_limit={bad}")
+    assert len(seen) >= 3
+    assert not wrong, wrong
+    stale = sorted(set(TIME_LIMIT_EXCEPTIONS) - {
+        f"{p}/heuristic/{n}" for p in registry.names() for n in registry.get(p).heuristics})
+    assert not stale, f"TIME_LIMIT_EXCEPTIONS lists heuristics gone: {stale}"
