@@ -225,9 +225,10 @@ def _symmetry_rows(m: Any, net: topo.Net, n: int, cpu_free: np.ndarray, mem_free
 
 
 def _objective(m: Any, objective: str, S: int, n_links: int) -> None:
-    """"count": maximise the accepted requests (section 3.1's objective over the episode);
-    "cost" (one request, ours for the allocator ``milp``): accept first, then fewest charged
-    links, then fewest servers, as one weighted sum (each level outweighs the next)."""
+    """The objective: "count" maximises the accepted requests (section 3.1's objective over
+    the episode); "cost" (one request, ours for the allocator ``milp``) accepts first, then
+    charges the fewest links, then uses the fewest servers, as one weighted sum (each level
+    outweighs the next)."""
     import pyomo.environ as pyo
 
     if objective == "count":
