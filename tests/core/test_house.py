@@ -220,20 +220,6 @@ UNDOCUMENTED_ENTRIES = frozenset({
     "nara/formulation/request",
     "rar/formulation/aggregated",
     "rar/formulation/paper",
-    "tabgp/heuristic/best",
-    "tabgp/heuristic/dense",
-    "tabgp/heuristic/dense-ls",
-    "tabgp/heuristic/dense-online",
-    "tabgp/heuristic/dense-refine",
-    "tabgp/heuristic/dense-roll",
-    "tabgp/heuristic/dense-roll10",
-    "tabgp/heuristic/ils",
-    "tabgp/heuristic/local-search",
-    "tabgp/heuristic/metis",
-    "tabgp/heuristic/metis-ls",
-    "tabgp/heuristic/metis-refine",
-    "tabgp/heuristic/random",
-    "tabgp/heuristic/random-ls",
 })
 
 
