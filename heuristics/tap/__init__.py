@@ -430,10 +430,12 @@ def _add(*sizes: Size) -> Size:
     return Size(sum(s.memory for s in sizes), sum(s.work for s in sizes))
 
 
-def _padded(instance: Instance) -> Size:
-    """The padded QAP (F, B: N x N), its masks and the N x N delta temporaries."""
+def _padded(instance: Instance, temporaries: bool = True) -> Size:
+    """The padded QAP (F, B: N x N), its masks and, with ``temporaries``, the N x N delta
+    temporaries (the incremental descent keeps m x N gains instead: the peak of random-ls was
+    about 30 N^2 bytes at N = 256, 48 charged)."""
     slots = _slots(instance)
-    return Size(8 * 12 * slots * slots, 30 * slots * slots)
+    return Size(8 * (6 + 6 * temporaries) * slots * slots, 30 * slots * slots)
 
 
 def _start_size(instance: Instance, start: Any) -> Size:
@@ -470,12 +472,13 @@ def estimate_local_search(instance: Instance, options: Options) -> Size:
     slots, m = _slots(instance), float(instance.m)
     descents = _rounds(options.restarts + 1, options.time_limit)
     swaps = _swaps(m, descents)
-    if ts.exact_gains(instance.traffic, instance.distance):
+    exact = ts.exact_gains(instance.traffic, instance.distance)
+    if exact:
         work = descents * m * m * slots + swaps * SWAP_PASSES * m * slots
     else:
         work = swaps * (slots**3 + 30 * slots * slots)
     start = getattr(options, "start", None)  # cle-ls ...: the start is added by _started
-    return _add(_start_size(instance, start), _padded(instance), Size(0.0, work))
+    return _add(_start_size(instance, start), _padded(instance, not exact), Size(0.0, work))
 
 
 def _started(start: str):
