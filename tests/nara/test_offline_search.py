@@ -99,8 +99,9 @@ def test_first_candidate_plan_is_netfits_plan():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_replays_with_random_plan_variants_are_feasible(seed):
-    # catches a "place" move that commits servers without the simulator's constraint-3 check
-    # or that leaves a request partly allocated: the evaluator rejects such an allocation
+    # catches "place" moves committed without the simulator's constraint-3 check on plans that
+    # ignore the access links (checked by hand: can_add always True and access_now all True
+    # make the evaluator reject all three), and variants that change nothing
     inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "alpha",
                                     "n_requests": 64}, seed=50 + seed)
     replay = off._Replay(inst)
