@@ -29,8 +29,8 @@ CASES = [
     ({"generator": "alibaba", "topology": "beta", "n_requests": 200}, 3, "netfit-probe", {}),
     ({"generator": "uniform", "topology": "beta", "n_requests": 200}, 4, "netfit-probe",
      {"n_probe": 8, "max_cand": 2, "select": False}),
-    ({"generator": "uniform", "topology": "gamma", "n_requests": 300}, 5, "netfit-probe", {}),
-    ({"generator": "uniform", "topology": "gamma", "n_requests": 300}, 5, "netfit", {}),
+    ({"generator": "uniform", "topology": "gamma", "n_requests": 896}, 5, "netfit-probe", {}),
+    ({"generator": "uniform", "topology": "gamma", "n_requests": 896}, 7, "netfit", {}),
     ({"generator": "azure", "topology": "alpha", "n_requests": 200}, 6, "netfit", {}),
 ]
 
