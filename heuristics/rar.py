@@ -337,6 +337,11 @@ class _Packer:
         free = self.caps[loc][:, None] - mu
         room = mu - self.peak[loc][:, None]  # <= 0: activated CUs left unused in the window
         node = np.where(free >= kk[None, :], np.maximum(room + kk[None, :], 0), _NO_ROOM)
+        # RDDA's key (new, N, ...) with a best found on fewer nodes: this N wins only with
+        # fewer new CUs, and a node set activates at least the sum of its nodes' fewest
+        if (scheme == "MinCU" and self.prefer is None and best_key is not None
+                and (sel @ node.min(axis=1)).min() >= best_key[0]):
+            return best_key, best
         tot = (sel @ node.astype(np.float64)).astype(np.int64)  # (U, P): new CUs or >= _NO_ROOM
         s_idx, e_idx = s_all[cols], e_all[cols]
         end = lo + e_idx  # (P,) < 2^14
