@@ -50,9 +50,12 @@ The default keeps ``select=True`` (the tuned configuration).
 Cost: O(max_cand x n_probe x servers) numpy work per request with a choice;
 ``budget_servers`` switches the look-ahead off (plain netfit) above that many servers. The
 probe test is incremental (:class:`Probes`): the per-rack statistics are built once per request
-by segment sums over the servers sorted by rack, restricted to the servers that can count for
-some probe (O(n_probe x such servers), no probes x servers x racks product), and only the racks
-a candidate touches are recounted. The widest rack-to-rack bottlenecks and the compatibility
+from small tables where the free values are few (the one-server fit from the most free memory
+per rack and free CPU value; the sums of a probe demanding at least any server's free amount
+from per-rack free totals by eligibility rank), else by segment sums over the servers sorted by
+rack, restricted to the servers that can count for some probe; only the racks a candidate
+touches are recounted, and the sums over compatible racks (R x R per probe) are made only for
+the probes no single rack holds. The widest rack-to-rack bottlenecks and the compatibility
 matrix of each probe bandwidth are kept across requests (:class:`Cache`) until a link of a
 candidate path changes (an allocation on one server or one rack charges access links only).
 A delta episode (2560 servers, 4096 requests) takes under 10 s of CPU.
