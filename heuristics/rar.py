@@ -104,9 +104,9 @@ PRUNE_ROUNDS = 10
 #: plain RDDA passes a ``block="break-even"`` run costs: its rounds of pruning end once one
 #: changes nothing (measured on ``cpn38`` with 125-500 requests: 4.7-5.1 passes)
 BREAK_EVEN_PASSES = 5.5
-#: interpreter operations per candidate ring of a request (the Python around the arrays;
-#: measured: 0.08 s for the 286 candidate rings of 63 requests on ``cpn38``)
-RING_OPS = 2e5
+#: interpreter operations per candidate ring of a request and slot of its window (the Python
+#: around the arrays; measured: 3.3-8.4 microseconds on ``cpn6`` and ``cpn38``, 20-125 requests)
+RING_SLOT_OPS = 5e3
 #: the work estimate's margin over the operations counted, so that a machine slower than the
 #: one it was measured on still finds the estimate above what it spends (ratios 1.8-3.2 over
 #: 125-1000 requests on cpn38, one thread, load average 5 on 2 cores)
@@ -677,8 +677,8 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     :func:`_usable_windows`), its look-ups, per ring through its source (an upper bound on the
     candidate rings of eq. 13) the wavelength table (W x windows) and per allowed node count N
     the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
-    windows), plus :data:`RING_OPS` interpreter operations per candidate ring. All of it times
-    :data:`WORK_MARGIN`. ``block="break-even"``: :data:`BREAK_EVEN_PASSES` passes. Memory: the
+    windows), plus :data:`RING_SLOT_OPS` interpreter operations per candidate ring and window
+    slot. All of it times :data:`WORK_MARGIN`. ``block="break-even"``: :data:`BREAK_EVEN_PASSES` passes. Memory: the
     largest request's arrays over the kept windows plus the (links x W x slots) wavelength
     loads.
 
@@ -703,7 +703,7 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
         # the arrays over windows hold only the windows of a usable length (as rdda keeps)
         kept = _usable_windows(inst, j, w, k_top)
         logw = math.log2(w) + 1
-        per_ring = w_max * kept * 3 + w_max * w * hi + subs * kept * 3 + RING_OPS
+        per_ring = w_max * kept * 3 + w_max * w * hi + subs * kept * 3 + RING_SLOT_OPS * w
         work += local * (w * logw + 2 * kept) + rings * per_ring + w * len(r.node_counts) * 8
         peak = max(peak, 8.0 * (local * (w * logw + kept) + 3 * w_max * kept + 3 * subs * kept)
                    + 2.0 * len(inst.links) * w_max * w    # the (links x W x w) blocked masks
