@@ -21,12 +21,15 @@ methods (solver + formulation + time limit; heuristics with options and seeds)::
       { bound = "lp", time_limit = 60 },
     ]
 
-``time_limit``, ``grace`` and ``threads`` may also be given per group and per method (the most
-specific wins). A solver method may also give ``mip_gap``, ``warm_start`` (a heuristic name) and
-``solver_options`` (a table passed to the solver). A heuristic's ``time_limit`` is the harness's
-hard limit only; it is not passed to the heuristic (put it in ``options`` for that). A bound method
-(``dmlopt bound``, the problem's ``BOUNDS``) gets ``options`` and its ``time_limit``; the report
-grades every run against the best bound of its instance (the certified gap).
+``paper_groups = true`` appends every registered paper's groups of the shipped ``quick`` suite
+(``Paper.quick``, :mod:`dmlopt.benchmarks.papers`; ``groups`` may then be left out): a paper
+joins the ``quick`` suite from its own module. ``time_limit``, ``grace`` and ``threads`` may also
+be given per group and per method (the most specific wins). A solver method may also give
+``mip_gap``, ``warm_start`` (a heuristic name) and ``solver_options`` (a table passed to the
+solver). A heuristic's ``time_limit`` is the harness's hard limit only; it is not passed to the
+heuristic (put it in ``options`` for that). A bound method (``dmlopt bound``, the problem's
+``BOUNDS``) gets ``options`` and its ``time_limit``; the report grades every run against the
+best bound of its instance (the certified gap).
 
 Instance files are resolved relative to the suite file first, then among the instances shipped in
 ``dmlopt.data``; globs are allowed in both places.
@@ -80,7 +83,8 @@ NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 #: env var that allows heuristics named "module:function"
 ALLOW_IMPORT_ENV = "DMLOPT_BENCH_ALLOW_IMPORT"
 
-_TOP_KEYS = {"name", "description", "time_limit", "grace", "threads", "groups"}
+_TOP_KEYS = {"name", "description", "time_limit", "grace", "threads", "groups",
+              "paper_groups"}
 _GROUP_KEYS = {"problem", "instances", "methods", "time_limit", "grace", "threads"}
 _FILE_KEYS = {"file"}
 _GEN_KEYS = {"generator", "params", "seeds"}
@@ -293,17 +297,35 @@ def _parse(name_or_path: str | Path) -> tuple[_Ctx, str, str, list[_Plan]]:
         raise SuiteError(f"{path}: {exc.rule}") from None
     except DmloptError as exc:
         raise SuiteError(f"{path}: {exc}") from None
-    ctx.keys("", data, _TOP_KEYS, {"groups"})
+    from_papers = data.get("paper_groups", False)
+    if not isinstance(from_papers, bool):
+        raise ctx.err("paper_groups", from_papers, "must be true or false")
+    ctx.keys("", data, _TOP_KEYS, set() if from_papers else {"groups"})
     name = check_name(ctx, data.get("name", path.stem), "name" in data)
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ctx.err("description", description, "must be a string")
     defaults = _limits(ctx, "", data, {})
-    groups = data["groups"]
-    if not isinstance(groups, list) or not groups:
+    groups = data.get("groups", [])
+    if not isinstance(groups, list) or not (groups or from_papers):
         raise ctx.err("groups", groups, "must be a non-empty array of tables ([[groups]])")
-    plans = [_plan(ctx, f"groups[{gi}]", group, defaults) for gi, group in enumerate(groups)]
+    located = [(f"groups[{gi}]", group) for gi, group in enumerate(groups)]
+    if from_papers:
+        located += _paper_groups(ctx)
+    plans = [_plan(ctx, where, group, defaults) for where, group in located]
     return ctx, name, description, plans
+
+
+def _paper_groups(ctx: _Ctx) -> list[tuple[str, Any]]:
+    """``paper_groups = true``: every registered paper's ``quick`` groups, in paper order
+    (:mod:`dmlopt.benchmarks.papers`), each located as ``paper KEY quick[i]``."""
+    from dmlopt.benchmarks import papers
+
+    out = [(f"paper {key} quick[{i}]", group) for key, paper in papers.all_papers().items()
+           for i, group in enumerate(paper.quick)]
+    if not out:
+        raise ctx.err("paper_groups", True, "but no registered paper declares quick groups")
+    return out
 
 
 def check_name(ctx: _Ctx, name: Any, given: bool = True) -> str:

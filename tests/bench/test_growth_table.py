@@ -12,10 +12,10 @@ from dmlopt.benchmarks.tables import scale as S
 
 @pytest.fixture()
 def tiny(monkeypatch):
-    plans = dict(S.PLANS)
+    plans = {p: S.plan_of(p) for p in ("rar", "tabgp")}
     plans["rar"] = dataclasses.replace(plans["rar"], quick_sizes=(125,), quick_cap=2.0)
     plans["tabgp"] = dataclasses.replace(plans["tabgp"], quick_sizes=(128,), quick_cap=2.0)
-    monkeypatch.setattr(S, "PLANS", plans)
+    monkeypatch.setattr(S, "plan_of", plans.__getitem__)
 
 
 @pytest.mark.parametrize("paper,names", [("rar", None), ("tabgp", ["dense-refine", "best"])])
