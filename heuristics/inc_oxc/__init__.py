@@ -93,6 +93,7 @@ from dmlopt.models.inc_oxc import (
     Instance,
     Solution,
 )
+from dmlopt.validation import time_limit_field
 
 
 def wcg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
@@ -155,8 +156,8 @@ class ScheduleOptions(Options):
 class SearchOptions(Options):
     """Options of wcg-ls (iterated local search over placements, ours)."""
 
-    time_limit: float = pydantic.Field(default=2.0, gt=0, le=86_400,
-                                       description="seconds of local search after wcg")
+    time_limit: float = time_limit_field(
+        2.0, "seconds of local search after wcg (at most a day)")
     max_rounds: int = pydantic.Field(default=50, ge=1, le=1_000_000,
                                      description="improvement rounds of one descent")
 

@@ -30,6 +30,7 @@ from dmlopt.heuristics.nara import offline as _nara_offline
 from dmlopt.heuristics.nara import probe as _nara_probe
 from dmlopt.models import nara
 from dmlopt.models.nara.sim import State, run_episode
+from dmlopt.validation import time_limit_field
 
 
 def _random(state: State, rng: np.random.Generator) -> bool:
@@ -431,8 +432,8 @@ class ProbeOptions(Options):
 class MilpOptions(Options):
     """Options of the per-request MILP allocator."""
 
-    time_limit: float = pydantic.Field(
-        default=10.0, gt=0, le=86_400, description="HiGHS time limit per request (seconds)")
+    time_limit: float = time_limit_field(
+        10.0, "HiGHS time limit per request (seconds, at most a day)")
 
 
 def _episode_size(instance: nara.Instance) -> tuple[float, float, float, float, float]:

@@ -42,6 +42,7 @@ from dmlopt.heuristics.nara import netfit as _netfit
 from dmlopt.models import nara
 from dmlopt.models.nara.bounds import aggregate_bound
 from dmlopt.models.nara.sim import State
+from dmlopt.validation import time_limit_field
 
 #: seconds of the aggregate upper bound computed first (the search stops when it meets it)
 BOUND_SECONDS = 10.0
@@ -56,9 +57,9 @@ class OfflineSearchOptions(Options):
     iterations: int = pydantic.Field(
         default=2000, ge=0, le=10**7, description="local-search moves (each replays the "
         "episode from the first step it changes)")
-    time_limit: float = pydantic.Field(
-        default=240.0, gt=0, le=86_400, description="CPU seconds at most; the search stops "
-        "earlier after `iterations` moves")
+    time_limit: float = time_limit_field(
+        240.0, "CPU seconds (at most a day); the search stops earlier after `iterations` "
+        "moves")
     p_admit: float = pydantic.Field(
         default=0.25, ge=0, le=1, description="probability that a move admits a refused "
         "request again instead of refusing one more")

@@ -77,6 +77,7 @@ from dmlopt.heuristics.tabgp.graph import Graph, compress, dense, metis, repair,
 from dmlopt.heuristics.tabgp.ls import local_search
 from dmlopt.heuristics.tabgp.ls import work as ls_work
 from dmlopt.models.tabgp import Instance, Solution, cost_parts
+from dmlopt.validation import one_of
 
 # --------------------------------------------------------------------------------------------
 # building blocks
@@ -409,10 +410,7 @@ StartName = Literal["dense", "dense-ls", "dense-online", "dense-roll", "dense-ro
 
 def _check_start(value: object) -> object:
     """A ``start`` given by name must name a construction heuristic (one clear message)."""
-    names = get_args(StartName)
-    if isinstance(value, str) and value not in names:
-        raise ValueError(f"{value!r} is not a starting heuristic (one of {', '.join(names)})")
-    return value
+    return one_of(value, get_args(StartName), "a starting heuristic")
 
 
 class RollOptions(Options):
