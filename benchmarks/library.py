@@ -3,15 +3,17 @@
     python -m dmlopt.benchmarks.library PROBLEM [PROBLEM ...] [--only ID ...] [--time-limit S]
         [--root DIR]
 
-For every spec of the problem (the paper settings below) it makes the instance, solves it with
-the problem's best exact formulation (HiGHS, one thread, warm-started by a good heuristic), or
-takes a published solution (QAPLIB), re-evaluates the solution with the evaluator, and writes the
-instance (``<root>/<problem>/<id>.json``, unless the record's instance is a generator spec),
-the solution (``<root>/<problem>/solutions/<id>.json``) and the record, each file atomically.
-A record already present and verified is skipped, so an interrupted build resumes. The status
-is ``optimal`` only when the solver proved it at the default gap (1e-4), ``best-known``
-otherwise, with the solver's bound. ``--root`` defaults to the installed ``dmlopt.data``
-directory (the repository's ``data/`` in a development install); nothing is written elsewhere.
+For every spec of the problem (its paper's settings: ``Paper.library`` in
+``benchmarks/papers/<problem>.py``, :mod:`dmlopt.benchmarks.papers`) it makes the instance,
+solves it with the problem's best exact formulation (HiGHS, one thread, warm-started by a good
+heuristic), or takes a published solution (QAPLIB), re-evaluates the solution with the
+evaluator, and writes the instance (``<root>/<problem>/<id>.json``, unless the record's instance
+is a generator spec), the solution (``<root>/<problem>/solutions/<id>.json``) and the record,
+each file atomically. A record already present and verified is skipped, so an interrupted build
+resumes. The status is ``optimal`` only when the solver proved it at the default gap (1e-4),
+``best-known`` otherwise, with the solver's bound. ``--root`` defaults to the installed
+``dmlopt.data`` directory (the repository's ``data/`` in a development install); nothing is
+written elsewhere.
 """
 
 from __future__ import annotations
@@ -56,134 +58,18 @@ class Spec:
 FRONTIER_SECONDS = 3600.0
 
 
-def _tabgp() -> Iterator[Spec]:
-    for tau in (1, 3):
-        for i in range(1, 10):
-            p = round(0.1 * i, 1)
-            for s in range(10):
-                yield Spec(f"fig42-p{i:02d}-tau{tau}-s{s}", "tabgp",
-                           {"paper": "004", "table": "Figure 4.2", "generator": "er",
-                            "params": {"n": 12, "p": p, "tau": tau, "l": 4}, "seed": s},
-                           {"generator": "er", "n": 12, "p": p, "tau": tau, "l": 4}, s,
-                           "pairs", "dense-refine")
-    # the paper's "slightly larger" set (suite paper-tabgp, table n16): n = 16, k = 4
-    for p in (0.2, 0.5, 0.8):
-        for s in range(2):
-            yield _tabgp_spec(f"n16-p{round(10 * p):02d}-tau3-s{s}", 16, p, s, "n = 16 (k = 4)")
-    # the frontier: n = 20, tau = 3 (k = 5, l = 4), never solved (section 4.2: Gurobi ran two
-    # weeks on larger instances without a proof)
-    for p in (0.2, 0.5, 0.8):
-        yield _tabgp_spec(f"n20-p{round(10 * p):02d}-tau3-s0", 20, p, 0,
-                          "frontier: n = 20, tau = 3", FRONTIER_SECONDS)
+def all_specs() -> dict[str, Callable[[], Iterator[Spec]]]:
+    """The library specs of every registered paper that declares some.
 
+    Returns
+    -------
+    dict
+        paper key (the problem whose library it fills, ``data/<key>/references.json``) ->
+        ``Paper.library`` (:mod:`dmlopt.benchmarks.papers`), in paper order.
+    """
+    from dmlopt.benchmarks import papers
 
-def _tabgp_spec(sid: str, n: int, p: float, s: int, table: str,
-                time_limit: float | None = None) -> Spec:
-    params = {"n": n, "p": p, "tau": 3, "l": 4}
-    return Spec(sid, "tabgp", {"paper": "004", "table": table, "generator": "er",
-                               "params": params, "seed": s},
-                {"generator": "er", **params}, s, "pairs", "dense-refine",
-                time_limit=time_limit)
-
-
-def _qaplib_known(name: str) -> Callable[[Any], tuple[Any, str]]:
-    def known(inst: Any) -> tuple[Any, str]:
-        from dmlopt.models.tap import Solution, evaluate, qaplib
-
-        _, perm = qaplib.solution(name)
-        perm = [int(x) for x in perm]
-        inverse = [0] * len(perm)
-        for i, v in enumerate(perm):
-            inverse[v] = i
-        cands = [Solution(assignment=perm), Solution(assignment=inverse)]
-        best = min(cands, key=lambda s: evaluate(inst, s).objective)
-        return best, "QAPLIB published solution (.sln), re-evaluated"
-    return known
-
-
-def _tap() -> Iterator[Spec]:
-    from dmlopt.models.tap import qaplib
-
-    for topo, vms_list in (("fat-tree", (8, 12, 16)), ("dcell", (8, 12, 16, 20))):
-        for overlay in ("ps", "allreduce"):
-            for vms in vms_list:
-                for s in range(2):
-                    params = {"topology": topo, "overlay": overlay, "modules": 8, "vms": vms,
-                              "K": 1}
-                    yield Spec(f"fig11-{topo}-{overlay}-v{vms}-s{s}", "tap",
-                               {"paper": "000", "table": "Fig. 11", "generator": "dc",
-                                "params": params, "seed": s}, {"generator": "dc", **params}, s,
-                               "class", "abm-ls")
-    for name in qaplib.names():
-        yield Spec(f"qaplib-{name}", "tap",
-                   {"paper": "QAPLIB (Burkard, Karisch, Rendl 1997)", "table": "QAPLIB",
-                    "generator": "qaplib", "params": {"name": name}, "seed": 0},
-                   {"generator": "qaplib", "name": name}, 0, ship_instance=False,
-                   known=_qaplib_known(name))
-    # the frontier: ten times Fig. 11's size (fat-tree k = 8: 128 servers, 32 modules, K = 1)
-    for overlay in ("ps", "allreduce"):
-        params = {"topology": "fat-tree", "k": 8, "overlay": overlay, "modules": 32, "K": 1}
-        yield Spec(f"frontier-fat-tree-k8-{overlay}-m32-s0", "tap",
-                   {"paper": "000", "table": "frontier: fat-tree k = 8, 32 modules",
-                    "generator": "dc", "params": params, "seed": 0},
-                   {"generator": "dc", **params}, 0, "class", "rts",
-                   time_limit=FRONTIER_SECONDS)
-
-
-def _inc_oxc() -> Iterator[Spec]:
-    for racks in (2, 4, 6):
-        for s in range(4):
-            yield Spec(f"fig4-r{racks}-s{s}", "inc_oxc",
-                       {"paper": "002", "table": "Fig. 4 / Table II", "generator": "small",
-                        "params": {"racks": racks}, "seed": s},
-                       {"generator": "small", "racks": racks}, s, "strong", "wcg-ls")
-    # the frontier: 8 racks (the paper stops at 6, 1,556 s in Gurobi); goal: proven in 600 s
-    for s in range(4):
-        yield Spec(f"fig4-r8-s{s}", "inc_oxc",
-                   {"paper": "002", "table": "frontier: 8 racks", "generator": "small",
-                    "params": {"racks": 8}, "seed": s},
-                   {"generator": "small", "racks": 8}, s, "strong", "wcg-ls", time_limit=600.0)
-
-
-def _rar() -> Iterator[Spec]:
-    for n in (2, 6, 10, 12):
-        for scheme in ("MinCU", "MinW", "MinT", "MaxR"):
-            # the frontier: MinCU at 10 requests, seeds 0-9 (issue 19: 3 of 10 proven in 600 s)
-            frontier = n == 10 and scheme == "MinCU"
-            for s in range(10 if frontier else 5):
-                yield Spec(f"cpn6-r{n}-{scheme.lower()}-s{s}", "rar",
-                           {"paper": "003", "generator": "cpn6",
-                            "table": "frontier: MinCU, 10 requests" if frontier
-                            else "Table 2, Figs. 5-7",
-                            "params": {"requests": n, "scheme": scheme}, "seed": s},
-                           {"generator": "cpn6", "requests": n, "scheme": scheme}, s,
-                           "aggregated", "rdda", time_limit=FRONTIER_SECONDS if frontier else None)
-    yield from _rar38()
-
-
-def _rar38() -> Iterator[Spec]:
-    # 100 and 200 requests only: a 500-request solution file is 0.4 MB
-    for n in (100, 200):
-        for scheme in ("MinCU", "MinW", "MinT", "MaxR"):
-            yield Spec(f"cpn38-r{n}-{scheme.lower()}-s0", "rar",
-                       {"paper": "003", "table": "Figs. 8-13, Table 2 (RDDA)",
-                        "generator": "cpn38", "params": {"requests": n, "scheme": scheme},
-                        "seed": 0},
-                       {"generator": "cpn38", "requests": n, "scheme": scheme}, 0,
-                       heuristic="rdda")
-
-
-def _nara() -> Iterator[Spec]:
-    for s in range(10):
-        yield Spec(f"alpha-uniform-r16-s{s}", "nara",
-                   {"paper": "001", "table": "offline bound (section 4)", "generator": "uniform",
-                    "params": {"topology": "alpha", "n_requests": 16}, "seed": s},
-                   {"generator": "uniform", "topology": "alpha", "n_requests": 16}, s,
-                   "offline", "netfit")
-
-
-SPECS: dict[str, Callable[[], Iterator[Spec]]] = {
-    "tabgp": _tabgp, "tap": _tap, "inc_oxc": _inc_oxc, "rar": _rar, "nara": _nara}
+    return {k: p.library for k, p in papers.all_papers().items() if p.library is not None}
 
 
 def _load(path: Path) -> list[dict]:
@@ -278,7 +164,7 @@ def run(problems: list[str], root: Path, time_limit: float, only: set[str] | Non
     records with an exact formulation again, from their stored solution); the number made or
     re-solved. Frontier entries get ``frontier_seconds`` (default: their own budget)."""
     if only is not None:
-        unknown = sorted(only - {s.id for problem in problems for s in SPECS[problem]()})
+        unknown = sorted(only - {s.id for problem in problems for s in all_specs()[problem]()})
         if unknown:
             raise DmloptError(f"--only: {', '.join(unknown)} is not an id of "
                               f"{', '.join(problems)} (dmlopt references lists them)")
@@ -286,7 +172,7 @@ def run(problems: list[str], root: Path, time_limit: float, only: set[str] | Non
     for problem in problems:
         path = root / problem / "references.json"
         recs = {r["id"]: r for r in _load(path)}
-        specs = [s for s in SPECS[problem]() if only is None or s.id in only]
+        specs = [s for s in all_specs()[problem]() if only is None or s.id in only]
         for i, spec in enumerate(specs, 1):
             old = recs.get(spec.id)
             if old is not None and not (improve and old["status"] == "best-known"
@@ -326,7 +212,7 @@ def add_bounds(problems: list[str], root: Path, time_limit: float,
         sense = registry.get(problem).sense
         path = root / problem / "references.json"
         recs = {r["id"]: r for r in _load(path)}
-        specs = {s.id: s for s in SPECS[problem]()}
+        specs = {s.id: s for s in all_specs()[problem]()}
         todo = [r for r in recs.values() if r["status"] == "best-known"
                 and (only is None or r["id"] in only)]
         for i, rec in enumerate(todo, 1):
@@ -410,8 +296,9 @@ def write_frontier(page: Path, root: Path, problems: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.library",
                                  description=__doc__.split("\n\n")[0])
-    ap.add_argument("problems", nargs="+", choices=list(SPECS), metavar="PROBLEM",
-                    help=f"one or more of {', '.join(SPECS)}")
+    known = list(all_specs())
+    ap.add_argument("problems", nargs="+", choices=known, metavar="PROBLEM",
+                    help=f"one or more of {', '.join(known)}")
     ap.add_argument("--only", nargs="*", default=None, metavar="ID", help="only these ids")
     ap.add_argument("--time-limit", type=float, default=600.0,
                     help="seconds per exact solve (default 600)")

@@ -31,8 +31,9 @@ from typing import Any
 from dmlopt import __version__, io
 from dmlopt.errors import DmloptError
 
+from . import papers as papers_mod
 from . import suite as suite_mod
-from .tables import PAPERS, TITLES, Table, rows
+from .tables import Table, rows
 
 #: default output directory (relative to the working directory, like ``dmlopt bench``)
 DEFAULT_DIR = "results/reproduce"
@@ -41,28 +42,24 @@ _MARK = re.compile(r"<!-- reproduce: ([a-z0-9_]+)/([a-z0-9._-]+) -->\n(.*?)<!-- 
 
 
 def tables(paper: str | None = None) -> list[Table]:
-    """Every declared table, in paper order, or those of ``paper``."""
-    if paper is not None and paper not in PAPERS:
-        raise DmloptError(f"reproduce: paper {paper!r} is not one of {', '.join(PAPERS)}")
+    """Every declared table, in paper order, or those of ``paper``: the tables of each paper's
+    ``Paper.tables`` modules (:mod:`dmlopt.benchmarks.papers`), then its growth table."""
+    known = papers_mod.all_papers() if paper is None else {paper: papers_mod.get(paper)}
     out: list[Table] = []
-    for p, modules in PAPERS.items():
-        if paper is not None and p != paper:
-            continue
-        for name in modules:
-            try:
-                mod = importlib.import_module(f"dmlopt.benchmarks.tables.{name}")
-            except ModuleNotFoundError as exc:
-                if exc.name != f"dmlopt.benchmarks.tables.{name}":
-                    raise
-                continue
+    for p, decl in known.items():
+        for name in decl.tables:
+            mod = importlib.import_module(name)
             out.extend(t for t in getattr(mod, "TABLES", []) if t.paper == p)
+        if decl.growth is not None:
+            from .tables.scale import growth_table
+
+            out.append(growth_table(p))
     return out
 
 
 def select(paper: str, names: list[str] | None) -> list[Table]:
     """The tables of ``paper`` named (all of them when ``names`` is empty)."""
-    if paper not in PAPERS:
-        raise DmloptError(f"reproduce: paper {paper!r} is not one of {', '.join(PAPERS)}")
+    papers_mod.get(paper)  # an unknown paper is refused by name
     known = tables(paper)
     if not known:
         raise DmloptError(f"reproduce: paper {paper!r} declares no tables")
@@ -101,8 +98,9 @@ def listing_data(paper: str | None = None) -> list[dict[str, Any]]:
     DmloptError
         ``paper`` is unknown or declares no tables.
     """
-    if paper is not None and paper not in PAPERS:
-        raise DmloptError(f"reproduce: paper {paper!r} is not one of {', '.join(PAPERS)}")
+    titles = {p: d.title for p, d in papers_mod.all_papers().items()}
+    if paper is not None and paper not in titles:
+        raise DmloptError(f"reproduce: paper {paper!r} is not one of {', '.join(titles)}")
     out = []
     counts: dict[str, int] = {}
 
@@ -112,7 +110,7 @@ def listing_data(paper: str | None = None) -> list[dict[str, Any]]:
                 counts[n] = suite_mod.count(n)
         return sum(counts[n] for n in names)
 
-    for p in PAPERS if paper is None else [paper]:
+    for p in titles if paper is None else [paper]:
         found = tables(p)
         if paper is not None and not found:
             raise DmloptError(f"reproduce: paper {paper!r} declares no tables")
@@ -120,7 +118,7 @@ def listing_data(paper: str | None = None) -> list[dict[str, Any]]:
             continue
         full, quick = _totals(found)
         out.append({
-            "paper": p, "title": TITLES[p], "runs": runs(full[0]), "minutes": full[1],
+            "paper": p, "title": titles[p], "runs": runs(full[0]), "minutes": full[1],
             "quick_runs": runs(quick[0]), "quick_minutes": quick[1],
             "tables": [{"name": t.name, "title": t.title, "suites": list(t.suites),
                         "quick_suites": list(t.quick), "runs": runs(t.suites),
@@ -184,14 +182,16 @@ def run(paper: str, names: list[str] | None = None, quick: bool = False,
     names_ = suites_of(chosen, quick)
     suites = [suite_mod.load(n) for n in names_]  # every suite checked before anything runs
     (here / "stores").mkdir(parents=True, exist_ok=True)
-    stores = {s.name: here / "stores" / f"{s.name}.sqlite" for s in suites}
+    # by the name the tables give (a shipped name, or a path to a suite file), each store named
+    # by its suite's own name
+    stores = {n: here / "stores" / f"{s.name}.sqlite" for n, s in zip(names_, suites, strict=True)}
     workers = workers or runner.default_workers()
-    for s in suites:
-        before = len(store.read(stores[s.name])) if stores[s.name].exists() else 0
+    for n, s in zip(names_, suites, strict=True):
+        before = len(store.read(stores[n])) if stores[n].exists() else 0
         with _LoadSampler() as load:
-            run_suite(s, stores[s.name], workers, summary=sys.stderr)
-        if len(store.read(stores[s.name])) > before:
-            load.save(stores[s.name].with_suffix(".load.json"))
+            run_suite(s, stores[n], workers, summary=sys.stderr)
+        if len(store.read(stores[n])) > before:
+            load.save(stores[n].with_suffix(".load.json"))
     written: list[Path] = []
     blocks: dict[str, str] = {}
     titles: dict[str, str] = {}
@@ -323,7 +323,7 @@ def _machine(paths: list[Path]) -> str:
 
 def _index(paper: str, chosen: list[Table], quick: bool,
            titles: dict[str, str] | None = None) -> str:
-    lines = [f"# {TITLES[paper]}" + (" (quick run)" if quick else ""), ""]
+    lines = [f"# {papers_mod.get(paper).title}" + (" (quick run)" if quick else ""), ""]
     lines += [f"- [{(titles or {}).get(t.name, t.title)}]({t.name}.md)" for t in chosen]
     return "\n".join(lines) + "\n"
 
@@ -362,8 +362,8 @@ def cmd_reproduce(args: Any) -> int:
     if args.json:
         raise DmloptError("reproduce: --json applies to --list only")
     if not args.paper:
-        raise DmloptError(f"reproduce: PAPER is required (one of {', '.join(PAPERS)}; "
-                          "or --list)")
+        raise DmloptError(f"reproduce: PAPER is required (one of "
+                          f"{', '.join(papers_mod.names())}; or --list)")
     out = args.output or DEFAULT_DIR
     try:
         written = run(args.paper, args.tables, quick=args.quick, workers=args.workers,
@@ -381,13 +381,14 @@ def cmd_reproduce(args: Any) -> int:
 
 def register(sub: Any) -> None:
     """Add ``reproduce`` to dmlopt's subcommands."""
+    known = papers_mod.all_papers()
     r = sub.add_parser(
         "reproduce", help="re-create a paper's tables and figures (runs its suites)",
         description="Run the suites of a paper's tables through the harness (resumable stores "
         "under DIR) and write each table as Markdown (PNG for figures), the paper's values "
-        "beside ours. Papers: " + ", ".join(f"{p} ({TITLES[p]})" for p in PAPERS) + ".")
-    r.add_argument("paper", nargs="?", choices=list(PAPERS), metavar="PAPER",
-                   help=f"one of {', '.join(PAPERS)}")
+        "beside ours. Papers: " + ", ".join(f"{p} ({d.title})" for p, d in known.items()) + ".")
+    r.add_argument("paper", nargs="?", choices=list(known), metavar="PAPER",
+                   help=f"one of {', '.join(known)}")
     r.add_argument("tables", nargs="*", metavar="TABLE",
                    help="tables to make (default: all of the paper's; see --list)")
     r.add_argument("--quick", action="store_true",

@@ -22,6 +22,10 @@ methods (solver + formulation + time limit; heuristics with options, seeds and a
       { bound = "lp", time_limit = 60 },
     ]
 
+``paper_groups = true`` appends every registered paper's groups of the shipped ``quick`` suite
+(``Paper.quick``, :mod:`dmlopt.benchmarks.papers`; ``groups`` may then be left out): a paper
+joins the ``quick`` suite from its own module.
+
 Two limits with two names: ``time_limit`` is the solver's (exact methods) or the bound method's
 (bound methods) own limit, passed to it; ``kill_limit`` is the harness's limit of a heuristic
 run, which the heuristic is not told (a heuristic's own time limit is one of its ``options``).
@@ -86,7 +90,8 @@ NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 #: env var that allows heuristics named "module:function"
 ALLOW_IMPORT_ENV = "DMLOPT_BENCH_ALLOW_IMPORT"
 
-_TOP_KEYS = {"name", "description", "time_limit", "kill_limit", "grace", "threads", "groups"}
+_TOP_KEYS = {"name", "description", "time_limit", "kill_limit", "grace", "threads", "groups",
+              "paper_groups"}
 _GROUP_KEYS = {"problem", "instances", "methods", "time_limit", "kill_limit", "grace",
                "threads"}
 _FILE_KEYS = {"file"}
@@ -302,17 +307,35 @@ def _parse(name_or_path: str | Path) -> tuple[_Ctx, str, str, list[_Plan]]:
         raise SuiteError(f"{path}: {exc.rule}") from None
     except DmloptError as exc:
         raise SuiteError(f"{path}: {exc}") from None
-    ctx.keys("", data, _TOP_KEYS, {"groups"})
+    from_papers = data.get("paper_groups", False)
+    if not isinstance(from_papers, bool):
+        raise ctx.err("paper_groups", from_papers, "must be true or false")
+    ctx.keys("", data, _TOP_KEYS, set() if from_papers else {"groups"})
     name = check_name(ctx, data.get("name", path.stem), "name" in data)
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ctx.err("description", description, "must be a string")
     defaults = _limits(ctx, "", data, {})
-    groups = data["groups"]
-    if not isinstance(groups, list) or not groups:
+    groups = data.get("groups", [])
+    if not isinstance(groups, list) or not (groups or from_papers):
         raise ctx.err("groups", groups, "must be a non-empty array of tables ([[groups]])")
-    plans = [_plan(ctx, f"groups[{gi}]", group, defaults) for gi, group in enumerate(groups)]
+    located = [(f"groups[{gi}]", group) for gi, group in enumerate(groups)]
+    if from_papers:
+        located += _paper_groups(ctx)
+    plans = [_plan(ctx, where, group, defaults) for where, group in located]
     return ctx, name, description, plans
+
+
+def _paper_groups(ctx: _Ctx) -> list[tuple[str, Any]]:
+    """``paper_groups = true``: every registered paper's ``quick`` groups, in paper order
+    (:mod:`dmlopt.benchmarks.papers`), each located as ``paper KEY quick[i]``."""
+    from dmlopt.benchmarks import papers
+
+    out = [(f"paper {key} quick[{i}]", group) for key, paper in papers.all_papers().items()
+           for i, group in enumerate(paper.quick)]
+    if not out:
+        raise ctx.err("paper_groups", True, "but no registered paper declares quick groups")
+    return out
 
 
 def check_name(ctx: _Ctx, name: Any, given: bool = True) -> str:

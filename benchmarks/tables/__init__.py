@@ -3,6 +3,7 @@
 Each module ``benchmarks/tables/<problem>.py`` declares ``TABLES``, a list of :class:`Table`: the
 shipped suites whose runs a table needs (full and ``--quick``) and a ``render`` function from
 those runs to Markdown (the paper's published values beside ours where the paper gives them).
+A paper names its tables modules in its ``Paper.tables`` (:mod:`dmlopt.benchmarks.papers`).
 ``dmlopt reproduce PAPER`` runs the suites through the harness into resumable stores and calls
 the renderers; nothing reads SQLite by hand (rows come from :func:`rows`).
 """
@@ -17,27 +18,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pandas is imported when a table is made, not when the CLI starts
     import pandas as pd
 
-#: the papers, by the problem name ``dmlopt reproduce`` takes, with the modules holding their
-#: tables (paper 000's Flow Tracking figures are the ``infer`` problem's; ``<problem>_bounds``:
-#: the certified gaps of the heuristics to bound runs at the paper's sizes; ``scale``: every
-#: paper's cost-growth table, measured in process without suites)
-PAPERS: dict[str, tuple[str, ...]] = {
-    "tap": ("tap", "infer", "tap_bounds", "scale"),
-    "nara": ("nara", "nara_bounds", "scale"),
-    "inc_oxc": ("inc_oxc", "inc_oxc_bounds", "scale"),
-    "rar": ("rar", "rar_bounds", "scale"),
-    "tabgp": ("tabgp", "tabgp_bounds", "scale"),
-}
-#: paper number in ../shared/papers and short title, for headings
-TITLES: dict[str, str] = {
-    "tap": "paper 000: TAP (task allocation) and Flow Tracking",
-    "nara": "paper 001: Nara (network-aware resource allocation)",
-    "inc_oxc": "paper 002: INC/OXC (in-network computing, optical DCN)",
-    "rar": "paper 003: RAR (ring-all-reduce scheduling)",
-    "tabgp": "paper 004: TABGP (temporal balanced graph partitioning)",
-}
-
-
 @dataclass(frozen=True)
 class Table:
     """One table or figure of a paper.
@@ -45,7 +25,8 @@ class Table:
     Parameters
     ----------
     paper:
-        Key of :data:`PAPERS` (``tap``, ``nara``, ``inc_oxc``, ``rar``, ``tabgp``).
+        Key of a registered paper (:mod:`dmlopt.benchmarks.papers`: ``tap``, ``nara``,
+        ``inc_oxc``, ``rar``, ``tabgp``).
     name:
         Short id used on the command line (``dmlopt reproduce tabgp fig4.2``): lower case,
         letters, digits, ``.``, ``-``.

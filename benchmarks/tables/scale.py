@@ -33,10 +33,10 @@ import os
 import time
 import tracemalloc
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dmlopt.benchmarks.papers import Plan
 from dmlopt.benchmarks.tables import Table, md_table
 
 #: operations per CPU second the work estimates are compared at (one per nanosecond)
@@ -47,50 +47,31 @@ MIN_PEAK = 2**20
 MIN_SECONDS = 1.0
 #: the time the "largest size within" column is about
 WITHIN = 60.0
-#: heuristics left out of a series: (paper, name) -> why
-SKIP: dict[tuple[str, str], str] = {
-    ("nara", "milp"): "not run: an exact MILP per episode, its time is its time limit",
-}
 
 
-@dataclass(frozen=True)
-class Plan:
-    """The size series of one paper's scale table.
+def plan_of(paper: str) -> Plan:
+    """The size series of ``paper``'s growth table (its ``Paper.growth``).
 
     Parameters
     ----------
-    unit : what the size counts (``racks``, ``requests``, ...).
-    spec : size -> generator spec.
-    sizes, quick_sizes : the series of the full and the quick table.
-    cap, quick_cap : CPU seconds per run after which a series stops.
-    peak_seconds : the peak memory is measured at the largest size that ran within this.
+    paper : a registered paper key (:mod:`dmlopt.benchmarks.papers`).
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    DmloptError
+        The paper is unknown or declares no growth series.
     """
+    from dmlopt.benchmarks import papers
+    from dmlopt.errors import DmloptError
 
-    unit: str
-    spec: Callable[[int], dict]
-    sizes: tuple[int, ...]
-    quick_sizes: tuple[int, ...]
-    cap: float = 5.0
-    quick_cap: float = 1.0
-    peak_seconds: float = 2.0
-
-
-PLANS: dict[str, Plan] = {
-    "tap": Plan("modules", lambda m: {"generator": "dc", "topology": "fat-tree", "k": 16,
-                                      "modules": m, "vms": 2 * m, "overlay": "random"},
-                (16, 32, 64, 128, 256), (8, 16)),
-    "nara": Plan("requests", lambda n: {"generator": "uniform", "topology": "alpha",
-                                        "n_requests": n}, (128, 256, 512, 1024, 2048, 4096),
-                 (32, 64)),
-    "inc_oxc": Plan("racks", lambda r: {"generator": "large", "racks": r},
-                    (16, 32, 64, 128, 256), (8, 16)),
-    "rar": Plan("requests", lambda n: {"generator": "cpn38", "requests": n,
-                                       "slots": max(12, round(0.48 * n)), "scheme": "MinCU"},
-                (63, 125, 250, 500, 1000), (25, 50)),
-    "tabgp": Plan("vertices", lambda n: {"generator": "drift", "n": n, "m": 5 * n, "tau": 10,
-                                         "l": 16}, (125, 250, 500, 1000, 2000, 4000),
-                  (64, 128)),
-}
+    found = papers.get(paper).growth
+    if found is None:
+        raise DmloptError(f"reproduce: paper {paper!r} declares no growth series")
+    return found
 
 
 def _load(path: Path) -> dict:
@@ -140,7 +121,7 @@ def measure(paper: str, outdir: Path, quick: bool, names: list[str] | None = Non
 
     Parameters
     ----------
-    paper : a key of :data:`PLANS`.
+    paper : a registered paper key with a growth series (:func:`plan_of`).
     outdir : where ``stores/scale.json`` keeps the measurements.
     quick : the quick series (:attr:`Plan.quick_sizes`, :attr:`Plan.quick_cap`).
     names : heuristics to run (default: every registered one).
@@ -154,7 +135,7 @@ def measure(paper: str, outdir: Path, quick: bool, names: list[str] | None = Non
     import dmlopt
     from dmlopt.registry import get as get_problem
 
-    plan = PLANS[paper]
+    plan = plan_of(paper)
     sizes = plan.quick_sizes if quick else plan.sizes
     cap = plan.quick_cap if quick else plan.cap
     peak_cap = min(plan.peak_seconds, cap)
@@ -170,8 +151,8 @@ def measure(paper: str, outdir: Path, quick: bool, names: list[str] | None = Non
 
     for name in names or list(heur):
         rec = data.setdefault(name, {"runs": {}})
-        if (paper, name) in SKIP:
-            rec["error"] = SKIP[paper, name]
+        if name in plan.skip:
+            rec["error"] = plan.skip[name]
         if rec.get("done") or rec.get("error"):
             continue
         entry = heur[name]
@@ -221,7 +202,7 @@ def estimates(paper: str, data: dict) -> None:
     import dmlopt
     from dmlopt.registry import get as get_problem
 
-    plan = PLANS[paper]
+    plan = plan_of(paper)
     heur = get_problem(paper).heuristics
     insts: dict[int, Any] = {}
     for name, rec in data.items():
@@ -274,7 +255,7 @@ def _within(runs: list[tuple[int, dict]], b: float | None) -> str:
 
 def render_data(paper: str, data: dict, quick: bool) -> str:
     """The Markdown of a scale table from the measurements of :func:`measure`."""
-    plan = PLANS[paper]
+    plan = plan_of(paper)
     sizes = plan.quick_sizes if quick else plan.sizes
     cap = plan.quick_cap if quick else plan.cap
     header = ["heuristic", *[f"{s:,}" for s in sizes], "b", f"largest within {WITHIN:g} s",
@@ -318,13 +299,22 @@ def _render(paper: str) -> Callable[[Any, Path], str]:
 
 
 def _title(paper: str) -> str:
-    return (f"Cost growth: every heuristic over a series of {PLANS[paper].unit} (time "
+    return (f"Cost growth: every heuristic over a series of {plan_of(paper).unit} (time "
             "exponent, largest size within 60 s, size estimates against measurements)")
 
 
-# minutes: wall minutes of the full runs measured on 2026-11-25 with --workers 1 on the shared
-# 2-core machine at load average 8-11 (each series until a run takes 5 s of CPU); quick: tiny
-# sizes (tabgp's 0.9 min, rar's 0.2 min measured at load 9)
-TABLES = [Table(p, "growth", _title(p), (), (), _render(p), m, q)
-          for p, m, q in (("tap", 12.5, 1.0), ("nara", 6.5, 1.0), ("inc_oxc", 10.5, 1.0),
-                          ("rar", 2.0, 0.3), ("tabgp", 10.0, 1.0))]
+def growth_table(paper: str) -> Table:
+    """The ``growth`` table of ``paper`` (measured in the command's own process, no suites).
+
+    Parameters
+    ----------
+    paper : a registered paper key with a growth series (:func:`plan_of`).
+
+    Returns
+    -------
+    Table
+        Named ``growth``, with the minutes of the paper's :class:`Plan`.
+    """
+    found = plan_of(paper)
+    return Table(paper, "growth", _title(paper), (), (), _render(paper), found.minutes,
+                 found.quick_minutes)

@@ -12,10 +12,10 @@ from dmlopt.benchmarks.tables import scale as S
 
 @pytest.fixture()
 def tiny(monkeypatch):
-    plans = dict(S.PLANS)
+    plans = {p: S.plan_of(p) for p in ("rar", "tabgp")}
     plans["rar"] = dataclasses.replace(plans["rar"], quick_sizes=(125,), quick_cap=2.0)
     plans["tabgp"] = dataclasses.replace(plans["tabgp"], quick_sizes=(128,), quick_cap=2.0)
-    monkeypatch.setattr(S, "PLANS", plans)
+    monkeypatch.setattr(S, "plan_of", plans.__getitem__)
 
 
 @pytest.mark.parametrize("paper,names", [("rar", None), ("tabgp", ["dense-refine", "best"])])
@@ -55,10 +55,9 @@ def test_estimates_within_bounds_on_one_larger_size(monkeypatch, tmp_path, paper
     interpreted overhead per request (netfit-probe 0.03x, nara 0.8x the CPU time) and the TAP
     local search charged m swaps per descent (8x). Bounds as in the quick-table test: memory
     [1, 4], work [1/2, 8] (CPU time depends on the machine and its load)."""
-    plans = dict(S.PLANS)
-    plans[paper] = dataclasses.replace(plans[paper], quick_sizes=(size,), quick_cap=3.0,
-                                       peak_seconds=3.0)
-    monkeypatch.setattr(S, "PLANS", plans)
+    plan = dataclasses.replace(S.plan_of(paper), quick_sizes=(size,), quick_cap=3.0,
+                               peak_seconds=3.0)
+    monkeypatch.setattr(S, "plan_of", {paper: plan}.__getitem__)
     monkeypatch.setattr(S, "MIN_SECONDS", 0.25)
     data = S.measure(paper, tmp_path / f"{paper}-quick", True, names)
     S.estimates(paper, data)
@@ -110,7 +109,7 @@ def test_clock_bounded_and_two_opt_estimates_cover_the_cpu_time():
     heur = get("tap").heuristics
     for name, size, seed, opts in (("rts", 32, 1, {"time_limit": 0.5, "clock": "cpu"}),
                                    ("faq-2opt", 48, 0, {"restarts": 1})):
-        inst = dmlopt.generate("tap", S.PLANS["tap"].spec(size), seed=seed)  # N = 2 x size
+        inst = dmlopt.generate("tap", S.plan_of("tap").spec(size), seed=seed)  # N = 2 x size
         entry = heur[name]
         entry.function(inst, seed=seed, **{**opts, "time_limit": 0.01})  # kernels loaded
         t0 = time.process_time()

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from dmlopt.benchmarks import reproduce
+from dmlopt.benchmarks import papers, reproduce
 from dmlopt.benchmarks.tables import (
     certified,
     inc_oxc_bounds,
@@ -158,7 +158,8 @@ def test_tap_family_medians_best_of_both_and_goal(tmp_path):
 
 
 def test_bound_tables_are_registered_with_shipped_suites():
-    for paper in ("tap", "nara", "inc_oxc", "rar", "tabgp"):
+    """Every registered paper has a certified-gap table ``bounds`` on its own bound suites."""
+    for paper in papers.names():
         t = {x.name: x for x in reproduce.tables(paper)}["bounds"]
         assert t.suites == (f"paper-{paper}-bounds",) and t.quick == (f"quick-{paper}-bounds",)
         assert t.render(rows([]), None).strip() == "_no runs_"

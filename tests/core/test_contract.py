@@ -14,10 +14,12 @@ formulations and its heuristics. Each check names the wrong program it catches:
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import re
 from functools import cache
+from pathlib import Path
 
 import highspy
 import pytest
@@ -37,9 +39,11 @@ WARM = [(p, f, s) for p, f in FORMULATIONS for s in ("highs", "scip")
         if solver_allowed(registry.get(p), f, s)]
 
 #: formulations that model a sub-problem, not the instance's objective: their optimum is only
-#: bounded by the others' (nara "request": the MILP of request 0 alone on the empty DC, so it
-#: accepts at most that one request)
-SUBPROBLEM = {("nara", "request")}
+#: bounded by the others'; each problem's test folder declares its own (``SUBPROBLEM`` in
+#: ``tests/<folder>/__init__.py``: problem -> formulation names)
+SUBPROBLEM = {(p, f) for init in sorted(Path(__file__).parents[1].glob("*/__init__.py"))
+              for p, names in getattr(importlib.import_module(f"tests.{init.parent.name}"),
+                                      "SUBPROBLEM", {}).items() for f in names}
 
 #: the relative tolerance between two solvers' optima (HiGHS's and SCIP's default gap is 1e-4;
 #: the examples are solved to optimality, their optima agree far below it)

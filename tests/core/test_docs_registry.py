@@ -22,13 +22,15 @@ from pathlib import Path
 import pytest
 
 from dmlopt import registry
+from dmlopt.benchmarks import papers
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
-#: the problems whose names a page may use (the TAP page also covers infer_tap's heuristics)
-PAGES = {"tap": ("tap",), "infer": ("infer", "infer_tap"), "nara": ("nara",),
-         "inc_oxc": ("inc_oxc",), "rar": ("rar",), "tabgp": ("tabgp",)}
+#: the problems whose names a page may use, as each paper declares them (``Paper.docs``: the
+#: Flow Tracking page of paper 000 also covers infer_tap's heuristics)
+PAGES = {page: probs for paper in papers.all_papers().values()
+         for page, probs in paper.docs.items()}
 KINDS = ("formulations", "heuristics", "bounds", "generators")
 _TICK = re.compile(r"`([^`]+)`")
 _GENERATED = re.compile(r"<!-- reproduce: .*? -->.*?<!-- /reproduce -->", re.S)

@@ -1,11 +1,13 @@
 """Mutation testing of the evaluators (``make mutation``; not part of ``make test``).
 
-For each target below, cosmic-ray mutates one function of one file (its operators: comparison,
-arithmetic, boolean, constant, ... replacements), one mutant at a time, and runs the target's
-tests (``pytest -x``, stop at the first failure); a mutant the tests do not kill "survives".
-cosmic-ray proposes mutations for the whole file; the ones outside the target function are
-marked skipped here before the run. Results: ``results/mutation/<target>.sqlite``
-(``cr-report`` lists the survivors), a summary line per target on stdout.
+For each target (:data:`OWN`, and every registered problem's evaluator whose tests its test
+folder declares in ``MUTATION``, ``tests/<folder>/__init__.py``), cosmic-ray mutates one
+function of one file (its operators: comparison, arithmetic, boolean, constant, ...
+replacements), one mutant at a time, and runs the target's tests (``pytest -x``, stop at the
+first failure); a mutant the tests do not kill "survives". cosmic-ray proposes mutations for the
+whole file; the ones outside the target function are marked skipped here before the run.
+Results: ``results/mutation/<target>.sqlite`` (``cr-report`` lists the survivors), a summary
+line per target on stdout.
 
 cosmic-ray edits the files in place (and restores each after its test run): run it on a clean
 work tree and do not interrupt it (``git checkout models benchmarks`` restores an interrupted
@@ -24,25 +26,40 @@ OUT = ROOT / "results" / "mutation"
 CR = str(Path(sys.executable).parent / "cosmic-ray")
 PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
 
-#: name -> (file, function, the tests that must kill its mutants)
-TARGETS: dict[str, tuple[str, str, str]] = {
+#: the harness's own target: name -> (file, function, the tests that must kill its mutants)
+OWN: dict[str, tuple[str, str, str]] = {
     "report_gap": ("benchmarks/report.py", "_gap", "tests/bench/test_report.py -k gap"),
-    "inc_oxc": ("models/inc_oxc/evaluation.py", "evaluate",
-                "tests/inc_oxc/test_evaluator.py "
-                "tests/inc_oxc/test_inc_oxc.py "
-                "-k 'fig2 or by_hand or evaluator or heuristics_pass'"),
-    "tabgp": ("models/tabgp/instance.py", "evaluate",
-              "tests/tabgp/test_evaluator.py tests/tabgp/test_model.py"),
-    "tap": ("models/tap/instance.py", "evaluate",
-            "tests/tap/test_evaluator.py tests/tap/test_tap.py"),
-    "infer_tap": ("models/infer_tap.py", "evaluate", "tests/infer/test_problem.py"),
-    "infer": ("models/infer/__init__.py", "evaluate", "tests/infer/test_evaluator.py "
-              "tests/infer/test_problem.py tests/infer/test_infer.py"),
-    "rar": ("models/rar/evaluation.py", "evaluate",
-            "tests/rar/test_evaluator.py tests/rar/test_rar.py"),
-    "nara": ("models/nara/evaluation.py", "evaluate",
-             "tests/nara/test_evaluator.py tests/nara/test_nara.py"),
 }
+
+
+def declared() -> dict[str, str]:
+    """problem -> pytest arguments, from the ``MUTATION`` dicts of the test folders
+    (``tests/<folder>/__init__.py``), read without importing them."""
+    out: dict[str, str] = {}
+    for init in sorted((ROOT / "tests").glob("*/__init__.py")):
+        for node in ast.parse(init.read_text()).body:
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "MUTATION" for t in node.targets):
+                out.update(ast.literal_eval(node.value))
+    return out
+
+
+def targets() -> dict[str, tuple[str, str, str]]:
+    """:data:`OWN`, then every registered problem's evaluator: its file and function from the
+    registry, its tests from :func:`declared` (a problem that declares none has no target)."""
+    import inspect
+
+    from dmlopt import registry
+
+    tests = declared()
+    out = dict(OWN)
+    for problem in registry.names():
+        if problem not in tests:
+            continue
+        fn = registry.get(problem).model.evaluate
+        path = Path(inspect.getsourcefile(fn)).resolve().relative_to(ROOT)
+        out[problem] = (str(path), fn.__name__, tests[problem])
+    return out
 
 
 def _lines(path: Path, function: str) -> tuple[int, int]:
@@ -93,8 +110,8 @@ def _tally(db: Path) -> tuple[int, int, list[str]]:
     return killed, survived, survivors
 
 
-def run(name: str) -> tuple[int, int]:
-    path, function, tests = TARGETS[name]
+def run(name: str, target: tuple[str, str, str]) -> tuple[int, int]:
+    path, function, tests = target
     first, last = _lines(ROOT / path, function)
     OUT.mkdir(parents=True, exist_ok=True)
     config, db = OUT / f"{name}.toml", OUT / f"{name}.sqlite"
@@ -120,18 +137,19 @@ def run(name: str) -> tuple[int, int]:
 
 
 def main(argv: list[str]) -> int:
+    found = targets()
     if any(a in ("-h", "--help") for a in argv):
-        print(f"usage: python tests/mutation/run.py [TARGET ...]\ntargets: {', '.join(TARGETS)}")
+        print(f"usage: python tests/mutation/run.py [TARGET ...]\ntargets: {', '.join(found)}")
         return 0
-    unknown = [a for a in argv if a not in TARGETS]
+    unknown = [a for a in argv if a not in found]
     if unknown:
-        print(f"mutation: unknown target {unknown[0]!r} (targets: {', '.join(TARGETS)})",
+        print(f"mutation: unknown target {unknown[0]!r} (targets: {', '.join(found)})",
               file=sys.stderr)
         return 2
-    names = argv or list(TARGETS)
+    names = argv or list(found)
     total_k = total_s = 0
     for name in names:
-        k, s = run(name)
+        k, s = run(name, found[name])
         total_k, total_s = total_k + k, total_s + s
     n = total_k + total_s
     print(f"total: {n} mutants, {total_s} survived ({100.0 * total_s / max(1, n):.1f} %)")

@@ -1,0 +1,6 @@
+"""Tests of the tabgp problem (paper 004).
+
+``MUTATION``: problem -> the tests that must kill the mutants of its evaluator (``make
+mutation``, tests/mutation/run.py; the evaluator itself comes from the registry)."""
+
+MUTATION = {"tabgp": "tests/tabgp/test_evaluator.py tests/tabgp/test_model.py"}

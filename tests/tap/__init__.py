@@ -1,0 +1,6 @@
+"""Tests of the TAP problem (paper 000).
+
+``MUTATION``: problem -> the tests that must kill the mutants of its evaluator (``make
+mutation``, tests/mutation/run.py; the evaluator itself comes from the registry)."""
+
+MUTATION = {"tap": "tests/tap/test_evaluator.py tests/tap/test_tap.py"}
