@@ -143,7 +143,6 @@ MAX_FUNCTION_LINES = 120
 LONG_FUNCTIONS = frozenset({
     "models/nara/formulations.py::_model",
     "models/rar/formulations.py::build_paper",
-    "heuristics/inc_oxc/search.py::_local_search",
 })
 
 
