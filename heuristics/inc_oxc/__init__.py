@@ -97,31 +97,178 @@ from dmlopt.models.inc_oxc import (
 
 def wcg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
         bandwidth: str = "proportional") -> Solution:
-    """Algorithm 1 with the load-balancing rack choice (``place``); deterministic."""
+    """Algorithm 1 with the load-balancing rack choice (``place``); deterministic.
+
+    Workers are placed for a target f balancing the racks' pool links and OXC ports
+    (:mod:`dmlopt.heuristics.inc_oxc.place`), the PS takes the rack reserved for it, then
+    Algorithm 1's PS step, BvN circuits and bandwidth.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed of the random generator (default 0): unused, the placement is deterministic.
+    circuits : {"bvn", "optimal"}, optional
+        OXC circuits: ``"bvn"`` (default; Algorithm 1, lines 25-28: BvN decomposition of the
+        stuffed demand matrix, pair-wise rounding, module docstring) or ``"optimal"`` (the
+        circuit counts maximising f for the placement, :func:`optimal_circuits`).
+    bandwidth : {"proportional", "optimal"}, optional
+        Bandwidth of the worker-PS flows in MB/s: ``"proportional"`` (default; line 29, each
+        link shared in proportion to the data sizes) or ``"optimal"`` (closed form b_ij =
+        a_ij f*, the largest f for the placement and circuits).
+
+    Returns
+    -------
+    Solution
+        Worker racks, PS places (rack, ``"switch"`` or ``"server"``), static OXC port pairs
+        (``oxc``) or, when the static circuits leave a rack pair with traffic unserved, a
+        time-shared BvN schedule (``oxc_schedule``), and every flow's bandwidth (MB/s).
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section III, Algorithm 1 (WCG). Ours: the rack choice of line
+    5 (the paper leaves it open), the pair-wise circuit rounding with repair and rebalancing,
+    and the time-shared fallback (module docstring).
+    """
     return _schedule(instance, _workers_balanced, seed, circuits, bandwidth)
 
 
 def wcg_literal(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
                 bandwidth: str = "proportional") -> Solution:
-    """Algorithm 1 with the literal rack choice (least placed data); deterministic."""
+    """Algorithm 1 with the literal rack choice (least placed data); deterministic.
+
+    Job clusters by |W_i| d_i (descending) in groups of |R_s|, each cluster to the unused rack
+    of its group that holds it and has the least data placed; circuits rounded term by term.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed of the random generator (default 0): unused, the placement is deterministic.
+    circuits : {"bvn", "optimal"}, optional
+        OXC circuits: ``"bvn"`` (default; Algorithm 1, lines 25-28: BvN decomposition of the
+        stuffed demand matrix, term-wise rounding: whole permutation copies per BvN term,
+        module docstring) or ``"optimal"`` (the circuit counts maximising f for the
+        placement, :func:`optimal_circuits`).
+    bandwidth : {"proportional", "optimal"}, optional
+        Bandwidth of the worker-PS flows in MB/s: ``"proportional"`` (default; line 29, each
+        link shared in proportion to the data sizes) or ``"optimal"`` (closed form b_ij =
+        a_ij f*, the largest f for the placement and circuits).
+
+    Returns
+    -------
+    Solution
+        Worker racks, PS places (rack, ``"switch"`` or ``"server"``), static OXC port pairs
+        (``oxc``) or, when the static circuits leave a rack pair with traffic unserved, a
+        time-shared BvN schedule (``oxc_schedule``), and every flow's bandwidth (MB/s).
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section III, Algorithm 1 (WCG), read literally; the split of a
+    cluster that fits no rack and the tie-breaks are ours (module docstring).
+    """
     return _schedule(instance, _workers_wcg, seed, circuits, bandwidth, rounding="terms")
 
 
 def swg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
         bandwidth: str = "proportional") -> Solution:
-    """Single worker grouping (section IV-A baseline); deterministic."""
+    """Single worker grouping (section IV-A baseline); deterministic.
+
+    Algorithm 1's rule applied to single workers instead of job clusters: workers sorted by
+    data size, groups of |R_s| workers, one per rack.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed of the random generator (default 0): unused, the placement is deterministic.
+    circuits : {"bvn", "optimal"}, optional
+        OXC circuits: ``"bvn"`` (default; Algorithm 1, lines 25-28: BvN decomposition of the
+        stuffed demand matrix, pair-wise rounding, module docstring) or ``"optimal"`` (the
+        circuit counts maximising f for the placement, :func:`optimal_circuits`).
+    bandwidth : {"proportional", "optimal"}, optional
+        Bandwidth of the worker-PS flows in MB/s: ``"proportional"`` (default; line 29, each
+        link shared in proportion to the data sizes) or ``"optimal"`` (closed form b_ij =
+        a_ij f*, the largest f for the placement and circuits).
+
+    Returns
+    -------
+    Solution
+        Worker racks, PS places (rack, ``"switch"`` or ``"server"``), static OXC port pairs
+        (``oxc``) or, when the static circuits leave a rack pair with traffic unserved, a
+        time-shared BvN schedule (``oxc_schedule``), and every flow's bandwidth (MB/s).
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section IV-A (the SWG baseline); PS step, circuits and bandwidth
+    of Algorithm 1, section III.
+    """
     return _schedule(instance, _workers_swg, seed, circuits, bandwidth)
 
 
 def rwp(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
         bandwidth: str = "proportional") -> Solution:
-    """Random worker placement (section IV-A baseline), seeded."""
+    """Random worker placement (section IV-A baseline), seeded.
+
+    Every worker goes to a uniformly random rack with room (a draw that strands a worker is
+    redrawn); then Algorithm 1's PS step, circuits and bandwidth.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed of the random generator (default 0): drives the rack draws.
+    circuits : {"bvn", "optimal"}, optional
+        OXC circuits: ``"bvn"`` (default; Algorithm 1, lines 25-28: BvN decomposition of the
+        stuffed demand matrix, pair-wise rounding, module docstring) or ``"optimal"`` (the
+        circuit counts maximising f for the placement, :func:`optimal_circuits`).
+    bandwidth : {"proportional", "optimal"}, optional
+        Bandwidth of the worker-PS flows in MB/s: ``"proportional"`` (default; line 29, each
+        link shared in proportion to the data sizes) or ``"optimal"`` (closed form b_ij =
+        a_ij f*, the largest f for the placement and circuits).
+
+    Returns
+    -------
+    Solution
+        Worker racks, PS places (rack, ``"switch"`` or ``"server"``), static OXC port pairs
+        (``oxc``) or, when the static circuits leave a rack pair with traffic unserved, a
+        time-shared BvN schedule (``oxc_schedule``), and every flow's bandwidth (MB/s).
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section IV-A (the RWP baseline); PS step, circuits and bandwidth
+    of Algorithm 1, section III.
+    """
     return _schedule(instance, _workers_rwp, seed, circuits, bandwidth)
 
 
 def wcg_opt(instance: Instance, *, seed: int = 0) -> Solution:
     """The literal WCG placement (``wcg-literal``) with optimal circuits and bandwidth (ours):
-    isolates what the placement costs."""
+    isolates what the placement costs.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed (default 0); unused, the result is deterministic.
+
+    Returns
+    -------
+    Solution
+        ``wcg-literal``'s workers and PS places with the circuit counts maximising f for them
+        (static ``oxc``, or a time-shared ``oxc_schedule`` if a pair with traffic stays
+        without a circuit) and the bandwidth b_ij = a_ij f* (MB/s).
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section III, Algorithm 1 (placement). Ours: the exact best
+    circuits (:func:`optimal_circuits`) and bandwidth for that placement.
+    """
     return _schedule(instance, _workers_wcg, seed, "optimal", "optimal")
 
 
@@ -130,8 +277,32 @@ def wcg_ls(instance: Instance, *, seed: int = 0, time_limit: float = 2.0,
     """``wcg``'s placement, then iterated local search on the placement, optimal circuits and
     bandwidth (ours).
 
-    Runs for ``time_limit`` seconds (``max_rounds`` bounds one descent); ``seed`` drives the move
-    order and the kicks.
+    Every placement is scored exactly by the best f over all circuit configurations
+    (:func:`placement_f`); moves relocate or swap workers and PS and gather a job at a rack;
+    kicks move 3 random workers (module docstring).
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed of the move order and the kicks (default 0).
+    time_limit : float, optional
+        Seconds of local search after ``wcg`` (default 2.0, wall clock).
+    max_rounds : int, optional
+        Improvement rounds of one descent (default 50).
+
+    Returns
+    -------
+    Solution
+        The best placement found with its optimal circuits (static ``oxc``) and bandwidth
+        b_ij = a_ij f* (MB/s).
+
+    References
+    ----------
+    Ours: iterated local search (Lourenco, Martin and Stuetzle, "Iterated local search",
+    Handbook of Metaheuristics, 2003) started from paper 002's Algorithm 1 (section III);
+    it adds the exact scoring of a placement over all circuit configurations.
     """
     return _schedule(instance, _workers_balanced, seed, "optimal", "optimal",
                      search=(time_limit, max_rounds))
