@@ -76,19 +76,24 @@ The result carries the optimal circuits and bandwidth of the best placement foun
 from __future__ import annotations
 
 import math
+import time
 from typing import Literal
 
+import numpy as np
 import pydantic
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
+from dmlopt.errors import Interrupted, interrupt_of
 from dmlopt.heuristics.inc_oxc.circuits import optimal_circuits, placement_f
 from dmlopt.heuristics.inc_oxc.placement import (
+    _place_ps,
+    _State,
     _workers_balanced,
     _workers_rwp,
     _workers_swg,
     _workers_wcg,
 )
-from dmlopt.heuristics.inc_oxc.search import _schedule
+from dmlopt.heuristics.inc_oxc.search import _iterated_search, _schedule, _solution
 from dmlopt.models.inc_oxc import (
     Instance,
     Solution,
@@ -308,6 +313,74 @@ def wcg_ls(instance: Instance, *, seed: int = 0, time_limit: float = 2.0,
                      search=(time_limit, max_rounds))
 
 
+def wcg_lns(instance: Instance, *, seed: int = 0, time_limit: float = 30.0,
+            ls_time: float = 2.0, jobs: int = 4, racks: int = 4,
+            milp_time: float = 10.0) -> Solution:
+    """``wcg-ls`` for ``ls_time`` seconds, then large neighbourhood search with a restricted
+    fixed-f MILP until ``time_limit`` (ours).
+
+    Each step frees ``jobs`` jobs (those on links a target f above the best overloads first),
+    lets them move among their racks and ``racks`` more, with every OXC circuit between these
+    racks free, and asks HiGHS (one thread) for a placement reaching the target
+    (:mod:`dmlopt.heuristics.inc_oxc.lns`). Stops early when f reaches the ``jobs`` bound
+    (then the solution is optimal among static port pairings). Ctrl-C raises
+    :class:`~dmlopt.errors.Interrupted` carrying the best solution so far.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance (jobs with non-identical workers stay where ``wcg-ls`` put
+        them).
+    seed : int, optional
+        Seed of the local search, the freed jobs and the extra racks (default 0).
+    time_limit : float, optional
+        Seconds in all, wall clock (default 30.0).
+    ls_time : float, optional
+        Seconds of ``wcg-ls``'s local search first (default 2.0; at most ``time_limit``).
+    jobs : int, optional
+        Jobs freed per neighbourhood (default 4).
+    racks : int, optional
+        Racks added to the freed jobs' own racks per neighbourhood, drawn in proportion to
+        the GPUs the other jobs leave free (default 4).
+    milp_time : float, optional
+        Seconds per restricted MILP (default 10.0).
+
+    Returns
+    -------
+    Solution
+        The best placement found with its optimal circuits (static ``oxc``) and bandwidth
+        b_ij = a_ij f* (MB/s).
+
+    References
+    ----------
+    Ours: large neighbourhood search (Shaw, "Using constraint programming and local search
+    methods to solve vehicle routing problems", CP 1998; Pisinger and Ropke, "Large
+    neighborhood search", Handbook of Metaheuristics, 2010) over paper 002's placement
+    (section II-B, eqs. (1)-(13) at fixed f), started from Algorithm 1 (section III).
+    """
+    from dmlopt.heuristics.inc_oxc.lns import large_neighbourhood_search
+    from dmlopt.models.inc_oxc.bounds import jobs_bound
+
+    t_end = time.perf_counter() + time_limit
+    rng = np.random.default_rng(seed)
+    st = _State(instance)
+    wrack = _workers_balanced(instance, st, rng)
+    ps_rack, server = _place_ps(instance, st, wrack)
+    _iterated_search(instance, wrack, ps_rack, server, rng, min(ls_time, time_limit), 50)
+    keep: list = []
+    try:
+        left = max(t_end - time.perf_counter(), 0.0)
+        ceiling = jobs_bound(instance, static=True, time_limit=left)[0]
+        large_neighbourhood_search(instance, wrack, ps_rack, server, rng,
+                                   t_end - time.perf_counter(), jobs, racks, milp_time,
+                                   ceiling, keep)
+    except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C: the best so far is the answer
+        if not interrupt_of(exc) or not keep:
+            raise
+        raise Interrupted(_solution(instance, *keep, "optimal", "optimal")) from None
+    return _solution(instance, wrack, ps_rack, server, "optimal", "optimal")
+
+
 # --------------------------------------------------------------------------------------------
 # options and size estimates (dmlopt.contract)
 
@@ -330,6 +403,21 @@ class SearchOptions(Options):
                                        description="seconds of local search after wcg")
     max_rounds: int = pydantic.Field(default=50, ge=1, le=1_000_000,
                                      description="improvement rounds of one descent")
+
+
+class LnsOptions(Options):
+    """Options of wcg-lns (large neighbourhood search with a restricted MILP, ours)."""
+
+    time_limit: float = pydantic.Field(default=30.0, gt=0, le=86_400,
+                                       description="seconds in all (wall clock)")
+    ls_time: float = pydantic.Field(default=2.0, ge=0, le=86_400,
+                                    description="seconds of wcg-ls's local search first")
+    jobs: int = pydantic.Field(default=4, ge=1, le=64, description="jobs freed per "
+                               "neighbourhood")
+    racks: int = pydantic.Field(default=4, ge=0, le=64, description="racks added to the "
+                                "freed jobs' own racks per neighbourhood")
+    milp_time: float = pydantic.Field(default=10.0, gt=0, le=86_400,
+                                      description="seconds per restricted MILP")
 
 
 def schedule_estimate(instance: Instance, options: Options) -> Size:
@@ -358,6 +446,20 @@ def schedule_estimate(instance: Instance, options: Options) -> Size:
     return Size(memory, place + bvn + circuits)
 
 
+def lns_estimate(instance: Instance, options: Options) -> Size:
+    """Size of wcg-lns before it can stop on its own: ``wcg`` (:func:`schedule_estimate`),
+    the move table of the local search (workers^2 / 2 pairs) and one restricted MILP: per
+    freed job 2 (own racks + extra)^2 worker-count columns with ~ 8 entries each, at most
+    ``jobs`` x 2 x 16 own racks (a job's workers and PS) + ``racks``."""
+    base = schedule_estimate(instance, options)
+    W = float(instance.arrays["job_of"].size)
+    k = float(getattr(options, "jobs", 4))
+    racks = min(float(instance.n_racks), k * 17 + float(getattr(options, "racks", 4)))
+    cols = k * 2 * racks * racks + racks * racks / 2
+    memory = base.memory + 24.0 * W * W / 2 + 8 * 64.0 * cols
+    return Size(memory, base.work + 10.0 * W * W + 1000.0 * cols)
+
+
 HEURISTICS: dict[str, Heuristic] = {
     "wcg": Heuristic(wcg, ScheduleOptions, schedule_estimate,
                      "Algorithm 1 with the load-balancing rack choice (deterministic)"),
@@ -371,10 +473,14 @@ HEURISTICS: dict[str, Heuristic] = {
                          "ours: wcg-literal's placement, optimal circuits and bandwidth"),
     "wcg-ls": Heuristic(wcg_ls, SearchOptions, schedule_estimate,
                         "ours: wcg, then iterated local search for time_limit seconds"),
+    "wcg-lns": Heuristic(wcg_lns, LnsOptions, lns_estimate,
+                         "ours: wcg-ls, then large neighbourhood search with a restricted "
+                         "fixed-f MILP for time_limit seconds"),
 }
 
 
 __all__ = [
     'optimal_circuits', 'placement_f', 'wcg', 'wcg_literal', 'swg', 'rwp', 'wcg_opt', 'wcg_ls',
-    'ScheduleOptions', 'SearchOptions', 'schedule_estimate', 'HEURISTICS',
+    'wcg_lns', 'ScheduleOptions', 'SearchOptions', 'LnsOptions', 'lns_estimate',
+    'schedule_estimate', 'HEURISTICS',
 ]

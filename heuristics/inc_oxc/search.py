@@ -41,6 +41,13 @@ def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: s
     ps_rack, server = _place_ps(instance, st, wrack)
     if search is not None:
         _iterated_search(instance, wrack, ps_rack, server, rng, *search)
+    return _solution(instance, wrack, ps_rack, server, circuits, bandwidth, rounding)
+
+
+def _solution(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray, server: np.ndarray,
+              circuits: str, bandwidth: str, rounding: str = "pairs") -> Solution:
+    """The solution of a placement: its circuits (BvN or optimal; time-shared if a pair with
+    traffic stays without a circuit) and bandwidth (proportional or optimal)."""
     if circuits == "bvn":
         c = _circuits_bvn(instance, wrack, ps_rack, server, rounding)
     else:
