@@ -71,6 +71,8 @@ the best f over all circuit configurations (:func:`placement_f`): moves relocate
 two workers of different jobs, relocate a PS (switch slot or server), swap two PS locations, and
 "gather" (a PS to rack k plus as many of its workers as fit there); kicks move 3 random workers.
 The result carries the optimal circuits and bandwidth of the best placement found.
+``wcg-lns`` (ours) runs ``wcg-ls`` briefly, then large neighbourhood search: a few jobs at a
+time are re-placed by a restricted fixed-f MILP (:mod:`dmlopt.heuristics.inc_oxc.lns`).
 """
 
 from __future__ import annotations
