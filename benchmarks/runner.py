@@ -91,8 +91,9 @@ def make_row(payload: dict[str, Any], child: dict[str, Any] | None, wall: float,
 def _killed_message(payload: dict[str, Any], processes: int = 1) -> str:
     others = processes - 1
     started = f"the run and {others} it started" if others else "the run"
+    limit = "kill limit" if payload["kind"] == "heuristic" else "time limit"
     return (f"killed at the hard limit {payload['time_limit'] + payload['grace']:g} s "
-            f"(time limit {payload['time_limit']:g} s + grace {payload['grace']:g} s): "
+            f"({limit} {payload['time_limit']:g} s + grace {payload['grace']:g} s): "
             f"{processes} process{'es' if processes != 1 else ''} killed ({started})")
 
 

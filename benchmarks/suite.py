@@ -1,12 +1,13 @@
 """Benchmark suites: TOML files parsed and validated into a list of :class:`Task`.
 
 A suite names, per problem, the instances (files, globs, generator specs with seeds) and the
-methods (solver + formulation + time limit; heuristics with options and seeds)::
+methods (solver + formulation + time limit; heuristics with options, seeds and a kill limit)::
 
     name = "paper-tap"
     description = "one line"
-    time_limit = 60          # optional: default time limit of every method (s, default 300)
-    grace = 10               # optional: seconds past the time limit before the run is killed
+    time_limit = 60          # optional: time limit of every exact and bound method (s, default 300)
+    kill_limit = 60          # optional: the harness's limit of every heuristic run (s, default 300)
+    grace = 10               # optional: seconds past either limit before the run is killed
     threads = 1              # optional: solver threads (default 1)
 
     [[groups]]
@@ -17,16 +18,20 @@ methods (solver + formulation + time limit; heuristics with options and seeds)::
     ]
     methods = [
       { solver = "highs", formulation = "paper", time_limit = 60 },
-      { heuristic = "dense-refine", seeds = [0], options = {} },
+      { heuristic = "dense-refine", seeds = [0], options = {}, kill_limit = 30 },
       { bound = "lp", time_limit = 60 },
     ]
 
-``time_limit``, ``grace`` and ``threads`` may also be given per group and per method (the most
-specific wins). A solver method may also give ``mip_gap``, ``warm_start`` (a heuristic name) and
-``solver_options`` (a table passed to the solver). A heuristic's ``time_limit`` is the harness's
-hard limit only; it is not passed to the heuristic (put it in ``options`` for that). A bound method
-(``dmlopt bound``, the problem's ``BOUNDS``) gets ``options`` and its ``time_limit``; the report
-grades every run against the best bound of its instance (the certified gap).
+Two limits with two names: ``time_limit`` is the solver's (exact methods) or the bound method's
+(bound methods) own limit, passed to it; ``kill_limit`` is the harness's limit of a heuristic
+run, which the heuristic is not told (a heuristic's own time limit is one of its ``options``).
+The harness kills any run ``grace`` seconds past its limit. ``time_limit``, ``kill_limit``,
+``grace`` and ``threads`` may also be given per group and per method (the most specific wins;
+``kill_limit`` on heuristic methods only, ``time_limit`` on exact and bound methods only). A
+solver method may also give ``mip_gap``, ``warm_start`` (a heuristic name) and
+``solver_options`` (a table passed to the solver). A bound method (``dmlopt bound``, the
+problem's ``BOUNDS``) gets ``options`` and its ``time_limit``; the report grades every run
+against the best bound of its instance (the certified gap).
 
 Instance files are resolved relative to the suite file first, then among the instances shipped in
 ``dmlopt.data``; globs are allowed in both places.
@@ -40,13 +45,13 @@ dmlopt's without registering it, and how the harness's tests inject failing meth
 Everything (TOML syntax, keys, problem/formulation/heuristic/generator names and options, files)
 is validated before anything runs; the first error raises :class:`SuiteError` with one line
 naming the file, the field, the value and the rule. Values are checked as the command line checks
-them: ``time_limit`` and ``grace`` finite and > 0, ``mip_gap`` in [0, 1), ``threads`` in
-[1, 256], seeds integers in [0, 2^63 - 1], solver names from the allow-list (never a path), and
-``solver_options`` against the solver's own option list, options that read or write files
-refused. The file is read by the bounded reader (a regular file, a byte and a depth cap). A suite
-``name`` is a plain name (it names the default store ``results/<name>.sqlite``), and a suite of
-more than :data:`MAX_RUNS` runs is refused (counted before any instance is generated) unless the
-caller raises the cap (``dmlopt bench --max-runs N``).
+them: ``time_limit``, ``kill_limit`` and ``grace`` finite and > 0, ``mip_gap`` in [0, 1),
+``threads`` in [1, 256], seeds integers in [0, 2^63 - 1], solver names from the allow-list (never
+a path), and ``solver_options`` against the solver's own option list, options that read or write
+files refused. The file is read by the bounded reader (a regular file, a byte and a depth
+cap). A suite ``name`` is a plain name (it names the default store ``results/<name>.sqlite``),
+and a suite of more than :data:`MAX_RUNS` runs is refused (counted before any instance is
+generated) unless the caller raises the cap (``dmlopt bench --max-runs N``).
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ from dmlopt.errors import DmloptError, InstanceError
 
 #: defaults of the optional keys
 DEFAULT_TIME_LIMIT = 300.0
+DEFAULT_KILL_LIMIT = 300.0
 DEFAULT_GRACE = 10.0
 DEFAULT_THREADS = 1
 
@@ -80,13 +86,14 @@ NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
 #: env var that allows heuristics named "module:function"
 ALLOW_IMPORT_ENV = "DMLOPT_BENCH_ALLOW_IMPORT"
 
-_TOP_KEYS = {"name", "description", "time_limit", "grace", "threads", "groups"}
-_GROUP_KEYS = {"problem", "instances", "methods", "time_limit", "grace", "threads"}
+_TOP_KEYS = {"name", "description", "time_limit", "kill_limit", "grace", "threads", "groups"}
+_GROUP_KEYS = {"problem", "instances", "methods", "time_limit", "kill_limit", "grace",
+               "threads"}
 _FILE_KEYS = {"file"}
 _GEN_KEYS = {"generator", "params", "seeds"}
 _SOLVER_KEYS = {"solver", "formulation", "time_limit", "grace", "threads", "mip_gap",
                 "warm_start", "solver_options"}
-_HEUR_KEYS = {"heuristic", "options", "seeds", "time_limit", "grace"}
+_HEUR_KEYS = {"heuristic", "options", "seeds", "kill_limit", "grace"}
 _BOUND_KEYS = {"bound", "options", "time_limit", "grace"}
 
 
@@ -106,10 +113,12 @@ class Task:
     problem: str
     instance_id: str
     instance_hash: str
-    kind: str  # "exact" | "heuristic"
-    method: str  # "highs:paper" | heuristic name
+    kind: str  # "exact" | "heuristic" | "bound"
+    method: str  # "highs:paper" | heuristic name | "bound:NAME"
     options: dict[str, Any]
     seed: int
+    #: the run's limit in seconds (the store's ``time_limit`` column): the suite's
+    #: ``time_limit`` of an exact or bound run, its ``kill_limit`` of a heuristic run
     time_limit: float
     grace: float
     instance: dict[str, Any] = field(repr=False, compare=False)
@@ -318,13 +327,14 @@ def check_name(ctx: _Ctx, name: Any, given: bool = True) -> str:
 
 
 def _limits(ctx: _Ctx, where: str, table: dict, inherited: dict) -> dict[str, Any]:
-    out = dict(inherited) or {"time_limit": DEFAULT_TIME_LIMIT, "grace": DEFAULT_GRACE,
-                              "threads": DEFAULT_THREADS}
+    out = dict(inherited) or {"time_limit": DEFAULT_TIME_LIMIT, "kill_limit": DEFAULT_KILL_LIMIT,
+                              "grace": DEFAULT_GRACE, "threads": DEFAULT_THREADS}
     pre = f"{where}." if where else ""
-    if "time_limit" in table:
-        value = ctx.number(pre + "time_limit", table["time_limit"])
-        ctx.setting(pre + "time_limit", "time_limit", value)
-        out["time_limit"] = float(value)
+    for key in ("time_limit", "kill_limit"):  # seconds, finite and > 0 (the core's rule)
+        if key in table:
+            value = ctx.number(pre + key, table[key])
+            ctx.setting(pre + key, "time_limit", value)
+            out[key] = float(value)
     if "grace" in table:
         out["grace"] = float(ctx.number(pre + "grace", table["grace"]))
     if "threads" in table:
@@ -550,6 +560,12 @@ def _solver_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
 
 def _heuristic_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
                       limits: dict) -> tuple:
+    """``{ heuristic = "NAME", options = {...}, seeds = [...], kill_limit = S }``: the harness
+    kills the run ``grace`` seconds past ``kill_limit``; the heuristic is not told."""
+    if isinstance(spec, dict) and "time_limit" in spec:
+        raise ctx.err(f"{w}.time_limit", spec["time_limit"], "is not a heuristic method key: "
+                      "the harness's limit of a heuristic run is kill_limit, the heuristic's "
+                      "own time limit goes in options")
     ctx.keys(w, spec, _HEUR_KEYS, {"heuristic"})
     name = spec["heuristic"]
     if not isinstance(name, str) or not name:
@@ -571,7 +587,7 @@ def _heuristic_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
     _check_options(ctx, f"{w}.options", name, entry, options)
     seeds = ctx.seeds(f"{w}.seeds", spec.get("seeds", [0]))
     lim = _limits(ctx, w, spec, limits)
-    return ("heuristic", name, dict(options), seeds, lim["time_limit"], lim["grace"],
+    return ("heuristic", name, dict(options), seeds, lim["kill_limit"], lim["grace"],
             import_path)
 
 

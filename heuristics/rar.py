@@ -67,7 +67,12 @@ start (:func:`~dmlopt.models.rar.assign_cu_ids`), which needs exactly the node's
 "newly activated" CUs are the increase of a node's peak usage. The inner loop works on numpy
 arrays over the (start, end) pairs of the request's window at once, only those whose length is
 the exact duration for some allowed node count (the others cannot be chosen); window maxima of
-CU usage come from a sparse table (O(w log w) per node, O(1) per pair).
+CU usage come from a sparse table (O(w log w) per node, O(1) per pair). Node counts run in
+increasing order (every key holds N, so the order changes no choice); for each, a node set's
+new CUs over all its windows is one row of a matrix product (the distinct node sets of all
+candidate rings times the per-node values), and with RDDA's MinCU key a node count is skipped
+once a best on fewer nodes activates no more CUs than any of its node sets can. A wavelength
+is free over a window when its first blocked slot lies after the window's end.
 """
 
 from __future__ import annotations
@@ -103,8 +108,11 @@ BREAK_EVEN_PASSES = 5.5
 #: measured: 0.08 s for the 286 candidate rings of 63 requests on ``cpn38``)
 RING_OPS = 2e5
 #: the work estimate's margin over the operations counted, so that a machine slower than the
-#: one it was measured on still finds the estimate above what it spends
-WORK_MARGIN = 1.4
+#: one it was measured on still finds the estimate above what it spends (ratios 1.8-3.2 over
+#: 125-1000 requests on cpn38, one thread, load average 5 on 2 cores)
+WORK_MARGIN = 1.2
+#: a node's term in a placement's node sum when it lacks the CUs (above any sum of new CUs)
+_NO_ROOM = 1 << 32
 
 
 def fewest_cu_slots(instance: Instance, j: int) -> int:
@@ -230,10 +238,15 @@ class _Packer:
         self.prefer: str | None = None
 
     def place(self, j: int) -> tuple | None:
-        """RDDA's best placement of request j (the scheme's key), None if none fits."""
-        inst, scheme, caps, k_top, used, peak = (self.inst, self.scheme, self.caps, self.k_top,
-                                                 self.used, self.peak)
-        load, exists, w_max, w_act = self.load, self.exists, self.w_max, self.w_act
+        """RDDA's best placement of request j (the scheme's key), None if none fits.
+
+        Node counts N run in increasing order and, for each, the rings in the instance's order:
+        every key holds N, so placements with different N never tie and the first of equal
+        keys is the one the ring-by-ring loop of Algorithm 1 finds first. With RDDA's MinCU
+        key, N is the key's second entry, so once a placement activating no CU is found no
+        larger N can beat it and the search stops.
+        """
+        inst, k_top = self.inst, self.k_top
         r = inst.requests[j]
         rings = inst.candidate_rings(j)
         if not rings:
@@ -257,88 +270,147 @@ class _Packer:
         if not keep.any():
             return None
         s_idx, e_idx, span = s_idx[keep], e_idx[keep], span[keep]
-        kvec = {nn: kl[span] for nn, kl in klen.items()}
-        local = sorted({v for k in rings for v in inst.rings[k].nodes})
-        pos = {v: i for i, v in enumerate(local)}
+        tables = self._ring_tables(rings, lo, hi, s_idx, e_idx)
+        if not tables:
+            return None
+        local = sorted({v for k in tables for v in inst.rings[k].nodes})
         loc = np.array(local)
-        mu = _window_max(used[loc, lo:hi + 1], s_idx, e_idx)  # (R, P) peak use in window
-        free = caps[loc][:, None] - mu
-        room = mu - peak[loc][:, None]  # (R, P) <= 0: activated CUs left unused in the window
-        bad = (load[:, :, lo:hi + 1] >= inst.rho) | ~exists[:, :, None]
+        mu = _window_max(self.used[loc, lo:hi + 1], s_idx, e_idx)  # (R, P) peak use in window
+        win = (lo, s_idx, e_idx, mu, {v: i for i, v in enumerate(local)})
         best_key: tuple | None = None
         best: tuple | None = None
+        for nn in sorted(r.node_counts):
+            if (best_key is not None and best_key[0] == 0 and self.scheme == "MinCU"
+                    and self.prefer is None):
+                break  # (0, N', ...) with N' < nn beats every key (new, nn, ...)
+            kl = klen[nn][span]
+            cols = np.flatnonzero(kl < (1 << 40))  # the windows of N's exact durations
+            ring_list = [k for k in tables if inst.rings[k].size >= nn]
+            if cols.size and ring_list:
+                best_key, best = self._best_of_count(r.source, nn, kl[cols], cols, ring_list,
+                                                     tables, win, best_key, best)
+        return best
+
+    def _ring_tables(self, rings: list[int], lo: int, hi: int, s_idx: np.ndarray,
+                     e_idx: np.ndarray) -> dict[int, tuple]:
+        """Per candidate ring with a wavelength free over some kept window: (first blocked
+        slot per wavelength and slot, window has a free wavelength (P,), MinW cost (P,))."""
+        inst, w_max = self.inst, self.w_max
+        width = hi - lo + 1
+        bad = (self.load[:, :, lo:hi + 1] >= inst.rho) | ~self.exists[:, :, None]
+        slots = np.arange(width)
+        out = {}
         for k in rings:
-            ring = inst.rings[k]
-            lk = list(ring.links)
+            lk = list(inst.rings[k].links)
             rb = bad[lk].any(axis=0)  # (W, width)
-            cs = np.concatenate([np.zeros((w_max, 1), dtype=np.int64),
-                                 np.cumsum(rb, axis=1)], axis=1)
-            wl_ok = (cs[:, e_idx + 1] - cs[:, s_idx]) == 0  # (W, P)
-            any_ok = wl_ok.any(axis=0)
+            # first blocked slot at or after each slot: wavelength b is free over [s, e]
+            # exactly when it lies after e
+            nxt = np.minimum.accumulate(np.where(rb, slots, width)[:, ::-1], axis=1)[:, ::-1]
+            any_ok = nxt.max(axis=0)[s_idx] > e_idx  # (P,)
             if not any_ok.any():
                 continue
-            if scheme == "MinW":
-                new_w = (~w_act[lk]).sum(axis=0)  # (W,)
+            wl_cost = None
+            if self.scheme == "MinW":
+                wl_ok = nxt[:, s_idx] > e_idx[None, :]  # (W, P)
+                new_w = (~self.w_act[lk]).sum(axis=0)  # (W,)
                 cost = np.where(wl_ok, (new_w * w_max + np.arange(w_max))[:, None], 1 << 40)
                 wl_cost = cost.min(axis=0)  # new * w_max + b
-            for nn in r.node_counts:
-                if nn > ring.size:
-                    continue
-                subsets = _subsets(ring.nodes, r.source, nn)
-                idx = np.array([[pos[v] for v in sub] for sub in subsets])  # (n_sub, N)
-                kk = kvec[nn]
-                feas = (free[idx].min(axis=1) >= kk[None, :]) & any_ok[None, :]  # (n_sub, P)
-                if not feas.any():
-                    continue
-                # one packed int64 key per cell, compared as the tuples of the docstring
-                end = lo + e_idx  # (P,) < 2^14
-                nk = nn * np.minimum(kk, k_top + 1)  # (P,) < 2^20
-                if scheme == "MinCU":
-                    # CUs newly activated: sum over the nodes of max(0, use + k - peak)
-                    new = np.maximum(room[idx] + kk[None, None, :], 0).sum(axis=1)
-                    if self.prefer == "early":  # earliest end before fewest CUs
-                        packed = (np.minimum(new, (1 << 20) - 1) << 34) | (end << 20) | nk
-                    elif self.prefer == "late":  # latest start before fewest CUs
-                        packed = ((np.minimum(new, (1 << 20) - 1) << 34)
-                                  | (((1 << 14) - 1 - lo - s_idx) << 20) | nk)
-                    elif self.prefer == "valley":
-                        # the emptiest window: the sum of the nodes' window maxima
-                        val = mu[idx].sum(axis=1)
-                        packed = ((np.minimum(new, (1 << 20) - 1) << 42)
-                                  | (np.minimum(val, (1 << 21) - 1) << 21) | nk)
-                    else:
-                        packed = (np.minimum(new, (1 << 20) - 1) << 34) | (nk << 14) | end
-                elif scheme == "MinW":
-                    packed = (np.minimum(wl_cost // w_max, (1 << 20) - 1) << 34) | (end << 20) | nk
-                else:  # MinT, MaxR: earliest end, then fewest CUs
-                    packed = (end << 20) | nk
-                packed = np.where(feas, packed, np.iinfo(np.int64).max)
-                flat = int(np.argmin(packed))
-                sub_i, p = divmod(flat, len(e_idx))
-                cell = packed.flat[flat]
-                e_p, nk_p = int(lo + e_idx[p]), int(nn * kk[p])
-                if scheme == "MinCU":
-                    if self.prefer == "early":
-                        key = (int(cell) >> 34, e_p, nk_p, nn)
-                    elif self.prefer == "late":
-                        key = (int(cell) >> 34, -int(lo + s_idx[p]), nk_p, nn)
-                    elif self.prefer == "valley":
-                        key = (int(cell) >> 21, nk_p, nn, e_p)
-                    else:
-                        key = (int(cell) >> 34, nn, nk_p, e_p)
-                elif scheme == "MinW":
-                    key = (int(wl_cost[p] // w_max), ring.size, nn, e_p, nk_p)
-                elif scheme == "MinT":
-                    key = (e_p, nk_p, nn)
+            out[k] = (nxt, any_ok, wl_cost)
+        return out
+
+    def _best_of_count(self, source: int, nn: int, kk: np.ndarray, cols: np.ndarray,
+                       ring_list: list[int], tables: dict[int, tuple], win: tuple,
+                       best_key: tuple | None, best: tuple | None) -> tuple:
+        """The best placement on ``nn`` nodes over the rings, against the best so far.
+
+        The node part of a placement (CUs newly activated, or a sentinel when a node lacks the
+        CUs) is a sum over the subset's nodes: one 0/1 matrix over the distinct node sets of
+        every ring times the per-node values (exact integers in float64) gives it for all
+        subsets and windows at once.
+        """
+        inst, scheme, k_top, w_max = self.inst, self.scheme, self.k_top, self.w_max
+        lo, s_all, e_all, mu_all, pos = win
+        rows: dict[tuple[int, ...], int] = {}
+        ring_rows = []
+        for k in ring_list:
+            subs = _subsets(inst.rings[k].nodes, source, nn)
+            ring_rows.append([rows.setdefault(tuple(sorted(s)), len(rows)) for s in subs])
+        sel = np.zeros((len(rows), len(pos)))
+        for nodes, i in rows.items():
+            sel[i, [pos[v] for v in nodes]] = 1.0
+        loc = np.array(sorted(pos, key=pos.__getitem__))
+        mu = mu_all[:, cols]
+        free = self.caps[loc][:, None] - mu
+        room = mu - self.peak[loc][:, None]  # <= 0: activated CUs left unused in the window
+        node = np.where(free >= kk[None, :], np.maximum(room + kk[None, :], 0), _NO_ROOM)
+        # RDDA's key (new, N, ...) with a best found on fewer nodes: this N wins only with
+        # fewer new CUs, and a node set activates at least the sum of its nodes' fewest
+        if (scheme == "MinCU" and self.prefer is None and best_key is not None
+                and (sel @ node.min(axis=1)).min() >= best_key[0]):
+            return best_key, best
+        tot = (sel @ node.astype(np.float64)).astype(np.int64)  # (U, P): new CUs or >= _NO_ROOM
+        s_idx, e_idx = s_all[cols], e_all[cols]
+        end = lo + e_idx  # (P,) < 2^14
+        nk = nn * np.minimum(kk, k_top + 1)  # (P,) < 2^20
+        top = np.iinfo(np.int64).max
+        packed_all = None
+        if scheme == "MinCU":
+            new = np.minimum(tot, (1 << 20) - 1)
+            if self.prefer == "early":  # earliest end before fewest CUs
+                packed_all = (new << 34) | (end << 20) | nk
+            elif self.prefer == "late":  # latest start before fewest CUs
+                packed_all = (new << 34) | (((1 << 14) - 1 - lo - s_idx) << 20) | nk
+            elif self.prefer == "valley":
+                # the emptiest window: the sum of the nodes' window maxima
+                val = (sel @ mu.astype(np.float64)).astype(np.int64)
+                packed_all = (new << 42) | (np.minimum(val, (1 << 21) - 1) << 21) | nk
+            else:
+                packed_all = (new << 34) | (nk << 14) | end
+        elif scheme != "MinW":  # MinT, MaxR: earliest end, then fewest CUs
+            packed_all = np.broadcast_to((end << 20) | nk, tot.shape)
+        for k, rr in zip(ring_list, ring_rows, strict=True):
+            ring = inst.rings[k]
+            nxt, any_ok, wl_cost = tables[k]
+            ok = any_ok[cols]
+            if not ok.any():
+                continue
+            if scheme == "MinW":
+                wc = wl_cost[cols]
+                packed = np.broadcast_to(
+                    (np.minimum(wc // w_max, (1 << 20) - 1) << 34) | (end << 20) | nk,
+                    (len(rr), cols.size))
+            else:
+                packed = packed_all[rr]
+            packed = np.where((tot[rr] < _NO_ROOM) & ok[None, :], packed, top)
+            flat = int(np.argmin(packed))
+            cell = int(packed.flat[flat])
+            if cell == top:
+                continue  # no subset of this ring holds the request in any window
+            sub_i, p = divmod(flat, cols.size)
+            e_p, nk_p, pu = int(end[p]), int(nn * kk[p]), int(cols[p])
+            if scheme == "MinCU":
+                if self.prefer == "early":
+                    key = (cell >> 34, e_p, nk_p, nn)
+                elif self.prefer == "late":
+                    key = (cell >> 34, -int(lo + s_idx[p]), nk_p, nn)
+                elif self.prefer == "valley":
+                    key = (cell >> 21, nk_p, nn, e_p)
                 else:
-                    key = (-ring.reliability, nn, e_p, nk_p)
-                if best_key is None or key < best_key:
-                    best_key = key
-                    # MinW: the wavelength activating the fewest; otherwise first fit
-                    b = int(wl_cost[p] % w_max) if scheme == "MinW" else int(
-                        np.argmax(wl_ok[:, p]))
-                    best = (k, subsets[sub_i], int(kk[p]), lo + int(s_idx[p]), e_p, b)
-        return best
+                    key = (cell >> 34, nn, nk_p, e_p)
+            elif scheme == "MinW":
+                key = (int(wl_cost[pu] // w_max), ring.size, nn, e_p, nk_p)
+            elif scheme == "MinT":
+                key = (e_p, nk_p, nn)
+            else:
+                key = (-ring.reliability, nn, e_p, nk_p)
+            if best_key is None or key < best_key:
+                best_key = key
+                # MinW: the wavelength activating the fewest; otherwise first fit
+                b = int(wl_cost[pu] % w_max) if scheme == "MinW" else int(
+                    np.argmax(nxt[:, s_all[pu]] > e_all[pu]))
+                subs = _subsets(ring.nodes, source, nn)
+                best = (k, subs[sub_i], int(kk[p]), lo + int(s_idx[p]), e_p, b)
+        return best_key, best
 
     def new_cus(self, best: tuple) -> int:
         """CUs the placement newly activates (the rise of its nodes' peaks)."""

@@ -100,6 +100,7 @@ from dmlopt.models.inc_oxc import (
     Instance,
     Solution,
 )
+from dmlopt.validation import time_limit_field
 
 
 def wcg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
@@ -401,8 +402,8 @@ class ScheduleOptions(Options):
 class SearchOptions(Options):
     """Options of wcg-ls (iterated local search over placements, ours)."""
 
-    time_limit: float = pydantic.Field(default=2.0, gt=0, le=86_400,
-                                       description="seconds of local search after wcg")
+    time_limit: float = time_limit_field(
+        2.0, "seconds of local search after wcg (at most a day)")
     max_rounds: int = pydantic.Field(default=50, ge=1, le=1_000_000,
                                      description="improvement rounds of one descent")
 
@@ -410,8 +411,8 @@ class SearchOptions(Options):
 class LnsOptions(Options):
     """Options of wcg-lns (large neighbourhood search with a restricted MILP, ours)."""
 
-    time_limit: float = pydantic.Field(default=30.0, gt=0, le=86_400,
-                                       description="seconds in all (wall clock)")
+    time_limit: float = time_limit_field(
+        30.0, "seconds in all, wall clock (at most a day)")
     ls_time: float = pydantic.Field(default=2.0, ge=0, le=86_400,
                                     description="seconds of wcg-ls's local search first")
     jobs: int = pydantic.Field(default=4, ge=1, le=64, description="jobs freed per "
@@ -422,58 +423,131 @@ class LnsOptions(Options):
                                       description="seconds per restricted MILP")
 
 
-def schedule_estimate(instance: Instance, options: Options) -> Size:
-    """Size of Algorithm 1 on ``instance`` (any placement rule), from R, N_ToR, jobs and
-    workers alone.
+#: operations charged per worker (or PS) and rack-choice try of wcg's target scan (up to 16
+#: racks: 18 variants x up to 48 targets, Python loops over the candidate racks): measured 5.8
+#: us + 0.23 us per rack per worker and try at 8-16 racks (growth series, seeds 0 and 1)
+_TRY_OPS = (12_000.0, 500.0)
+#: operations charged per worker (or PS) of wcg's one-pass balancing rule (Python loops over
+#: racks and anchors): measured 0.15 ms + 1.6 us per rack per worker at 64-256 racks
+_BALANCED_OPS = (250_000.0, 3_500.0)
+#: operations charged per worker (or PS) of the literal and single-worker rules, the random
+#: rule: measured 10 us + 0.47 us per rack per worker at 64-256 racks
+_LITERAL_OPS = (20_000.0, 1_000.0)
+#: operations charged per BvN term of the time-shared schedule: the bottleneck matching
+#: (scipy's assignment on an (R, R) matrix, Hopcroft-Karp steps on the sparse support, their
+#: setup) and the term's port pairs; measured 0.95 ms per term at 128 racks and 2.9 ms at 256
+#: (about 0.3 ms + 40 ns R^2)
+_TERM_OPS = (350_000.0, 60.0)
 
-    Work: the placement (wcg's target-f scan up to 16 racks: 18 variants x 48 targets x 8
-    anchors per worker and rack), the BvN decomposition (at most min(R^2, W + 2R) terms, each
-    a bottleneck assignment of O(R^3 log R^2) at worst, usually one assignment), the
-    time-shared schedule (R N_ToR / 2 port pairs per term, wired in O(R log R)), the repair
-    and rebalancing of the circuits (O(R^3 N_ToR)) and the optimal circuits (N_ToR R^2
-    candidate values). Memory: a few dozen (R, R) matrices, the N_ToR R^2 / 2 candidates and
-    the schedule's port pairs (R N_ToR / 2 per term, as Python tuples and again in the
-    validated Solution: ~128 bytes per port of a term).
-    """
-    del options
-    R, P = float(instance.n_racks), float(instance.n_tor)
+
+def _dims(instance: Instance) -> tuple[float, float, float]:
+    """(R, N_ToR, W + J): racks, ports per ToR, workers and parameter servers."""
     W = float(sum(len(j.workers) for j in instance.jobs))
-    J = float(len(instance.jobs))
-    terms = min(R * R, W + 2 * R)
-    log_r = math.log2(R * R + 1) + 1
-    place = 7000.0 * (W + J) * R
-    bvn = terms * (R ** 3 * log_r + R * R + R * P)
-    circuits = 10.0 * R ** 3 * P + P * R * R * log_r
-    memory = 8.0 * (48 * R * R + P * R * R + 8 * (W + J) * R) + 128.0 * terms * R * P
-    return Size(memory, place + bvn + circuits)
+    return float(instance.n_racks), float(instance.n_tor), W + len(instance.jobs)
 
 
-def lns_estimate(instance: Instance, options: Options) -> Size:
-    """Size of wcg-lns before it can stop on its own: ``wcg`` (:func:`schedule_estimate`),
-    the move table of the local search (workers^2 / 2 pairs) and one restricted MILP: per
-    freed job 2 (own racks + extra)^2 worker-count columns with ~ 8 entries each, at most
-    ``jobs`` x 2 x 16 own racks (a job's workers and PS) + ``racks``."""
-    base = schedule_estimate(instance, options)
-    W = float(instance.arrays["job_of"].size)
-    k = float(getattr(options, "jobs", 4))
-    racks = min(float(instance.n_racks), k * 17 + float(getattr(options, "racks", 4)))
-    cols = k * 2 * racks * racks + racks * racks / 2
-    memory = base.memory + 24.0 * W * W / 2 + 8 * 64.0 * cols
-    return Size(memory, base.work + 10.0 * W * W + 1000.0 * cols)
+def _per_item(items: float, R: float, ops: tuple[float, float]) -> float:
+    return items * (ops[0] + ops[1] * R)
+
+
+def _static_size(instance: Instance) -> Size:
+    """Memory of a run with static circuits: about a dozen (R, R) float matrices at once
+    (measured 80-100 bytes per rack pair at 64-256 racks; 20 matrices charged), the
+    N_ToR R^2 / 2 candidate values of the optimal circuits and the per-worker arrays. Work:
+    the PS step (a few microseconds per worker and PS: 2000 operations charged) and the static
+    circuits, a few dozen numpy passes over (R, R) matrices per bisection step or kept BvN
+    term (20 R^2 log2 R^2 charged)."""
+    R, P, items = _dims(instance)
+    memory = 8.0 * (20 * R * R + P * R * R / 2 + 8 * items)
+    work = 2000.0 * items + 20 * R * R * math.log2(R * R + 1)
+    return Size(memory, work)
+
+
+def _time_shared(instance: Instance) -> Size:
+    """The time-shared schedule (module docstring): at most min(R^2, W + 2R) BvN terms (each
+    term clears an entry of the stuffed matrix, whose support is the <= W rack pairs with
+    traffic plus at most 2R stuffed entries), :data:`_TERM_OPS` each; R N_ToR / 2 port pairs
+    per term, as Python tuples and again in the validated Solution (~128 bytes per port)."""
+    R, P, items = _dims(instance)
+    terms = min(R * R, items + 2 * R)
+    return Size(128.0 * terms * R * P, terms * (_TERM_OPS[0] + _TERM_OPS[1] * R * R))
+
+
+def _add(*sizes: Size) -> Size:
+    return Size(sum(s.memory for s in sizes), sum(s.work for s in sizes))
+
+
+def _balanced_placement(instance: Instance) -> float:
+    """Work of wcg's placement: the target scan up to 16 racks (then the one-pass rule as its
+    fallback), the one-pass balancing rule above."""
+    R, _, items = _dims(instance)
+    work = _per_item(items, R, _BALANCED_OPS)
+    if instance.n_racks <= 16:
+        work += 18 * 48 * _per_item(items, R, _TRY_OPS)
+    return work
+
+
+def estimate_wcg(instance: Instance, options: Options) -> Size:
+    """Size of ``wcg``: its placement (:func:`_balanced_placement`) and static circuits
+    (:func:`_static_size`). The time-shared fallback is not charged: wcg's placement keeps a
+    rack's partners within its ports on every instance of the benchmark families."""
+    del options
+    return _add(_static_size(instance), Size(0.0, _balanced_placement(instance)))
+
+
+def estimate_literal(instance: Instance, options: Options) -> Size:
+    """Size of ``wcg-literal`` and ``wcg-opt``: the literal placement (one pass over the
+    clusters and racks) and static circuits (:func:`_static_size`)."""
+    del options
+    R, _, items = _dims(instance)
+    return _add(_static_size(instance), Size(0.0, _per_item(items, R, _LITERAL_OPS)))
+
+
+def estimate_spread(instance: Instance, options: Options) -> Size:
+    """Size of ``swg`` and ``rwp``: a one-pass placement, then the time-shared schedule
+    (:func:`_time_shared`), which these placements need from 64 racks on (a job spread over
+    more racks than a ToR has ports)."""
+    del options
+    R, _, items = _dims(instance)
+    return _add(_static_size(instance), _time_shared(instance),
+                Size(0.0, _per_item(items, R, _LITERAL_OPS)))
+
+
+def estimate_search(instance: Instance, options: SearchOptions) -> Size:
+    """Size of ``wcg-ls``: ``wcg``, then ``time_limit`` seconds of search (one thread: at most
+    1e9 operations a second, the unit of the work estimates); memory: the move table and the
+    search's (R, R) arrays, measured 146 R^2 float64 values at 64-256 racks (300 charged)."""
+    R, _, _ = _dims(instance)
+    base = estimate_wcg(instance, options)
+    return Size(base.memory + 8.0 * 300 * R * R, base.work + 1e9 * options.time_limit)
+
+
+def lns_estimate(instance: Instance, options: LnsOptions) -> Size:
+    """Size of ``wcg-lns``: ``wcg``, then ``time_limit`` seconds of local search and large
+    neighbourhood search (one thread: at most 1e9 operations a second, as
+    :func:`estimate_search`); memory: the local search's (R, R) arrays (as ``wcg-ls``) and one
+    restricted MILP, per freed job 2 m^2 worker-count columns over its m racks (its own, at
+    most 17, plus ``racks``) with ~ 8 entries each, 512 bytes per column charged."""
+    R, _, _ = _dims(instance)
+    base = estimate_wcg(instance, options)
+    m = min(R, 17.0 * options.jobs + options.racks)
+    cols = options.jobs * 2 * m * m + m * m / 2
+    return Size(base.memory + 8.0 * 300 * R * R + 512.0 * cols,
+                base.work + 1e9 * options.time_limit)
 
 
 HEURISTICS: dict[str, Heuristic] = {
-    "wcg": Heuristic(wcg, ScheduleOptions, schedule_estimate,
+    "wcg": Heuristic(wcg, ScheduleOptions, estimate_wcg,
                      "Algorithm 1 with the load-balancing rack choice (deterministic)"),
-    "wcg-literal": Heuristic(wcg_literal, ScheduleOptions, schedule_estimate,
+    "wcg-literal": Heuristic(wcg_literal, ScheduleOptions, estimate_literal,
                              "Algorithm 1 with the literal rack choice (least placed data)"),
-    "swg": Heuristic(swg, ScheduleOptions, schedule_estimate,
+    "swg": Heuristic(swg, ScheduleOptions, estimate_spread,
                      "single worker grouping (section IV-A baseline)"),
-    "rwp": Heuristic(rwp, ScheduleOptions, schedule_estimate,
+    "rwp": Heuristic(rwp, ScheduleOptions, estimate_spread,
                      "random worker placement (section IV-A baseline), seeded"),
-    "wcg-opt": Heuristic(wcg_opt, NoOptions, schedule_estimate,
+    "wcg-opt": Heuristic(wcg_opt, NoOptions, estimate_literal,
                          "ours: wcg-literal's placement, optimal circuits and bandwidth"),
-    "wcg-ls": Heuristic(wcg_ls, SearchOptions, schedule_estimate,
+    "wcg-ls": Heuristic(wcg_ls, SearchOptions, estimate_search,
                         "ours: wcg, then iterated local search for time_limit seconds"),
     "wcg-lns": Heuristic(wcg_lns, LnsOptions, lns_estimate,
                          "ours: wcg-ls, then large neighbourhood search with a restricted "
@@ -483,6 +557,6 @@ HEURISTICS: dict[str, Heuristic] = {
 
 __all__ = [
     'optimal_circuits', 'placement_f', 'wcg', 'wcg_literal', 'swg', 'rwp', 'wcg_opt', 'wcg_ls',
-    'wcg_lns', 'ScheduleOptions', 'SearchOptions', 'LnsOptions', 'lns_estimate',
-    'schedule_estimate', 'HEURISTICS',
+    'wcg_lns', 'ScheduleOptions', 'SearchOptions', 'LnsOptions', 'estimate_wcg',
+    'estimate_literal', 'estimate_spread', 'estimate_search', 'lns_estimate', 'HEURISTICS',
 ]

@@ -17,6 +17,7 @@ each function's docstring says what we chose.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from dmlopt.heuristics.nara import offline as _nara_offline
 from dmlopt.heuristics.nara import probe as _nara_probe
 from dmlopt.models import nara
 from dmlopt.models.nara.sim import State, run_episode
+from dmlopt.validation import time_limit_field
 
 
 def _random(state: State, rng: np.random.Generator) -> bool:
@@ -431,8 +433,8 @@ class ProbeOptions(Options):
 class MilpOptions(Options):
     """Options of the per-request MILP allocator."""
 
-    time_limit: float = pydantic.Field(
-        default=10.0, gt=0, le=86_400, description="HiGHS time limit per request (seconds)")
+    time_limit: float = time_limit_field(
+        10.0, "HiGHS time limit per request (seconds, at most a day)")
 
 
 def _episode_size(instance: nara.Instance) -> tuple[float, float, float, float, float]:
@@ -457,12 +459,34 @@ def _episode_size(instance: nara.Instance) -> tuple[float, float, float, float, 
     return n, picks, request, pick, memory
 
 
+#: interpreted (Python and numpy call) overhead charged per pick of :func:`_episode_size`'s
+#: bound, in operations (a nanosecond each), per allocator: about twice the measured CPU time
+#: per request over that bound (growth series, alpha topology, 1,024-4,096 requests: random
+#: 93, tetris 230, nalb 105, nulb 50, netfit 120-145 microseconds per request, about 36 picks
+#: per request in the bound)
+PICK_OVERHEAD = {"random": 5_000.0, "tetris": 12_000.0, "nalb": 6_000.0, "nulb": 3_000.0,
+                 "netfit": 8_000.0}
+#: interpreted overhead charged per request of a probed choice (netfit-probe: candidates,
+#: probe sets, verdicts; measured 0.60-0.69 ms per request on the growth series), operations
+PROBE_OVERHEAD = 1.2e6
+
+
+def _picking(allocator: str) -> Callable[[nara.Instance, Options], Size]:
+    """The estimate of an allocator that picks servers one at a time: :func:`_episode_size`
+    with its :data:`PICK_OVERHEAD`."""
+    def estimate(instance: nara.Instance, options: Options) -> Size:
+        del options
+        n, picks, request, pick, memory = _episode_size(instance)
+        return Size(memory, n * request + picks * (pick + PICK_OVERHEAD[allocator]))
+    estimate.__doc__ = f"Size of ``{allocator}``: :func:`_episode_size`, " \
+        f"{PICK_OVERHEAD[allocator]:g} operations of overhead per pick."
+    return estimate
+
+
 def episode_estimate(instance: nara.Instance, options: Options) -> Size:
-    """Size of an allocator that picks servers one at a time (random, tetris, nalb, nulb,
-    netfit): :func:`_episode_size`."""
-    del options
-    n, picks, request, pick, memory = _episode_size(instance)
-    return Size(memory, n * request + picks * pick)
+    """Size of netfit (and of any allocator picking servers one at a time as netfit does):
+    :func:`_episode_size` with netfit's :data:`PICK_OVERHEAD`."""
+    return _picking("netfit")(instance, options)
 
 
 def probe_estimate(instance: nara.Instance, options: ProbeOptions) -> Size:
@@ -472,9 +496,9 @@ def probe_estimate(instance: nara.Instance, options: ProbeOptions) -> Size:
     net = instance.net
     S, R = net.n_servers, net.n_racks
     K = options.n_probe
-    probe = (R * R + S) * K * options.max_cand
+    probe = (R * R + S) * K * options.max_cand + PROBE_OVERHEAD
     memory += 8.0 * (3 * K * R * R + S * R + 4 * K * S)
-    return Size(memory, n * (request + probe) + picks * pick)
+    return Size(memory, n * (request + probe) + picks * (pick + PICK_OVERHEAD["netfit"]))
 
 
 def milp_estimate(instance: nara.Instance, options: MilpOptions) -> Size:
@@ -489,13 +513,13 @@ def milp_estimate(instance: nara.Instance, options: MilpOptions) -> Size:
 
 
 HEURISTICS: dict[str, Heuristic] = {
-    "random": Heuristic(allocate_random, NoOptions, episode_estimate,
+    "random": Heuristic(allocate_random, NoOptions, _picking("random"),
                         "Random baseline (section 4.1): random useful servers, seeded"),
-    "tetris": Heuristic(allocate_tetris, TetrisOptions, episode_estimate,
+    "tetris": Heuristic(allocate_tetris, TetrisOptions, _picking("tetris"),
                         "Tetris baseline (Appendix D.1): cosine similarity, rack penalty"),
-    "nalb": Heuristic(allocate_nalb, NoOptions, episode_estimate,
+    "nalb": Heuristic(allocate_nalb, NoOptions, _picking("nalb"),
                       "NALB baseline (Appendix D.2): bandwidth-weighted BFS, widest routes"),
-    "nulb": Heuristic(allocate_nulb, NoOptions, episode_estimate,
+    "nulb": Heuristic(allocate_nulb, NoOptions, _picking("nulb"),
                       "NULB baseline (Appendix D.2): unweighted BFS, widest routes"),
     "netfit": Heuristic(allocate_netfit, NoOptions, episode_estimate,
                         "ours: feasibility-checked, locality-first best fit"),

@@ -156,15 +156,24 @@ def allocate_nara(instance: nara.Instance, *, seed: int = 0,
     return rollout(instance, load_policy(path))
 
 
+#: interpreted overhead charged per pick (a GNN pass is a few dozen small numpy calls and the
+#: simulator's step): about twice the measured 0.18 ms per pick less its numeric terms (growth
+#: series, alpha topology, 2,048-4,096 requests), in operations
+PICK_OVERHEAD = 2e5
+
+
 def estimate(instance: nara.Instance, options: Options | None = None) -> Size:
-    """(memory bytes, work ops) of a rollout: per pick a GNN pass over the graph."""
+    """(memory bytes, work ops) of a rollout: per pick a GNN pass over the graph and
+    :data:`PICK_OVERHEAD`; memory: the GNN's node arrays and 1 KiB per request (its
+    allocation in the episode and the Solution)."""
     del options
     net = instance.net
     n_msgs = net.n_nodes + 2 * net.n_links
     per_pick = 2 * n_msgs * P.HIDDEN * P.STAGES + 2 * net.n_nodes * 18 * P.HIDDEN * P.STAGES \
-        + 2 * net.n_servers * 40 * P.P2_HIDDEN
+        + 2 * net.n_servers * 40 * P.P2_HIDDEN + PICK_OVERHEAD
     picks = int(sum(max(-(-r.c // 10), -(-r.m // 10)) for r in instance.requests))
-    memory = 8 * (net.n_nodes * (8 + P.HIDDEN * P.STAGES) + net.n_links * 2) + 10**6
+    memory = 8 * (net.n_nodes * (8 + P.HIDDEN * P.STAGES) + net.n_links * 2) + 10**6 \
+        + 1024 * len(instance.requests)
     return Size(float(memory), float(picks * per_pick))
 
 

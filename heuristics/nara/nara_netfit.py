@@ -363,15 +363,23 @@ def allocate(instance: nara.Instance, *, seed: int = 0, policy: str | None = Non
     return rollout(instance, load_policy(path), seed=seed)
 
 
+#: interpreted overhead charged per request (the probed candidates in Python, the GNN's small
+#: numpy calls, the simulator's step): about twice the measured 1.06-1.15 ms per request
+#: (growth series, alpha topology, 2,048-4,096 requests), in operations
+REQUEST_OVERHEAD = 2.2e6
+
+
 def estimate(instance: nara.Instance, options: Options | None = None) -> Size:
     """(memory, work) of a rollout: per request netfit-probe's candidates and probe tests
-    (:func:`dmlopt.heuristics.nara.probe_estimate`'s terms) plus one GNN pass."""
+    (:func:`dmlopt.heuristics.nara.probe_estimate`'s terms) plus one GNN pass, and
+    :data:`REQUEST_OVERHEAD`; memory also 1 KiB per request (allocation and Solution)."""
     del options
     net = instance.net
     S, R, N = net.n_servers, net.n_racks, net.n_nodes
     n = len(instance.requests)
     gnn = 2 * (N + 2 * net.n_links) * P.HIDDEN * P.STAGES + 2 * N * 18 * P.HIDDEN * P.STAGES
-    per = (R * R + S) * N_PROBE * CMAX + gnn + CMAX * (S * P.HIDDEN + 38 * H1) + S * R
+    per = (R * R + S) * N_PROBE * CMAX + gnn + CMAX * (S * P.HIDDEN + 38 * H1) + S * R \
+        + REQUEST_OVERHEAD
     memory = 8.0 * (3 * N_PROBE * R * R + S * R + CMAX * S + N * (8 + P.HIDDEN * P.STAGES)) \
-        + 10**6
+        + 10**6 + 1024.0 * n
     return Size(memory, float(n * per))

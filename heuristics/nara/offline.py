@@ -5,17 +5,20 @@ bound is the price of being online.
 
 The allocation is netfit's (:mod:`.netfit`: locality-first best fit, every plan checked against
 constraint 3), replayed in arrival order, except that the requests of a *refusal set* F are
-dropped on arrival. A local search over F (seeded, deterministic for a fixed number of
-iterations):
+dropped on arrival and the requests of a *placement map* V are placed by their V[i]-th
+candidate plan (:func:`plans`: netfit's alternatives, in netfit's order) instead of netfit's
+first. A local search over (F, V) (seeded, deterministic for a fixed number of iterations):
 
 * start: the better of F = {} (netfit itself) and F = the requests netfit-probe drops (its
   admission control's choices, replayed with netfit's placements);
-* move "refuse": take a request j that the current replay drops without being in F (the first
-  one with probability 1/2, else a random one) and add to F one accepted request i < j still
-  held at step j, drawn with probability proportional to its volume (CPU and memory shares of
-  the data centre times its holding period): freeing what i holds may let j and later
-  requests in;
-* move "admit": remove a random request from F (probability ``p_admit``);
+* moves "refuse" and "place": take a request j that the current replay drops without being in
+  F (the first one with probability 1/2, else a random one) and one accepted request i < j
+  still held at step j, drawn with probability proportional to its volume (CPU and memory
+  shares of the data centre times its holding period); with probability ``p_place`` give i a
+  random other candidate plan (V[i] = 1 ... :data:`PLAN_VARIANTS`, modulo the number of
+  plans), else add i to F: freeing or moving what i holds may let j and later requests in;
+* move "admit" (probability ``p_admit``): remove a random request from F, or from V (back to
+  netfit's plan);
 * a move is kept when the replay accepts at least as many requests as before (plateau moves
   are allowed, so the search drifts among equally good refusal sets).
 
@@ -42,9 +45,13 @@ from dmlopt.heuristics.nara import netfit as _netfit
 from dmlopt.models import nara
 from dmlopt.models.nara.bounds import aggregate_bound
 from dmlopt.models.nara.sim import State
+from dmlopt.validation import time_limit_field
 
 #: seconds of the aggregate upper bound computed first (the search stops when it meets it)
 BOUND_SECONDS = 10.0
+
+#: a "place" move gives a request its k-th candidate plan, k drawn from 1 to this
+PLAN_VARIANTS = 6
 
 #: bytes of simulator snapshots kept at most (a larger episode snapshots every k-th step)
 SNAPSHOT_BYTES = 64 * 2**20
@@ -56,15 +63,19 @@ class OfflineSearchOptions(Options):
     iterations: int = pydantic.Field(
         default=2000, ge=0, le=10**7, description="local-search moves (each replays the "
         "episode from the first step it changes)")
-    time_limit: float = pydantic.Field(
-        default=240.0, gt=0, le=86_400, description="CPU seconds at most; the search stops "
-        "earlier after `iterations` moves")
+    time_limit: float = time_limit_field(
+        240.0, "CPU seconds (at most a day); the search stops earlier after `iterations` "
+        "moves")
     p_admit: float = pydantic.Field(
         default=0.25, ge=0, le=1, description="probability that a move admits a refused "
         "request again instead of refusing one more")
     restarts: int = pydantic.Field(
         default=3, ge=1, le=1000, description="searches from the best distinct starting "
         "refusal sets, sharing the iterations")
+    p_place: float = pydantic.Field(
+        default=0.8, ge=0, le=1, description="probability that a move on a held request "
+        "gives it another candidate plan (\"place\") instead of refusing it (0: the "
+        "refusal-only search)")
 
 
 def _snapshot(state: State) -> State:
@@ -93,10 +104,13 @@ class _Replay:
         self.stride = max(1, -(-per * n // SNAPSHOT_BYTES))
         self.root = State(instance)
 
-    def run(self, refuse: set[int], snaps: dict[int, State] | None = None, start: int = 0
+    def run(self, refuse: set[int], snaps: dict[int, State] | None = None, start: int = 0,
+            variants: dict[int, int] | None = None
             ) -> tuple[list[nara.Allocation | None], dict[int, State]]:
-        """Replay from the latest snapshot at or before ``start`` (the start if none);
-        (allocations, snapshots of this replay)."""
+        """Replay from the latest snapshot at or before ``start`` (the start if none), request
+        i placed by its ``variants[i]``-th candidate plan (:func:`plans`; netfit's own plan
+        when absent); (allocations, snapshots of this replay)."""
+        variants = variants or {}
         snaps = dict(snaps or {})
         k = (min(start, self.n) // self.stride) * self.stride
         while k > 0 and k not in snaps:
@@ -110,7 +124,8 @@ class _Replay:
             if j in refuse:
                 state.drop()
                 continue
-            result = self.choose(state, self.rng)
+            v = variants.get(j, 0)
+            result = self.choose(state, self.rng) if v == 0 else _place(state, v)
             if state.req is None:
                 continue
             if result is False:
@@ -118,6 +133,99 @@ class _Replay:
             else:
                 state.finish()
         return state.solution().allocations, snaps
+
+
+def plans(state: State, singles: int = 3) -> list[list[int]]:
+    """Candidate plans (servers in pick order) for the pending request, netfit's order: up to
+    ``singles`` single servers (best fit first), then one plan per rack that holds the request
+    (best-fitting rack first), then the multi-rack plans of every seed rack (fewest racks,
+    then fewest servers, then best fit); duplicates removed.
+
+    Parameters
+    ----------
+    state : State
+        The simulator with a pending request.
+    singles : int
+        Single-server plans kept at most (default 3).
+
+    Returns
+    -------
+    list of list of int
+        The plans; each is checked against constraint 3 only when it is picked (a plan that
+        fails then drops the request).
+
+    References
+    ----------
+    Ours: the alternatives netfit's steps 1-3 (:mod:`.netfit`) rank, all of them instead of
+    the first; paper 001 (Shabka, Zervas), section 3.1 (constraints 1-3).
+    """
+    net, req = state.net, state.req
+    c, m = req.c, req.m
+    cf, mf = state.cpu_free, state.mem_free
+    fits, _ = _netfit.single_fits(state)
+    out: list[list[int]] = [[int(s)] for s in fits[:singles]]
+    useful = ((cf > 0) & (c > 0)) | ((mf > 0) & (m > 0))
+    elig = useful & state.access_now
+    gc = np.where(elig, np.minimum(cf, c), 0)
+    gm = np.where(elig, np.minimum(mf, m), 0)
+    R = net.n_racks
+    tc = np.bincount(net.rack, weights=gc, minlength=R)
+    tm = np.bincount(net.rack, weights=gm, minlength=R)
+    ok = np.flatnonzero((tc >= c) & (tm >= m))
+    if ok.size:
+        left = (tc[ok] - c) + (tm[ok] - m)
+        for r in ok[np.lexsort((ok, left))]:
+            servers = net.rack_servers[r]
+            servers = servers[elig[servers]]
+            got = _netfit._take(_netfit._contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
+            if got is not None:
+                out.append(got)
+    compat = state.compat_now
+    size = tc / max(c, 1) + tm / max(m, 1)
+    racks = np.flatnonzero(size > 0)
+    multi: list[tuple[Any, list[int]]] = []
+    for r0 in racks:
+        chosen = [int(r0)]
+        okr = compat[r0].copy()
+        have_c, have_m = tc[r0], tm[r0]
+        for r in racks[np.lexsort((racks, -size[racks], ~net.neighbour[r0, racks]))].tolist():
+            if have_c >= c and have_m >= m:
+                break
+            if r == r0 or not okr[r]:
+                continue
+            chosen.append(r)
+            okr &= compat[r]
+            have_c += tc[r]
+            have_m += tm[r]
+        if have_c < c or have_m < m:
+            continue
+        servers = np.concatenate([net.rack_servers[r][elig[net.rack_servers[r]]]
+                                  for r in chosen])
+        got = _netfit._take(_netfit._contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
+        if got is not None:
+            key = (len({int(net.rack[s]) for s in got}), len(got),
+                   float(have_c - c + have_m - m))
+            multi.append((key, got))
+    out += [got for _, got in sorted(multi, key=lambda x: x[0])]
+    seen: set[tuple[int, ...]] = set()
+    uniq = []
+    for got in out:
+        if tuple(sorted(got)) not in seen:
+            seen.add(tuple(sorted(got)))
+            uniq.append(got)
+    return uniq
+
+
+def _place(state: State, v: int) -> bool:
+    """Pick the servers of plan ``v`` (modulo the number of plans) of :func:`plans`; False
+    (drop) when there is none or constraint 3 fails."""
+    cands = plans(state)
+    if not cands:
+        return False
+    for s in cands[v % len(cands)]:
+        if not state.add(s):
+            return False
+    return state.covered
 
 
 def _volumes(instance: nara.Instance) -> np.ndarray:
@@ -128,7 +236,7 @@ def _volumes(instance: nara.Instance) -> np.ndarray:
 
 def allocate_offline_search(instance: nara.Instance, *, seed: int = 0, iterations: int = 2000,
                             time_limit: float = 240.0, p_admit: float = 0.25,
-                            restarts: int = 3) -> nara.Solution:
+                            restarts: int = 3, p_place: float = 0.8) -> nara.Solution:
     """Offline local search over netfit's refusals (module docstring).
 
     Parameters
@@ -146,6 +254,9 @@ def allocate_offline_search(instance: nara.Instance, *, seed: int = 0, iteration
     restarts : int
         Searches, one from each of the best distinct starts, sharing the iterations
         (default 3).
+    p_place : float
+        Probability that a move on a held request is "place" rather than "refuse"
+        (default 0.8).
 
     Returns
     -------
@@ -176,7 +287,7 @@ def allocate_offline_search(instance: nara.Instance, *, seed: int = 0, iteration
             break  # proven optimal: nothing left to find
         cur, snaps = replay.run(cur_f)
         got = _search(replay, cur_f, cur, snaps, rng, vol, ends, per, p_admit,
-                      t0 + time_limit, cap)
+                      t0 + time_limit, cap, p_place)
         if _count(got) > _count(best):
             best = got
     if _count(probe.allocations) > _count(best):
@@ -218,22 +329,29 @@ def _starts(instance: nara.Instance, replay: _Replay, probe: nara.Solution
 
 def _search(replay: _Replay, cur_f: set[int], cur: list[Any], snaps: dict[int, State],
             rng: np.random.Generator, vol: np.ndarray, ends: np.ndarray, iterations: int,
-            p_admit: float, deadline: float, cap: int) -> list[Any]:
+            p_admit: float, deadline: float, cap: int, p_place: float = 0.0) -> list[Any]:
     """The local search of the module docstring from refusals ``cur_f`` (replay ``cur``);
     the best allocations found."""
     n = replay.n
     best = list(cur)
+    cur_v: dict[int, int] = {}
     for _ in range(iterations):
         if time.process_time() > deadline or _count(best) >= cap:
             break
         acc = np.array([al is not None for al in cur])
-        new_f = set(cur_f)
+        new_f, new_v = set(cur_f), dict(cur_v)
         drops = [j for j in range(n) if not acc[j] and j not in cur_f]
         if not drops and not cur_f:
             break  # everything accepted
-        if not drops or (cur_f and rng.random() < p_admit):
-            change = int(rng.choice(sorted(cur_f)))
-            new_f.discard(change)
+        if not drops or ((cur_f or cur_v) and rng.random() < p_admit):
+            # undo: a refused request back, or a request back to netfit's plan
+            undo = sorted(cur_f) + [n + i for i in sorted(cur_v)]
+            change = int(rng.choice(undo))
+            if change < n:
+                new_f.discard(change)
+            else:
+                change -= n
+                del new_v[change]
         else:
             j = drops[0] if rng.random() < 0.5 else int(rng.choice(drops))
             held = np.flatnonzero(acc[:j] & (ends[:j] > j))
@@ -241,10 +359,13 @@ def _search(replay: _Replay, cur_f: set[int], cur: list[Any], snaps: dict[int, S
                 continue
             w = vol[held]
             change = int(rng.choice(held, p=w / w.sum()))
-            new_f.add(change)
-        got, got_snaps = replay.run(new_f, snaps, change)
+            if rng.random() < p_place:
+                new_v[change] = int(rng.integers(1, PLAN_VARIANTS + 1))
+            else:
+                new_f.add(change)
+        got, got_snaps = replay.run(new_f, snaps, change, new_v)
         if _count(got) >= _count(cur):
-            cur, snaps, cur_f = got, got_snaps, new_f
+            cur, snaps, cur_f, cur_v = got, got_snaps, new_f, new_v
             if _count(cur) > _count(best):
                 best = list(cur)
     return best

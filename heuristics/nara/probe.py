@@ -50,9 +50,12 @@ The default keeps ``select=True`` (the tuned configuration).
 Cost: O(max_cand x n_probe x servers) numpy work per request with a choice;
 ``budget_servers`` switches the look-ahead off (plain netfit) above that many servers. The
 probe test is incremental (:class:`Probes`): the per-rack statistics are built once per request
-by segment sums over the servers sorted by rack, restricted to the servers that can count for
-some probe (O(n_probe x such servers), no probes x servers x racks product), and only the racks
-a candidate touches are recounted. The widest rack-to-rack bottlenecks and the compatibility
+from small tables where the free values are few (the one-server fit from the most free memory
+per rack and free CPU value; the sums of a probe demanding at least any server's free amount
+from per-rack free totals by eligibility rank), else by segment sums over the servers sorted by
+rack, restricted to the servers that can count for some probe; only the racks a candidate
+touches are recounted, and the sums over compatible racks (R x R per probe) are made only for
+the probes no single rack holds. The widest rack-to-rack bottlenecks and the compatibility
 matrix of each probe bandwidth are kept across requests (:class:`Cache`) until a link of a
 candidate path changes (an allocation on one server or one rack charges access links only).
 A delta episode (2560 servers, 4096 requests) takes under 10 s of CPU.
@@ -120,6 +123,71 @@ def _segments(vals: np.ndarray, rk: np.ndarray, R: int) -> np.ndarray:
     return csum[:, bounds[1:]] - csum[:, bounds[:-1]]
 
 
+def _rack_fit(cpu: np.ndarray, mem: np.ndarray, rack: np.ndarray, R: int, pc: np.ndarray,
+              pm: np.ndarray) -> np.ndarray | None:
+    """(K, R): rack r has a server with free CPU >= pc_k and free memory >= pm_k (ours): per rack
+    and free CPU value the most free memory, a running maximum over the CPU values from the
+    top, one look-up per probe and rack. None when a value is negative or not an integer, or
+    the (racks x CPU values) table is larger than the (probes x servers) array it replaces."""
+    K, n = pc.size, cpu.size
+    ints = all(np.issubdtype(x.dtype, np.integer) for x in (cpu, mem, pc, pm))
+    if not ints or min(cpu.min(), mem.min(), pm.min()) < 0:
+        return None
+    vc = int(cpu.max())
+    if R * (vc + 2) > K * n:
+        return None
+    most = np.full((R, vc + 2), -1, dtype=np.int64)   # -1: no server (column vc + 1 stays so)
+    np.maximum.at(most, (rack, cpu), mem)
+    most = np.maximum.accumulate(most[:, ::-1], axis=1)[:, ::-1]   # over free CPU >= a
+    return (most[:, np.clip(pc, 0, vc + 1)] >= pm[None, :]).T
+
+
+def _rack_stats(cpu: np.ndarray, mem: np.ndarray, acc: np.ndarray, rack: np.ndarray, R: int,
+                order: np.ndarray, pc: np.ndarray, pm: np.ndarray, pb: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(K, R) per probe and rack: a server holds the probe alone (bool), and the CPU and memory
+    the servers with an access link eligible for the probe's bandwidth give it (floats of
+    integer sums): :func:`_rack_fit`, else segment sums of (probes x servers) arrays over the
+    servers sorted by rack (``order``); the sums of the probes that take whole servers from
+    (racks x probes) tables of free totals."""
+    K = pc.size
+    cf, mf, ac, rk = cpu[order], mem[order], acc[order], rack[order]
+    fit = _rack_fit(cpu, mem, rack, R, pc, pm)
+    if fit is None:
+        # only servers with at least the smallest demands can hold a probe
+        keep = (cf >= pc.min()) & (mf >= pm.min())
+        fit = _segments(((cf[keep][None, :] >= pc[:, None])
+                         & (mf[keep][None, :] >= pm[:, None])), rk[keep], R) > 0
+    # only servers with free CPU or memory and an access link eligible for the smallest
+    # bandwidth add to a rack sum; integer sums, then floats: exactly the one-hot products of
+    # placeable()
+    keep = (ac >= pb.min() - TOL) & ((cf > 0) | (mf > 0))
+    cf, mf, ac, rk = cf[keep], mf[keep], ac[keep], rk[keep]
+    # a probe demanding at least the most free CPU (memory) of any server takes all of each
+    # eligible server's: with the thresholds pb - TOL sorted, server s is eligible for probe k
+    # exactly when more than j_k (the thresholds below probe k's) lie at or under its access
+    # bandwidth, so its sum is a suffix sum over that count of the rack's free totals
+    thr = pb - TOL
+    ordered = np.sort(thr)
+    e = np.searchsorted(ordered, ac, side="right")
+    j = np.searchsorted(ordered, thr, side="left")
+    sums = []
+    for free, demand in ((cf, pc), (mf, pm)):
+        out = np.empty((K, R))
+        whole = demand >= (free.max() if free.size else 0)
+        if whole.any():
+            tot = np.bincount(rk * (K + 1) + e, weights=free, minlength=R * (K + 1))
+            tot = tot.reshape(R, K + 1)[:, ::-1].cumsum(axis=1)[:, ::-1]  # eligible: e >= i
+            out[whole] = tot[:, j[whole] + 1].T
+        part = np.flatnonzero(~whole)
+        if part.size:
+            elig = (ac[None, :] >= thr[part, None]) & (free > 0)[None, :]
+            take = np.where(elig, np.minimum(free[None, :], demand[part, None]), 0)
+            out[part] = _segments(take, rk, R)
+        sums.append(out)
+    return fit, sums[0], sums[1]
+
+
 class Cache:
     """What :class:`Probes` can keep from one request to the next in an episode (ours): the
     widest table (:func:`widest`), recomputed only when the free bandwidth of a link on some
@@ -145,11 +213,12 @@ class Cache:
             self.W, self.seen, self.index = widest(state), now, {}
         return self.W
 
-    def rows(self, state: State, bws: np.ndarray) -> np.ndarray:
+    def rows(self, state: State, bws: np.ndarray, checked: bool = False) -> np.ndarray:
         """Rows of :attr:`table` holding the compatibility at each bandwidth of ``bws`` on
-        ``state`` (1.0 where the widest bottleneck of the rack pair is >= b - TOL)."""
-        W = self.widest(state)
-        new = [float(b) for b in bws if float(b) not in self.index]
+        ``state`` (1.0 where the widest bottleneck of the rack pair is >= b - TOL);
+        ``checked``: the widest table was made or checked on this very state already."""
+        W = self.W if checked and self.W is not None else self.widest(state)
+        new = list(dict.fromkeys(float(b) for b in bws if float(b) not in self.index))
         if new:
             n = len(self.index)
             if n + len(new) > self.table.shape[0]:
@@ -186,79 +255,153 @@ class Probes:
         self.acc0 = state.bw[net.access]
         if cache is None:
             cache = Cache(net)
-        # the (R, R) compatibility of each distinct probe bandwidth, shared by its probes
-        ub, which = np.unique(pb, return_inverse=True)
-        rows = cache.rows(state, ub)
-        self._table, self._rows = cache.table, rows[which]
-        self._perm = np.argsort(which, kind="stable")          # the probes grouped by row
-        self._bounds = np.searchsorted(which[self._perm], np.arange(ub.size + 1)).tolist()
-        self._urows = rows.tolist()
+        # the compatibility matrices are looked up only for the probes that need them
+        self._cache, self._state, self._checked = cache, state, False
         if cache.order is None:
             cache.order = _rack_order(net)
-        order, _ = cache.order
-        R = net.n_racks
-        cf, mf, acc = state.cpu_free[order], state.mem_free[order], self.acc0[order]
-        rk = net.rack[order]
-        # only servers that can count for some probe enter the (K, servers) arrays: one that
-        # holds a probe has at least the smallest demands; one that adds to a rack sum has free
-        # CPU (memory) and an access link eligible for the smallest bandwidth
-        keep = (cf >= pc.min()) & (mf >= pm.min())
-        self.fit = _segments(((cf[keep][None, :] >= pc[:, None])
-                              & (mf[keep][None, :] >= pm[:, None])), rk[keep], R) > 0
-        reach = acc >= pb.min() - TOL
-        # integer segment sums, then floats: exactly the one-hot products of placeable()
-        for name, free, demand in (("tc", cf, pc), ("tm", mf, pm)):
-            keep = reach & (free > 0)
-            elig = acc[keep][None, :] >= pb[:, None] - TOL
-            take = np.where(elig, np.minimum(free[keep][None, :], demand[:, None]), 0)
-            setattr(self, name, _segments(take, rk[keep], R).astype(float))
-        self.cc, self.cm = self._spread(self.tc, self.tm)
+        self.fit, self.tc, self.tm = _rack_stats(state.cpu_free, state.mem_free, self.acc0,
+                                                 net.rack, net.n_racks, cache.order[0], pc,
+                                                 pm, pb)
+        # the sums over compatible racks are needed only for probes no rack holds alone:
+        # :meth:`_verdict` makes them for those probes; :attr:`cc`, :attr:`cm` on demand
+        self._cc: np.ndarray | None = None
+        self._cm: np.ndarray | None = None
+        self._base: tuple[np.ndarray, np.ndarray] | None = None
+        self._holds: np.ndarray | None = None
+        self._n_holds: np.ndarray | None = None
+        self._done: np.ndarray | None = None   # probes whose base sums are made
+
+    @property
+    def cc(self) -> np.ndarray:
+        """(K, R): per probe k and rack r, the CPU the racks compatible with r at the probe's
+        bandwidth can give it (made on first use)."""
+        if self._cc is None:
+            self._cc, self._cm = self._spread(self.tc, self.tm)
+        return self._cc
+
+    @cc.setter
+    def cc(self, value: np.ndarray) -> None:
+        self._cc = value
+
+    @property
+    def cm(self) -> np.ndarray:
+        """(K, R): as :attr:`cc`, for memory."""
+        if self._cm is None:
+            self._cc, self._cm = self._spread(self.tc, self.tm)
+        return self._cm
+
+    @cm.setter
+    def cm(self, value: np.ndarray) -> None:
+        self._cm = value
+
+    def _compat(self, idx: np.ndarray) -> np.ndarray:
+        """(len(idx), R, R): the compatibility (1.0 where the widest bottleneck of the rack pair
+        is >= b - TOL) at the bandwidth of each probe of ``idx``, from the episode's cache."""
+        rows = self._cache.rows(self._state, self.pb[idx], self._checked)  # may grow the table
+        self._checked = True   # the state does not change while the candidates are scored
+        return self._cache.table[rows]
 
     def _spread(self, tc: np.ndarray, tm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(K, R) twice: per probe k and rack r, the sum of ``tc[k, q]`` (``tm[k, q]``) over
         the racks q compatible with r at the probe's bandwidth (sums of integers: exact in
-        any order); one product per distinct bandwidth."""
-        p = self._perm
-        both = np.stack([tc[p], tm[p]], axis=1)              # (K, 2, R), grouped
-        out = np.empty_like(both)
-        for row, lo, hi in zip(self._urows, self._bounds[:-1], self._bounds[1:], strict=True):
-            out[lo:hi] = both[lo:hi] @ self._table[row].T
-        back = np.empty_like(out)
-        back[p] = out
-        return back[:, 0], back[:, 1]
+        any order)."""
+        sums = np.matmul(self._compat(np.arange(self.pc.size)), np.stack([tc, tm], axis=2))
+        return sums[:, :, 0], sums[:, :, 1]
 
-    def _column(self, r: int) -> np.ndarray:
-        """(K, R): the compatibility of every rack with rack ``r`` at each probe's bandwidth."""
-        return self._table[self._rows, :, r]
-
-    def _verdict(self, fit, tc, tm, cc, cm) -> tuple[np.ndarray, np.ndarray]:
+    def _verdict(self, fit, tc, tm, cc=None, cm=None) -> tuple[np.ndarray, np.ndarray]:
+        """(placeable, local) from the per-rack statistics; without ``cc``, ``cm`` the sums
+        over compatible racks are made only for the probes no single rack holds (a probe
+        placeable locally is placeable whatever they are): one batched product of their
+        compatibility matrices with their rack sums, integers in floats, exact in any order,
+        so the same verdicts as from the full (K, R) sums."""
         pc, pm = self.pc[:, None], self.pm[:, None]
         local = fit.any(axis=1) | ((tc >= pc) & (tm >= pm)).any(axis=1)
-        multi = ((cc >= pc - 1e-9) & (cm >= pm - 1e-9)).any(axis=1)
-        return local | multi, local
+        if cc is not None:
+            multi = ((cc >= pc - 1e-9) & (cm >= pm - 1e-9)).any(axis=1)
+            return local | multi, local
+        placeable = local.copy()
+        far = np.flatnonzero(~local)
+        if far.size:
+            sums = np.matmul(self._compat(far),                       # (n, R, R)
+                             np.stack([tc[far], tm[far]], axis=2))   # (n, R, 2)
+            placeable[far] = ((sums[:, :, 0] >= pc[far] - 1e-9)
+                              & (sums[:, :, 1] >= pm[far] - 1e-9)).any(axis=1)
+        return placeable, local
 
     def base(self) -> tuple[np.ndarray, np.ndarray]:
-        """Verdicts on the current state."""
-        return self._verdict(self.fit, self.tc, self.tm, self.cc, self.cm)
+        """Verdicts on the current state (made once)."""
+        if getattr(self, "_base", None) is not None:
+            return self._base
+        if self._cc is not None:  # given (a subclass) or made by :attr:`cc`
+            self._base = self._verdict(self.fit, self.tc, self.tm, self._cc, self._cm)
+            return self._base
+        pc, pm = self.pc[:, None], self.pm[:, None]
+        local = self.fit.any(axis=1) | ((self.tc >= pc) & (self.tm >= pm)).any(axis=1)
+        placeable = local.copy()
+        far = np.flatnonzero(~local)
+        if far.size:
+            cc, cm = self._base_sums(far)
+            placeable[far] = ((cc >= pc[far] - 1e-9) & (cm >= pm[far] - 1e-9)).any(axis=1)
+        self._base = placeable, local
+        return self._base
+
+    def _base_sums(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(len(idx), R) twice: :attr:`cc` and :attr:`cm` of the probes ``idx`` on the current
+        state, each probe's made once (one batched product for those not made yet)."""
+        if self._done is None:
+            K, R = self.tc.shape
+            self._done = np.zeros(K, dtype=bool)
+            self._ccb, self._cmb = np.empty((K, R)), np.empty((K, R))
+        need = idx[~self._done[idx]]
+        if need.size:
+            sums = np.matmul(self._compat(need), np.stack([self.tc[need], self.tm[need]], axis=2))
+            self._ccb[need], self._cmb[need] = sums[:, :, 0], sums[:, :, 1]
+            self._done[need] = True
+        return self._ccb[idx], self._cmb[idx]
 
     def after(self, cf: np.ndarray, mf: np.ndarray, acc: np.ndarray, racks
               ) -> tuple[np.ndarray, np.ndarray]:
-        """Verdicts after a change of free capacities confined to the servers of ``racks``."""
-        fit, tc, tm = self.fit.copy(), self.tc.copy(), self.tm.copy()
-        cc, cm = self.cc.copy(), self.cm.copy()
+        """Verdicts after a change of free capacities confined to the servers of ``racks``.
+
+        Only the changed racks are recounted: a probe is local when some rack holds it, so
+        the count of such racks per probe is updated by the changed racks alone. The sums
+        over compatible racks are made for the probes that are not local, as their sums on
+        the current state (made once per probe) plus the changed racks' differences; when no
+        changed rack gained anything (a candidate only takes), a probe not placeable before
+        is not placeable after (every sum can only have dropped) and is skipped.
+        """
+        racks = list(dict.fromkeys(int(r) for r in racks))
         pc, pm, pb = self.pc[:, None], self.pm[:, None], self.pb[:, None]
-        for r in racks:
+        K = self.pc.size
+        fit_r, tc_r, tm_r = (np.empty((K, len(racks)), dtype=bool), np.empty((K, len(racks))),
+                             np.empty((K, len(racks))))
+        for i, r in enumerate(racks):
             sv = self.net.rack_servers[r]
-            fit[:, r] = ((cf[sv][None, :] >= pc) & (mf[sv][None, :] >= pm)).any(axis=1)
+            fit_r[:, i] = ((cf[sv][None, :] >= pc) & (mf[sv][None, :] >= pm)).any(axis=1)
             elig = acc[sv][None, :] >= pb - TOL
-            nc = np.where(elig, np.minimum(cf[sv][None, :], pc), 0).sum(axis=1)
-            nm = np.where(elig, np.minimum(mf[sv][None, :], pm), 0).sum(axis=1)
-            col = self._column(r)
-            cc += col * (nc - tc[:, r])[:, None]
-            cm += col * (nm - tm[:, r])[:, None]
-            tc[:, r] = nc
-            tm[:, r] = nm
-        return self._verdict(fit, tc, tm, cc, cm)
+            tc_r[:, i] = np.where(elig, np.minimum(cf[sv][None, :], pc), 0).sum(axis=1)
+            tm_r[:, i] = np.where(elig, np.minimum(mf[sv][None, :], pm), 0).sum(axis=1)
+        if self._holds is None:   # racks holding each probe alone, on the current state
+            self._holds = self.fit | ((self.tc >= pc) & (self.tm >= pm))
+            self._n_holds = self._holds.sum(axis=1)
+        holds_r = fit_r | ((tc_r >= pc) & (tm_r >= pm))
+        local = (self._n_holds - self._holds[:, racks].sum(axis=1) + holds_r.sum(axis=1)) > 0
+        placeable = local.copy()
+        todo = ~local
+        if ((tc_r <= self.tc[:, racks]).all() and (tm_r <= self.tm[:, racks]).all()
+                and not (fit_r & ~self.fit[:, racks]).any()):
+            todo &= self.base()[0]
+        far = np.flatnonzero(todo)
+        if far.size:
+            # the sums on the current state plus the changed racks' differences, through
+            # the compatibility columns of those racks (integers in floats: exact)
+            cc, cm = self._base_sums(far)
+            rows = self._cache.rows(self._state, self.pb[far], True)
+            col = self._cache.table[rows[:, None], :, np.array(racks)[None, :]]  # (n, S, R)
+            cc += np.einsum("ksr,ks->kr", col, tc_r[far] - self.tc[far][:, racks])
+            cm += np.einsum("ksr,ks->kr", col, tm_r[far] - self.tm[far][:, racks])
+            placeable[far] = ((cc >= pc[far] - 1e-9) & (cm >= pm[far] - 1e-9)).any(axis=1)
+        return placeable, local
 
 
 def after_taking(state: State, probes: Probes, cand: list[int]

@@ -1,82 +1,48 @@
-"""Heuristics for TABGP (paper 004, Figiel, Nichterlein, Schmid, section 3 and 4.5).
+"""Heuristics for TABGP (paper 004, Figiel, Nichterlein, Schmid, sections 3 and 4.5).
 
-Registry names and the paper's names
-------------------------------------
-=================  =========================================================================
-name               paper (section 3 / Figure 4.2)
-=================  =========================================================================
-``dense``          Dense (Algorithm 3.1) on the compressed graph of all steps, the same
-                   clustering at every step (a static clustering, no migration)
-``dense-ls``       Dense + the final local search over all steps
-``dense-online``   Dense-Online = Roll_0 (no knowledge of the future, no final local search)
-``dense-roll``     Dense-Roll_x, option ``x`` (default 1), + final local search
-``dense-roll10``   Dense-Roll_10
-``dense-refine``   Dense-Refine, + final local search
-``random``         random balanced partition, the same at every step
-``random-ls``      random + the final local search (Figure 4.2, static case)
-``metis``          METIS (pymetis, default parameters, edge weights) on the compressed graph,
-                   repaired to capacity k, the same at every step
-``metis-ls``       METIS + the final local search
-``metis-refine``   Refine started from METIS
-``local-search``   the local search on any start (option ``start``: a Solution or a heuristic
-                   name); the improver behind every "+ local search" above. Option
-                   ``temporal=True`` (ours) adds path moves: one vertex re-routed through all
-                   steps at once, two vertices swapped at any subset of steps (exact DPs)
-``ils``            ours, not in the paper: iterated local search (perturb, local search with
-                   the path moves, keep if not worse) from a start, ``iterations`` rounds
-``best``           ours: the best of the paper's heuristics, then ``ils`` from it
-=================  =========================================================================
+:data:`HEURISTICS` maps each registry name to its function (the function's docstring gives the
+paper's name, section and our choices), its options model (``dmlopt list tabgp`` prints them)
+and its size estimate (:mod:`dmlopt.heuristics.tabgp.estimates`), so the core refuses e.g. Dense
+on 10^7 vertices before it starts.
 
 Every heuristic is ``fn(instance, *, seed=0, **options) -> Solution`` and deterministic for a
 seed. Dense and the local search use no randomness (ties go to the smallest vertex index, then
 the smallest cluster); ``seed`` drives METIS, the random start and the ILS perturbations.
-:data:`HEURISTICS` declares each as a :class:`~dmlopt.contract.Heuristic`: its options model
-(``dmlopt list tabgp`` prints them) and an estimate of its memory and work from n, l, tau and the
-edge count (Python-level loops charged :data:`PY_STEP` operations a step, the local search
-:data:`LS_SWEEPS` sweeps), so the core refuses e.g. Dense on 10^7 vertices before it starts.
 
-Choices where the paper is open (documented deviations)
--------------------------------------------------------
+Choices common to the heuristics (where the paper is open):
+
 * Weighted graphs (section 4.5: "replace counting of edges with summing of edge-weights"): Dense
   scores ``(w(N(v) n X), -wdeg(v))`` with summed weights; compressed steps weigh an edge by the
   sum of its weights over the merged steps (its number of occurrences when unweighted).
-* Dense on a temporal instance (``dense``): the paper applies Dense to one static graph; we use
-  the compression of all steps and keep the clustering at every step (zero migration cost).
-* Roll_x (variant 1): the first static clustering is Dense on the compression of the first
-  max(x, 1) steps (x = 0 would compress nothing; Online clusters the first step). Every step t
-  (the first included) is then improved by the local search whose graph is the compression of the
-  steps t-x .. t+x ("the compressed x previous and next timesteps", clipped to the horizon) plus
-  alpha per vertex that changes cluster relative to the already fixed step t-1; step t starts
-  from the clustering of step t-1.
-* Refine (variant 2): the compression of all steps is clustered (Dense), improved by the local
-  search, then every block of more than one step is split into halves (the first half gets the
-  smaller part, floor), both halves start from the block's clustering, and the local search runs
-  over the whole sequence of blocks (migration counted between consecutive blocks), level by
-  level until every block is a single step; that last level is the final local search.
-* METIS: edge weights must be integers for METIS: integral weights are kept, others scaled to a
-  total of 2**30 and rounded (the paper took square roots or logarithms of the huge LLM weights);
-  METIS' balance tolerance can exceed k, so the result is repaired greedily to capacity k (the
-  cheapest moves out of overfull clusters first).
 * The local search is the paper's neighbourhood (single-vertex moves into clusters with free
   capacity, swaps, one step at a time, migration-aware); its search order is ours, see
-  :mod:`dmlopt.heuristics.tabgp.ls`.
+  :mod:`dmlopt.heuristics.tabgp.ls`. "+ local search" in a name is the final local search over
+  all steps combined (section 3).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Literal, get_args
 
 import numpy as np
 import pydantic
 
-from dmlopt.contract import Heuristic, NoOptions, Options, Size
+from dmlopt.contract import Heuristic, NoOptions, Options
 from dmlopt.errors import InstanceError
+from dmlopt.heuristics.tabgp.estimates import (
+    _ESTIMATES,
+    _no_options,
+    estimate_best,
+    estimate_ils,
+    estimate_local_search,
+    estimate_roll,
+)
 from dmlopt.heuristics.tabgp.graph import Graph, compress, dense, metis, repair, step_matrices
 from dmlopt.heuristics.tabgp.ls import local_search
 from dmlopt.heuristics.tabgp.ls import work as ls_work
 from dmlopt.models.tabgp import Instance, Solution, cost_parts
+from dmlopt.validation import one_of
 
 # --------------------------------------------------------------------------------------------
 # building blocks
@@ -133,39 +99,167 @@ def _check_static(static: str) -> None:
 
 
 def dense_static(instance: Instance, *, seed: int = 0) -> Solution:
-    """Dense (Algorithm 3.1) on the compression of all steps, kept at every step."""
+    """Dense (Algorithm 3.1) on the compression of all steps, kept at every step.
+
+    The paper applies Dense to one static graph; on a temporal instance we cluster the
+    compression of all steps (an edge weighs the sum of its weights over the steps) and keep
+    the clustering at every step, so no vertex migrates.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        Unused: Dense is deterministic (default 0).
+
+    Returns
+    -------
+    Solution
+        The same clustering at every step (``assignment[t][v]``, tau rows).
+
+    References
+    ----------
+    Paper 004, section 3 (Algorithm 3.1, Dense) and section 4.5 (weighted graphs); its use
+    on the compression of all steps is ours.
+    """
     mats = step_matrices(instance)
     return _solution(_replicate(instance, dense(compress(mats), instance.l, instance.k)))
 
 
 def dense_ls(instance: Instance, *, seed: int = 0) -> Solution:
-    """Dense on the compressed graph, then the final local search over all steps."""
+    """Dense on the compression of all steps (:func:`dense_static`), then the final local
+    search over all steps.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        Unused: Dense and the local search are deterministic (default 0).
+
+    Returns
+    -------
+    Solution
+        The local optimum reached from the static Dense clustering.
+
+    References
+    ----------
+    Paper 004, section 3 (Dense, Algorithm 3.1; the local search) and Figure 4.2 ("Dense +
+    local search").
+    """
     mats, graphs = _graphs(instance)
     start = _replicate(instance, dense(compress(mats), instance.l, instance.k))
     return _solution(_final(instance, start, graphs))
 
 
 def metis_static(instance: Instance, *, seed: int = 0) -> Solution:
-    """METIS on the compression of all steps, repaired to capacity k, kept at every step."""
+    """METIS on the compression of all steps, repaired to capacity k, kept at every step.
+
+    METIS (pymetis, default parameters) needs integer edge weights: integral weights are
+    kept, others scaled to a total of 2**30 and rounded (the paper took square roots or
+    logarithms of the huge LLM weights). METIS' balance tolerance can exceed k, so the result
+    is repaired greedily to capacity k (the cheapest moves out of overfull clusters first).
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        METIS' random seed (default 0).
+
+    Returns
+    -------
+    Solution
+        The same (repaired) clustering at every step.
+
+    References
+    ----------
+    Paper 004, section 4 (METIS as a baseline, Figure 4.2); G. Karypis, V. Kumar, A fast and
+    high quality multilevel scheme for partitioning irregular graphs, SIAM J. Sci. Comput. 20
+    (1998) 359-392. The weight scaling and the capacity repair are ours.
+    """
     mats = step_matrices(instance)
     labels = metis(compress(mats), instance.l, instance.k, seed=seed)
     return _solution(_replicate(instance, labels))
 
 
 def metis_ls(instance: Instance, *, seed: int = 0) -> Solution:
-    """METIS (repaired) on the compressed graph, then the final local search."""
+    """METIS (repaired, :func:`metis_static`) on the compression of all steps, then the final
+    local search over all steps.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        METIS' random seed (default 0).
+
+    Returns
+    -------
+    Solution
+        The local optimum reached from the METIS clustering.
+
+    References
+    ----------
+    Paper 004, section 4 and Figure 4.2 ("METIS + local search"); Karypis and Kumar 1998 (see
+    :func:`metis_static`).
+    """
     mats, graphs = _graphs(instance)
     start = _replicate(instance, metis(compress(mats), instance.l, instance.k, seed=seed))
     return _solution(_final(instance, start, graphs))
 
 
 def random_partition(instance: Instance, *, seed: int = 0) -> Solution:
-    """A uniformly random balanced partition, the same at every step (no migration)."""
+    """A uniformly random balanced partition, the same at every step (no migration).
+
+    Vertex v gets cluster v mod l before the labels are shuffled, so every cluster holds
+    floor(n / l) or ceil(n / l) vertices.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        Seed of the shuffle (default 0).
+
+    Returns
+    -------
+    Solution
+        The same random clustering at every step.
+
+    References
+    ----------
+    Paper 004, Figure 4.2 (the random baseline, static case).
+    """
     return _solution(_replicate(instance, _random_labels(instance, seed)))
 
 
 def random_ls(instance: Instance, *, seed: int = 0) -> Solution:
-    """A random balanced partition, then the final local search."""
+    """A random balanced partition (:func:`random_partition`), then the final local search over
+    all steps.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        Seed of the random start (default 0).
+
+    Returns
+    -------
+    Solution
+        The local optimum reached from the random partition.
+
+    References
+    ----------
+    Paper 004, Figure 4.2 ("random + local search", static case).
+    """
     start = _replicate(instance, _random_labels(instance, seed))
     return _solution(_final(instance, start))
 
@@ -203,17 +297,86 @@ def roll(instance: Instance, *, seed: int = 0, x: int = 1, static: str = "dense"
 
 
 def dense_online(instance: Instance, *, seed: int = 0) -> Solution:
-    """Dense-Online = Roll_0 without the final local search (the paper's online heuristic)."""
+    """Dense-Online: Roll_0 without the final local search (the paper's online heuristic).
+
+    Dense clusters the first step; every step t then starts from the clustering of step t - 1
+    and is improved by the local search on its own graph plus alpha per vertex that changes
+    cluster relative to step t - 1 (no knowledge of the future).
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        Unused: Dense and the local search are deterministic (default 0).
+
+    Returns
+    -------
+    Solution
+        One clustering per step, each fixed before the next step is seen.
+
+    References
+    ----------
+    Paper 004, section 3 (variant 1, Roll_x with x = 0: Online) and Figure 4.2.
+    """
     return roll(instance, seed=seed, x=0, static="dense", final=False)
 
 
 def dense_roll(instance: Instance, *, seed: int = 0, x: int = 1) -> Solution:
-    """Dense-Roll_x (default x = 1) with the final local search."""
+    """Dense-Roll_x (section 3, variant 1) with the final local search.
+
+    The first static clustering is Dense on the compression of the first max(x, 1) steps
+    (x = 0 would compress nothing; Online clusters the first step). Every step t (the first
+    included) is then improved by the local search whose graph is the compression of the steps
+    t - x .. t + x ("the compressed x previous and next timesteps", clipped to the horizon)
+    plus alpha per vertex that changes cluster relative to the already fixed step t - 1; step
+    t starts from the clustering of step t - 1. The final local search over all steps follows.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        Unused: Dense and the local search are deterministic (default 0).
+    x : int, optional
+        Previous and next steps (each side) the local search of step t sees, compressed with
+        t (default 1, >= 0; 0 is Online with the final local search).
+
+    Returns
+    -------
+    Solution
+        One clustering per step after the final local search.
+
+    References
+    ----------
+    Paper 004, section 3 (variant 1, Roll_x) and Figure 4.2 (Dense-Roll_1). The first window
+    of max(x, 1) steps is our reading.
+    """
     return roll(instance, seed=seed, x=x, static="dense", final=True)
 
 
 def dense_roll10(instance: Instance, *, seed: int = 0) -> Solution:
-    """Dense-Roll_10 with the final local search."""
+    """Dense-Roll_10: :func:`dense_roll` with x = 10, then the final local search.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        Unused: Dense and the local search are deterministic (default 0).
+
+    Returns
+    -------
+    Solution
+        One clustering per step after the final local search.
+
+    References
+    ----------
+    Paper 004, section 3 (variant 1, Roll_x) and Figure 4.2 (Dense-Roll_10).
+    """
     return roll(instance, seed=seed, x=10, static="dense", final=True)
 
 
@@ -241,12 +404,57 @@ def refine(instance: Instance, *, seed: int = 0, static: str = "dense") -> Solut
 
 
 def dense_refine(instance: Instance, *, seed: int = 0) -> Solution:
-    """Dense-Refine, the paper's best heuristic (Figure 4.2)."""
+    """Dense-Refine (section 3, variant 2), the paper's best heuristic (Figure 4.2).
+
+    The compression of all steps is clustered (Dense) and improved by the local search; then
+    every block of more than one step is split into halves (the first half gets the smaller
+    part, floor), both halves start from the block's clustering, and the local search runs over
+    the whole sequence of blocks (migration counted between consecutive blocks), level by level
+    until every block is a single step; that last level is the final local search.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        Unused: Dense and the local search are deterministic (default 0).
+
+    Returns
+    -------
+    Solution
+        One clustering per step after the last level's local search.
+
+    References
+    ----------
+    Paper 004, section 3 (variant 2, Refine) and Figure 4.2 (Dense-Refine). The split rule
+    (floor for the first half) is our reading.
+    """
     return refine(instance, seed=seed, static="dense")
 
 
 def metis_refine(instance: Instance, *, seed: int = 0) -> Solution:
-    """Refine started from METIS (repaired to capacity k)."""
+    """Refine (:func:`dense_refine`) started from METIS (repaired to capacity k,
+    :func:`metis_static`) instead of Dense.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        METIS' random seed (default 0).
+
+    Returns
+    -------
+    Solution
+        One clustering per step after the last level's local search.
+
+    References
+    ----------
+    Paper 004, section 3 (variant 2, Refine); METIS as its start is ours (the paper starts
+    Refine from Dense).
+    """
     return refine(instance, seed=seed, static="metis")
 
 
@@ -276,10 +484,36 @@ def _start(instance: Instance, start: Solution | str | dict, seed: int) -> np.nd
 
 def improve(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "dense",
             temporal: bool = False) -> Solution:
-    """The local search of section 3 over all steps from ``start`` (a Solution, its dict, or a
-    heuristic name run with ``seed``); an over-capacity start is repaired first. ``temporal``
-    adds our path neighbourhoods: a vertex re-routed through all steps at once and two vertices
-    swapped at any subset of steps (each an exact DP over the steps)."""
+    """The local search of section 3 over all steps from ``start`` (``local-search``).
+
+    An over-capacity start is repaired first (the cheapest moves out of overfull clusters).
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        Seed of the start when it is a heuristic name (default 0).
+    start : Solution, dict or str, optional
+        A Solution, its dict, or a construction heuristic's name run with ``seed`` (default
+        ``"dense"``).
+    temporal : bool, optional
+        Add our path neighbourhoods (default False): a vertex re-routed through all steps at
+        once and two vertices swapped at any subset of steps, each an exact DP over the steps.
+
+    Returns
+    -------
+    Solution
+        The local optimum reached from the start.
+
+    References
+    ----------
+    Paper 004, section 3 (the local search: single-vertex moves and swaps, one step at a time,
+    migration-aware). Ours: its search order, the repair of the start and the path moves of
+    ``temporal`` (moves the one-step neighbourhood cannot make, since the migrations of a
+    vertex must change together).
+    """
     return _solution(_final(instance, _start(instance, start, seed), temporal=temporal))
 
 
@@ -297,7 +531,33 @@ def ils(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "de
     vertex block moved in every step (the same shuffle applied to all steps, which the one-step
     neighbourhood cannot do because migrations must change together) - then runs the local
     search with the path moves (``temporal=True``) and keeps the result when it is not worse.
-    ``iterations`` rounds, deterministic for ``seed``.
+    Only the perturbed steps and their neighbours are searched again.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        Seed of the start (when a heuristic name) and of the perturbations (default 0).
+    start : Solution, dict or str, optional
+        The start: a Solution, its dict, or a construction heuristic's name (default
+        ``"dense-refine"``).
+    iterations : int, optional
+        Perturb-and-improve rounds (default 100, >= 0).
+    strength : float, optional
+        Fraction of the vertices a perturbation shuffles, at least 2 (default 0.25, in (0, 1]).
+
+    Returns
+    -------
+    Solution
+        The best assignment found (never worse than the local optimum of the start).
+
+    References
+    ----------
+    Ours: iterated local search (H. R. Lourenco, O. C. Martin, T. Stuetzle, Iterated local
+    search, in Handbook of Metaheuristics, Springer 2003) around paper 004's local search
+    (section 3), with our path moves and block perturbations.
     """
     return _ils(instance, seed, start, iterations, strength)
 
@@ -362,9 +622,13 @@ def best_of(instance: Instance, *, seed: int = 0, iterations: int = 100) -> Solu
 
     Parameters
     ----------
-    instance : the TABGP instance.
-    seed : drives METIS, the random start and the ILS perturbations (default 0).
-    iterations : at most this many ILS rounds (default 100); they also stop at the work budget
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters of capacity k, migration cost
+        alpha).
+    seed : int, optional
+        Drives METIS, the random start and the ILS perturbations (default 0).
+    iterations : int, optional
+        At most this many ILS rounds (default 100, >= 0); they also stop at the work budget
         :data:`BEST_BUDGET` relative to the constructions. The result is never worse than the
         best construction, Dense-Refine included.
 
@@ -372,6 +636,12 @@ def best_of(instance: Instance, *, seed: int = 0, iterations: int = 100) -> Solu
     -------
     Solution
         The ILS's best assignment.
+
+    References
+    ----------
+    Ours: paper 004's heuristics (section 3, Figure 4.2) run one after the other, then our
+    :func:`ils` from the best of them under a work budget, so the result is never worse than
+    Dense-Refine.
     """
     best, best_cost = None, np.inf
     spent = ls_work()
@@ -409,10 +679,7 @@ StartName = Literal["dense", "dense-ls", "dense-online", "dense-roll", "dense-ro
 
 def _check_start(value: object) -> object:
     """A ``start`` given by name must name a construction heuristic (one clear message)."""
-    names = get_args(StartName)
-    if isinstance(value, str) and value not in names:
-        raise ValueError(f"{value!r} is not a starting heuristic (one of {', '.join(names)})")
-    return value
+    return one_of(value, get_args(StartName), "a starting heuristic")
 
 
 class RollOptions(Options):
@@ -465,161 +732,6 @@ class BestOptions(Options):
         default=100, ge=0,
         description="rounds of the final iterated local search at most (they also stop at a "
         "work budget of half the constructions' local-search work)")
-
-
-# --------------------------------------------------------------------------------------------
-# estimates: what a heuristic allocates and computes, from the instance fields alone
-
-#: operations charged for one step of an interpreted (Python) loop over vertices or edges: such a
-#: step costs about a microsecond, a numpy element operation about a nanosecond
-PY_STEP = 1000.0
-#: sweeps of the local search charged: its number of improving rounds depends on the data (a
-#: few on the paper's instances); each sweep visits every step, vertex and cluster
-LS_SWEEPS = 8.0
-
-
-def _dims(instance: Instance) -> tuple[float, float, float, float, float]:
-    """(n, l, tau, total edges, largest step's edges) as floats (l capped: an estimate only)."""
-    counts = [len(e) for e in instance.edges]
-    return (float(instance.n), float(min(instance.l, 2**62)), float(instance.tau),
-            float(sum(counts)), float(max(counts)))
-
-
-def _add(*sizes: Size) -> Size:
-    """Phases of one run: memory and work both summed (a conservative peak)."""
-    return Size(sum(s.memory for s in sizes), sum(s.work for s in sizes))
-
-
-#: operations charged per entry of the tau x n Solution (Python ints validated, evaluated:
-#: measured about 2.5 microseconds per entry for ``random`` at n = 10^6)
-_OUTPUT_OPS = 2500.0
-#: operations charged per step for its scipy matrix and graph (tens of microseconds each)
-_STEP_OPS = 50_000.0
-
-
-def _base(instance: Instance) -> Size:
-    """Step matrices and graphs (CSR per step, compressed), and the tau x n Solution."""
-    n, _, tau, e, _ = _dims(instance)
-    return Size(8 * (4 * n * tau + 24 * e) + 64 * n * tau + 2000 * tau,
-                20 * (n * tau + 2 * e) + _OUTPUT_OPS * n * tau + _STEP_OPS * tau)
-
-
-def _dense(instance: Instance) -> Size:
-    """Algorithm 3.1 in Python: O((n + m) log n) heap steps, lists of n and 2m entries."""
-    n, _, _, e, _ = _dims(instance)
-    return Size(40 * (5 * n + 4 * e), PY_STEP * (n + 2 * e) * math.log2(n + 2))
-
-
-def _metis(instance: Instance) -> Size:
-    """METIS on the compressed graph (via pymetis: about 4 microseconds per vertex measured at
-    n = 10^6) and the capacity repair (n x l)."""
-    n, l, _, e, _ = _dims(instance)
-    return Size(80 * (n + 2 * e) + 16 * n * l,
-                50 * (n + 2 * e) * math.log2(l + 2) + 10 * n * l + 3 * PY_STEP * (n + 2 * e))
-
-
-def _random(instance: Instance) -> Size:
-    n = float(instance.n)
-    return Size(8 * n, 10 * n)
-
-
-def _ls(instance: Instance, steps: float, temporal: bool = False) -> Size:
-    """The local search over ``steps`` graphs on n vertices (:mod:`.ls`): an n x l
-    matrix per step, LS_SWEEPS sweeps of delta matrices, moves and swaps."""
-    n, l, _, e, _ = _dims(instance)
-    memory = 8 * n * l * (steps + 6) + 16 * l * l
-    sweep = steps * (12 * n * l + 2 * l * l) + 4 * e \
-        + PY_STEP * steps * n
-    if temporal:
-        memory += 8 * n * l * (steps + 4)
-        sweep += 10 * steps * n * l + PY_STEP * n
-        if instance.n <= 400:  # the pair paths (instances up to 400 vertices)
-            pairs = n * (n - 1) / 2
-            memory += 64 * pairs * steps
-            sweep += 30 * pairs * steps + PY_STEP * n
-    return Size(memory, LS_SWEEPS * sweep)
-
-
-def _repair(instance: Instance) -> Size:
-    n, l, tau, _, _ = _dims(instance)
-    return Size(16 * n * l, tau * (10 * n * l + PY_STEP * n))
-
-
-def _roll(instance: Instance, x: int) -> Size:
-    """Roll_x: compressed windows of 2x + 1 steps, a local search per step, the final one."""
-    n, _, tau, e, e_max = _dims(instance)
-    width = 2 * min(float(x), tau) + 1
-    window = Size(8 * 6 * (n + 2 * min(e, width * e_max)), 10 * tau * width * (n + 2 * e_max))
-    return _add(_base(instance), _dense(instance), window, _ls(instance, tau),
-                _ls(instance, tau))
-
-
-def _refine(instance: Instance) -> Size:
-    """Refine: one local search over the blocks per level, ceil(log2 tau) + 1 levels."""
-    n, _, tau, e, _ = _dims(instance)
-    levels = math.ceil(math.log2(tau)) + 1
-    ls = _ls(instance, tau)
-    return _add(_base(instance), Size(ls.memory, levels * ls.work),
-                Size(0.0, 10 * levels * (n * tau + 2 * e)))
-
-
-def _estimate_start(instance: Instance, start: str | Solution) -> Size:
-    if isinstance(start, str):
-        return _ESTIMATES[start](instance)
-    return _repair(instance)
-
-
-def _no_options(fn: Callable[[Instance], Size]) -> Callable[[Instance, Options], Size]:
-    """An estimate of a heuristic without options, as the contract calls it."""
-    def estimate(instance: Instance, options: Options) -> Size:
-        return fn(instance)
-    return estimate
-
-
-_ESTIMATES: dict[str, Callable[[Instance], Size]] = {
-    "dense": lambda i: _add(_base(i), _dense(i)),
-    "dense-ls": lambda i: _add(_base(i), _dense(i), _ls(i, float(i.tau))),
-    "dense-online": lambda i: _roll(i, 0),
-    "dense-roll": lambda i: _roll(i, 1),
-    "dense-roll10": lambda i: _roll(i, 10),
-    "dense-refine": lambda i: _add(_refine(i), _dense(i)),
-    "random": lambda i: _add(_base(i), _random(i)),
-    "random-ls": lambda i: _add(_base(i), _random(i), _ls(i, float(i.tau))),
-    "metis": lambda i: _add(_base(i), _metis(i)),
-    "metis-ls": lambda i: _add(_base(i), _metis(i), _ls(i, float(i.tau))),
-    "metis-refine": lambda i: _add(_refine(i), _metis(i)),
-}
-
-
-def estimate_roll(instance: Instance, options: RollOptions) -> Size:
-    """Size of ``dense-roll`` with window ``x``."""
-    return _roll(instance, options.x)
-
-
-def estimate_local_search(instance: Instance, options: LocalSearchOptions) -> Size:
-    """Size of ``local-search``: its start, then the search over all steps."""
-    return _add(_base(instance), _estimate_start(instance, options.start),
-                _ls(instance, float(instance.tau), temporal=options.temporal))
-
-
-def estimate_ils(instance: Instance, options: IlsOptions) -> Size:
-    """Size of ``ils``: its start, then ``iterations + 1`` searches with the path moves."""
-    ls = _ls(instance, float(instance.tau), temporal=True)
-    return _add(_base(instance), _estimate_start(instance, options.start),
-                Size(ls.memory, (options.iterations + 1) * ls.work))
-
-
-def estimate_best(instance: Instance, options: BestOptions) -> Size:
-    """Size of ``best``: every heuristic of :data:`_BEST_OF`, then ``ils``: its first search
-    and its rounds, which stop at :data:`BEST_BUDGET` times the constructions' work (one round
-    may overrun it) or after ``iterations``. Memory: the largest construction's, then the ILS's
-    beside the best construction's result."""
-    parts = [_ESTIMATES[name](instance) for name in _BEST_OF]
-    ls = _ls(instance, float(instance.tau), temporal=True)
-    built = sum(p.work for p in parts)
-    rounds = min(options.iterations * ls.work, BEST_BUDGET * built + ls.work)
-    return Size(max(p.memory for p in parts) + ls.memory + _base(instance).memory,
-                built + ls.work + rounds)
 
 
 def _entry(name: str, description: str) -> Heuristic:

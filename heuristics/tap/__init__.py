@@ -430,10 +430,12 @@ def _add(*sizes: Size) -> Size:
     return Size(sum(s.memory for s in sizes), sum(s.work for s in sizes))
 
 
-def _padded(instance: Instance) -> Size:
-    """The padded QAP (F, B: N x N), its masks and the N x N delta temporaries."""
+def _padded(instance: Instance, temporaries: bool = True) -> Size:
+    """The padded QAP (F, B: N x N), its masks and, with ``temporaries``, the N x N delta
+    temporaries (the incremental descent keeps m x N gains instead: the peak of random-ls was
+    about 30 N^2 bytes at N = 256, 48 charged)."""
     slots = _slots(instance)
-    return Size(8 * 12 * slots * slots, 30 * slots * slots)
+    return Size(8 * (6 + 6 * temporaries) * slots * slots, 30 * slots * slots)
 
 
 def _start_size(instance: Instance, start: Any) -> Size:
@@ -448,20 +450,35 @@ def _rounds(count: int, time_limit: float | None) -> float:
     return float(count if time_limit is None else min(count, 2))
 
 
+#: operations charged per element of the m x N gain matrix for one swap of the incremental
+#: descent (about ten numpy passes over it: copy, the transposed add, the masks, argmin, the
+#: rank-one update); measured 9.7 ns per element per swap at m = 128, N = 256, 12 ns at m = 256
+SWAP_PASSES = 14.0
+
+
+def _swaps(m: float, descents: float) -> float:
+    """Swaps of ``descents`` descents: at most m + 1 from the start (one per improving swap; a
+    random start of the growth series needs about 0.9 m), about m / 2 after each kick of m / 4
+    swaps (measured: 0.37 m on average at m = 128, random-ls with 30 restarts)."""
+    return (m + 1) + max(descents - 1, 0.0) * (m / 2 + 1)
+
+
 def estimate_local_search(instance: Instance, options: Options) -> Size:
-    """Descents from the start and ``restarts`` kicks, about m swaps per descent. With exact
+    """Descents from the start and ``restarts`` kicks (:func:`_swaps` swaps in all). With exact
     data (integer traffic and distances, :func:`~dmlopt.heuristics.tap.search.exact_gains`)
-    the gains of the m real rows are kept incrementally: m^2 N to start a descent, about 30 m N
-    per swap; otherwise each swap recomputes all N^2 gains by one N x N product (N^3, BLAS)."""
+    the gains of the m real rows are kept incrementally: m^2 N to start a descent,
+    :data:`SWAP_PASSES` m N per swap; otherwise each swap recomputes all N^2 gains by one
+    N x N product (N^3, BLAS)."""
     slots, m = _slots(instance), float(instance.m)
     descents = _rounds(options.restarts + 1, options.time_limit)
-    if ts.exact_gains(instance.traffic, instance.distance):
-        per_descent = m * m * slots + (m + 1) * 30 * m * slots
+    swaps = _swaps(m, descents)
+    exact = ts.exact_gains(instance.traffic, instance.distance)
+    if exact:
+        work = descents * m * m * slots + swaps * SWAP_PASSES * m * slots
     else:
-        per_descent = (m + 1) * (slots**3 + 30 * slots * slots)
+        work = swaps * (slots**3 + 30 * slots * slots)
     start = getattr(options, "start", None)  # cle-ls ...: the start is added by _started
-    return _add(_start_size(instance, start), _padded(instance),
-                Size(0.0, descents * per_descent))
+    return _add(_start_size(instance, start), _padded(instance, not exact), Size(0.0, work))
 
 
 def _started(start: str):

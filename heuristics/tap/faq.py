@@ -37,12 +37,26 @@ class Options(ContractOptions):
         None, "seconds (at most a day), checked between restarts (None: no limit)")
 
 
+#: operations per element of an N x N objective evaluation in scipy's 2-opt
+#: (``sum(A * B[perm][:, perm])``: two gathers, a product, a sum); measured 3.0-3.2 ns per
+#: element at N = 64 and 128
+EVAL_OPS = 3.0
+#: scipy's 2-opt takes the first improving swap and scans again from the first pair, so the
+#: evaluations grow faster than the N^2 / 2 pairs of one pass: measured 1.1-1.9 N^2 at N = 64
+#: and 1.5-3.4 N^2 at N = 128 (growth series, seeds 0 and 1, from FAQ's permutation); we
+#: charge N^3 / EVALS_DIV (1.6 N^2 at N = 64, 3.2 N^2 at N = 128)
+EVALS_DIV = 25.0
+
+
 def estimate(instance: Instance, opts: Options | None = None) -> Size:
-    """(memory bytes, work operations): FAQ is O(N^3) per Frank-Wolfe step (30 steps at most);
-    2-opt O(N^2) pair deltas per pass (a few N passes, O(N) each)."""
+    """(memory bytes, work operations) of the ``restarts`` runs: FAQ is 30 Frank-Wolfe steps of
+    O(N^3) at most; scipy's 2-opt evaluates the full objective (:data:`EVAL_OPS` N^2) for each
+    pair it tries, about N^3 / :data:`EVALS_DIV` pairs (first improvement, the scan restarted
+    after each one)."""
     opts = opts or Options()
-    size = instance.n * min(instance.K, instance.m)
-    return Size(8.0 * 8 * size * size, float(opts.restarts) * (30 * size**3 + 4 * size**4))
+    size = float(instance.n * min(instance.K, instance.m))
+    two_opt = EVAL_OPS * size * size * size**3 / EVALS_DIV
+    return Size(8.0 * 8 * size * size, float(opts.restarts) * (30 * size**3 + two_opt))
 
 
 def faq_2opt(instance: Instance, *, seed: int = 0, restarts: int = 10,

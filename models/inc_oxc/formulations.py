@@ -31,7 +31,36 @@ def _workers(instance: Instance) -> list[tuple[int, int]]:
 
 
 def build_paper(instance: Instance) -> Any:
-    """Eqs. (1)-(17) of section II-B with the corrections listed in the module docstring."""
+    """The MILP of section II-B, eqs. (1)-(17), with the corrections listed in the module
+    docstring of :mod:`dmlopt.models.inc_oxc` (formulation "paper").
+
+    One binary per worker and rack, per PS and rack (server pool or PDP ToR), per ordered pair
+    of OXC ports and per worker, rack pair and PS kind; one bandwidth per worker flow serving
+    both phases; one big-M, M = N_ToR B max(1, 1 / (2 d_min)).
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance: racks (CPU, GPU, memory, PS slots of a PDP ToR), ports per ToR
+        N_ToR, port bandwidth B (MB/s), jobs with their workers, data d_i (MB) and alpha_i.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        Binaries ``pc[i, k]`` (PS of job i on the PDP ToR of k; k in R_c only, eq. 5),
+        ``ps[i, k]`` (PS on the server pool of k), ``w[i, j, k]`` (worker j of job i in rack
+        k), ``L[n, q]`` (OXC ports n, q paired), the linearisation binaries ``zs``, ``zc``,
+        ``zsi``, ``zci`` and bandwidths ``bs``, ``bc``, ``bsi``, ``bci`` (MB/s), ``fij[i, j]``
+        and ``f`` (1/s); objective ``obj`` = f (eq. 17, maximised); constraints ``c1`` ...
+        ``c16`` named by equation.
+
+    References
+    ----------
+    Paper 002 (Dong, Yang, Zhang, Xie, Zhu), section II-B, equations (1)-(17). The corrections
+    (one bandwidth for push and pull, eq. (12) as the PS's pool link, eqs. (14')-(15') for a
+    worker in its PS's rack, alpha per job) are each needed for the model to reproduce Fig. 2;
+    the module docstring gives the reasons.
+    """
     import pyomo.environ as pyo
 
     R, P, B = instance.n_racks, instance.n_tor, instance.port_bw
@@ -166,7 +195,40 @@ def _identical_rack_chains(instance: Instance) -> list[list[int]]:
 
 
 def build_strong(instance: Instance) -> Any:
-    """The aggregated, disaggregated-linearisation formulation (module docstring)."""
+    """The aggregated MILP with a disaggregated linearisation of the bandwidths (formulation
+    "strong": the optimum of "paper", far fewer variables).
+
+    Circuits are integer counts per rack pair, identical workers of a job are one class placed
+    by unary count binaries, every worker of job i carries exactly its rate r_i = 2 d_i (f +
+    alpha_i phi_i), and the rack-to-PS-rack flows are disaggregated variables bounded from the
+    data instead of big-M products.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance: racks (CPU, GPU, memory, PS slots of a PDP ToR), ports per ToR
+        N_ToR, port bandwidth B (MB/s), jobs with their workers, data d_i (MB) and alpha_i.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        Binaries ``y[i, q, k, u]`` (at least u workers of class q of job i in rack k),
+        ``ps[i, k]``, ``pc[i, k]``; integer circuit counts ``c[s, t]`` (s < t, at most
+        N_ToR); rates ``g``, flows ``x[i, k, t]``, PS inflows ``v[i, t]`` and PS-side loads
+        ``pi[i, t]`` (MB/s); ``f`` and its split ``phis`` + ``phic`` (1/s, at most F = N_ToR B
+        / (2 max d_i)); objective ``obj`` = f (maximised). ``m._classes`` keeps the worker
+        classes for :func:`decode` and :func:`warm_start`.
+
+    References
+    ----------
+    Ours, on paper 002 (Dong, Yang, Zhang, Xie, Zhu), section II-B: rules (1)-(4), (10), (12),
+    (13) and objective (17) of the paper, with circuits aggregated per rack pair (any counts
+    with sum_t c_st <= N_ToR are realised by a port pairing), worker classes with ordered count
+    binaries (no symmetry between identical workers), the exact disaggregation f = phi^s +
+    phi^c, rack symmetry breaking, and data-derived bounds in place of M (module docstring,
+    "Formulation strong"); tests/inc_oxc/test_inc_oxc.py proves its optimum equal to the
+    paper model's.
+    """
     import pyomo.environ as pyo
 
     R, P, B, NB = instance.n_racks, instance.n_tor, instance.port_bw, instance.capacity

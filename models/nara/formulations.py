@@ -24,17 +24,45 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
     of ``active`` requests; ``objective`` "count" (maximise accepted) or "cost" (one request:
     accept, then fewest charged links, then fewest servers). ``cuts``: "none" (the plain
     model), "basic" (server-count cuts) or "strong" (also the cuts of :func:`_strong_cuts`).
+
+    Built in the order of section 3.1: index sets and variables (:func:`_variables`), the
+    servers' CPU and memory (constraints 1-2, :func:`_server_rows`, with the server-count cuts
+    of :func:`_server_count_cuts`), the paths between the racks used (constraint 3,
+    :func:`_path_rows`), the capacities at every step (:func:`_capacity_rows`), then the
+    optional cuts, symmetry constraints (:func:`_symmetry_rows`) and the objective
+    (:func:`_objective`).
     """
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel(name=name)
+    link_users, z_of = _variables(m, net, reqs, cpu_free, mem_free, bw_free,
+                                  single=objective == "cost")
+    need = _server_rows(m, net, reqs, cpu_free, mem_free, cuts)
+    _path_rows(m, link_users, z_of)
+    links = _capacity_rows(m, net, reqs, active, cpu_free, mem_free, bw_free, link_users)
+    if cuts == "strong":
+        _strong_cuts(m, net, reqs, active, need, cpu_free, mem_free, bw_free)
+    if symmetry:
+        _symmetry_rows(m, net, len(reqs), cpu_free, mem_free, bw_free)
+    _objective(m, objective, net.n_servers, len(links))
+    m._nara = {"reqs": reqs}
+    return m
+
+
+def _variables(m: Any, net: topo.Net, reqs: list[Request], cpu_free: np.ndarray,
+               mem_free: np.ndarray, bw_free: np.ndarray, single: bool
+               ) -> tuple[dict[tuple[int, int], list[tuple[int, int, int, int]]],
+                          dict[tuple[int, int, int], list[int]]]:
+    """Index sets and variables of :func:`_model` on ``m``; returns (link_users, z_of): the
+    path binaries charging link e for request i, and the candidate paths of (i, ra, rb)."""
     import pyomo.environ as pyo
 
     S, R = net.n_servers, net.n_racks
     n = len(reqs)
-    m = pyo.ConcreteModel(name=name)
     m.I = pyo.RangeSet(0, n - 1)
     m.S = pyo.RangeSet(0, S - 1)
     m.R = pyo.RangeSet(0, R - 1)
     # candidate paths usable: all of them offline; those with >= b free on every link online
-    single = objective == "cost"
     pz = []
     for i, r in enumerate(reqs):
         for (ra, rb), plist in net.cand.items():
@@ -72,7 +100,18 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
     m.w = pyo.Var(m.I, m.R, bounds=(0, 1))
     m.z = pyo.Var(m.Z, domain=pyo.Binary)
     m.y = pyo.Var(m.Y, bounds=(0, 1))
+    return link_users, z_of
 
+
+def _server_rows(m: Any, net: topo.Net, reqs: list[Request], cpu_free: np.ndarray,
+                 mem_free: np.ndarray, cuts: str) -> list[int]:
+    """Section 3.1 constraints 1-2 (the servers' CPU and memory cover an accepted request),
+    multi-server requests and their access links, the server-count cuts and the racks used;
+    returns need_i, the fewest servers request i can use (1 throughout when ``cuts`` is
+    "none")."""
+    import pyomo.environ as pyo
+
+    S = net.n_servers
     # (3.1 constraints 1-2) the amounts cover the request exactly when accepted
     m.cover_cpu = pyo.Constraint(m.I, rule=lambda m, i: sum(m.a[i, s] for s in m.S)
                                  == reqs[i].c * m.acc[i])
@@ -87,7 +126,18 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
     m.multi = pyo.Constraint(m.I, rule=lambda m, i: sum(m.x[i, s] for s in m.S)
                              <= 1 + (S - 1) * m.u[i])
     m.access = pyo.Constraint(m.I, m.S, rule=lambda m, i, s: m.v[i, s] >= m.x[i, s] + m.u[i] - 1)
-    # valid cuts: a request no single server can hold uses >= ceil(c / max free) servers
+    need = _server_count_cuts(m, reqs, cpu_free, mem_free, cuts)
+    m.rack = pyo.Constraint(m.I, m.S, rule=lambda m, i, s: m.w[i, int(net.rack[s])] >= m.x[i, s])
+    return need
+
+
+def _server_count_cuts(m: Any, reqs: list[Request], cpu_free: np.ndarray,
+                       mem_free: np.ndarray, cuts: str) -> list[int]:
+    """Valid cuts: a request no single server can hold uses >= ceil(c / max free) servers (and
+    is multi-server, charging each chosen server's access link); returns those counts."""
+    import pyomo.environ as pyo
+
+    n, S = len(reqs), len(m.S)
     max_c, max_m = max(int(np.max(cpu_free)), 1), max(int(np.max(mem_free)), 1)
     need = [max(-(-r.c // max_c), -(-r.m // max_m), 1) for r in reqs]
     if cuts == "none":
@@ -101,9 +151,15 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
     m.min_servers = pyo.Constraint(
         [i for i in range(n) if need[i] >= 2],
         rule=lambda m, i: sum(m.x[i, s] for s in m.S) >= need[i] * m.acc[i])
-    m.rack = pyo.Constraint(m.I, m.S, rule=lambda m, i, s: m.w[i, int(net.rack[s])] >= m.x[i, s])
+    return need
 
-    # (3.1 constraint 3) a candidate path for every pair of racks used
+
+def _path_rows(m: Any, link_users: dict[tuple[int, int], list[tuple[int, int, int, int]]],
+               z_of: dict[tuple[int, int, int], list[int]]) -> None:
+    """Section 3.1 constraint 3: a candidate path for every pair of racks used, and every link
+    of a chosen path charged (once per request: the union rule)."""
+    import pyomo.environ as pyo
+
     def pair_rule(m, i, ra, rb):
         ps = z_of.get((i, ra, rb), [])
         return sum(m.z[i, ra, rb, p] for p in ps) >= m.w[i, ra] + m.w[i, rb] - 1
@@ -113,7 +169,16 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
         [(i, e, ra, rb, p) for (i, e), us in link_users.items() for (_, ra, rb, p) in us],
         rule=lambda m, i, e, ra, rb, p: m.y[i, e] >= m.z[i, ra, rb, p])
 
-    # capacities at every step: CPU, memory, access links, other links
+
+def _capacity_rows(m: Any, net: topo.Net, reqs: list[Request], active: list[list[int]],
+                   cpu_free: np.ndarray, mem_free: np.ndarray, bw_free: np.ndarray,
+                   link_users: dict[tuple[int, int], list[tuple[int, int, int, int]]]
+                   ) -> list[int]:
+    """The capacities at every step with active requests: CPU and memory per server, bandwidth
+    per access link and per other link (section 3.1's "enough free"); returns the links
+    (other than access links) that some path may charge."""
+    import pyomo.environ as pyo
+
     steps = [j for j, act in enumerate(active) if act]
     m.J = pyo.Set(initialize=steps)
     m.cap_cpu = pyo.Constraint(m.J, m.S, rule=lambda m, j, s: sum(m.a[i, s] for i in active[j])
@@ -136,38 +201,46 @@ def _model(net: topo.Net, reqs: list[Request], active: list[list[int]], cpu_free
         return sum(terms) <= float(bw_free[e]) + BW_TOL if terms else pyo.Constraint.Skip
 
     m.cap_link = pyo.Constraint(m.J, m.L, rule=cap_link)
-    if cuts == "strong":
-        _strong_cuts(m, net, reqs, active, need, cpu_free, mem_free, bw_free)
+    return links
 
-    if symmetry:
-        # identical servers of a rack (same free CPU, memory, access bandwidth) are
-        # interchangeable over the whole episode: number them by first use, so server k+1 of a
-        # rack serves request i only if server k served some request <= i
-        chain = []
-        for r in range(R):
-            srv = net.rack_servers[r]
-            for s0, s1 in zip(srv[:-1], srv[1:], strict=True):
-                e0, e1 = int(net.access[s0]), int(net.access[s1])
-                if (cpu_free[s0], mem_free[s0], bw_free[e0]) == (cpu_free[s1], mem_free[s1],
-                                                                  bw_free[e1]):
-                    chain.append((int(s0), int(s1)))
-        m.CHAIN = pyo.Set(initialize=[(i, a, b) for i in range(n) for a, b in chain], dimen=3)
-        m.first_use = pyo.Constraint(
-            m.CHAIN, rule=lambda m, i, a, b: m.x[i, b] <= sum(m.x[h, a] for h in range(i + 1)))
+
+def _symmetry_rows(m: Any, net: topo.Net, n: int, cpu_free: np.ndarray, mem_free: np.ndarray,
+                   bw_free: np.ndarray) -> None:
+    """Identical servers of a rack (same free CPU, memory, access bandwidth) are
+    interchangeable over the whole episode: number them by first use, so server k+1 of a rack
+    serves request i only if server k served some request <= i."""
+    import pyomo.environ as pyo
+
+    chain = []
+    for r in range(net.n_racks):
+        srv = net.rack_servers[r]
+        for s0, s1 in zip(srv[:-1], srv[1:], strict=True):
+            e0, e1 = int(net.access[s0]), int(net.access[s1])
+            if (cpu_free[s0], mem_free[s0], bw_free[e0]) == (cpu_free[s1], mem_free[s1],
+                                                              bw_free[e1]):
+                chain.append((int(s0), int(s1)))
+    m.CHAIN = pyo.Set(initialize=[(i, a, b) for i in range(n) for a, b in chain], dimen=3)
+    m.first_use = pyo.Constraint(
+        m.CHAIN, rule=lambda m, i, a, b: m.x[i, b] <= sum(m.x[h, a] for h in range(i + 1)))
+
+
+def _objective(m: Any, objective: str, S: int, n_links: int) -> None:
+    """The objective: "count" maximises the accepted requests (section 3.1's objective over
+    the episode); "cost" (one request, ours for the allocator ``milp``) accepts first, then
+    charges the fewest links, then uses the fewest servers, as one weighted sum (each level
+    outweighs the next)."""
+    import pyomo.environ as pyo
 
     if objective == "count":
         m.obj = pyo.Objective(expr=sum(m.acc[i] for i in m.I), sense=pyo.maximize)
     else:
-        n_links = S + len(links)
-        big = (S + 1) * (n_links + 1)
+        big = (S + 1) * (S + n_links + 1)
         m.obj = pyo.Objective(
             expr=big * (1 - sum(m.acc[i] for i in m.I))
             + (S + 1) * (sum(m.v[i, s] for i in m.I for s in m.S)
                          + sum(m.y[i, e] for i, e in m.Y))
             + sum(m.x[i, s] for i in m.I for s in m.S),
             sense=pyo.minimize)
-    m._nara = {"reqs": reqs}
-    return m
 
 
 def _conflict_cliques(bs: dict[int, float], cap: float) -> list[list[int]]:
@@ -291,10 +364,40 @@ def objective_cut(instance: Instance) -> float:
 
 
 def build_offline(instance: Instance, cuts: str = "strong") -> Any:
-    """The offline MILP: maximise accepted requests of the whole episode (an upper bound).
-    ``cuts``: "strong" (formulation "offline": also the objective cut of
-    :func:`objective_cut`), "basic" ("offline-basic": the server-count cuts and the symmetry
-    constraints) or "none" ("offline-plain": neither)."""
+    """The offline MILP: maximise the accepted requests of the whole episode (formulation
+    "offline"; an upper bound on every online allocator).
+
+    All requests are known in advance; the capacities of section 3.1 hold at every step (the
+    requests active at that step share them), the union rule charges a link once per request,
+    one candidate path per rack pair used.
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (its DCN and requests; every server and link starts free).
+    cuts : {"strong", "basic", "none"}, default "strong"
+        "strong" (formulation "offline"): the server-count cuts, the symmetry constraints, the
+        cuts of :func:`_strong_cuts` and the objective cut ``sum_i acc_i <= U`` of
+        :func:`objective_cut` (up to :data:`CUT_SECONDS` seconds of bound computation while
+        building); "basic" ("offline-basic"): the server-count cuts and the symmetry
+        constraints only; "none" ("offline-plain"): neither.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        Binaries ``acc[i]`` (accepted), ``x[i, s]`` (server s serves i), ``u[i]``
+        (multi-server), ``z[i, ra, rb, p]`` (path p between racks ra, rb); integers ``a[i, s]``,
+        ``g[i, s]`` (CPU, memory taken); ``v[i, s]``, ``w[i, r]``, ``y[i, e]`` (access link,
+        rack, link used) in [0, 1]; objective ``obj`` = sum_i acc_i (maximised).
+
+    References
+    ----------
+    Paper 001 (Shabka, Zervas), section 3.1: the allocation problem, constraints 1-2 (CPU and
+    memory) and 3 (a path with b free between every pair of servers). Ours: the offline model
+    itself (the paper has no offline optimum), the rack-level routing, the valid cuts and the
+    symmetry constraints (module docstring of :mod:`dmlopt.models.nara`, "Exact models";
+    tests/nara/test_offline.py proves the three cut levels reach the same optimum).
+    """
     import pyomo.environ as pyo
 
     net = instance.net
@@ -307,26 +410,109 @@ def build_offline(instance: Instance, cuts: str = "strong") -> Any:
 
 
 def build_offline_basic(instance: Instance) -> Any:
-    """Formulation "offline-basic" (see :func:`build_offline`)."""
+    """The offline MILP with the server-count cuts and the rack symmetry constraints only
+    (formulation "offline-basic").
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (every server and link starts free).
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        :func:`build_offline` with ``cuts="basic"``: no strong cuts, no objective cut.
+
+    References
+    ----------
+    Paper 001 (Shabka, Zervas), section 3.1, constraints 1-3. Ours: the offline model, the
+    cuts "a request no single server holds uses >= ceil(c / max free) servers and charges
+    their access links" and the first-use numbering of identical servers of a rack.
+    """
     return build_offline(instance, "basic")
 
 
 def build_offline_plain(instance: Instance) -> Any:
-    """Formulation "offline-plain": no valid inequality, no symmetry constraint."""
+    """The offline MILP without any valid inequality or symmetry constraint (formulation
+    "offline-plain": the reference the other offline formulations are tested against).
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode (every server and link starts free).
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        :func:`build_offline` with ``cuts="none"``.
+
+    References
+    ----------
+    Paper 001 (Shabka, Zervas), section 3.1, constraints 1-3 over the whole episode. Ours:
+    the offline model and its rack-level routing (one candidate path per rack pair, which the
+    union charging rule makes lossless).
+    """
     return build_offline(instance, "none")
 
 
 def build_request_model(instance: Instance, index: int, cpu_free: np.ndarray,
                         mem_free: np.ndarray, bw_free: np.ndarray,
                         objective: str = "cost") -> Any:
-    """The per-request MILP for request ``index`` given the free capacities of a state."""
+    """The per-request MILP of section 3.1 for request ``index`` in a state.
+
+    Parameters
+    ----------
+    instance : Instance
+        The Nara episode.
+    index : int
+        The request (0-based arrival index).
+    cpu_free, mem_free : numpy.ndarray
+        Free CPU and memory units per server in the state.
+    bw_free : numpy.ndarray
+        Free bandwidth per link (fraction of a server-rack link); candidate paths with less
+        than the request's b on a link are left out.
+    objective : {"cost", "count"}, default "cost"
+        "cost": accept it, then fewest charged links, then fewest servers (what the allocator
+        ``milp`` minimises); "count": maximise acceptance only.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        The model of :func:`build_offline` over this one request, capacities the state's.
+
+    References
+    ----------
+    Paper 001 (Shabka, Zervas), section 3.1, constraints 1-3 for one request. Ours: the
+    lexicographic "cost" objective as one weighted sum.
+    """
     return _model(instance.net, [instance.requests[index]], [[0]], cpu_free, mem_free, bw_free,
                   objective, f"nara_request_{instance.name}_{index}")
 
 
 def build_request(instance: Instance) -> Any:
-    """Formulation "request": the per-request MILP of request 0 on the empty DC, objective
-    "accept it" (see the module docstring)."""
+    """The per-request MILP of request 0 on the empty DC, objective "accept it" (formulation
+    "request").
+
+    Its optimum is 1 if request 0 fits the empty DC, else 0; the evaluator then sees that
+    request accepted and the others dropped. The allocator ``milp`` builds the same model at
+    every arrival with the state's free capacities (:func:`build_request_model`).
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode; only its DCN and first request enter the model.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        :func:`build_request_model` for request 0 with every server and link free and
+        objective "count".
+
+    References
+    ----------
+    Paper 001 (Shabka, Zervas), section 3.1: the per-request allocation problem, constraints
+    1-3.
+    """
     net = instance.net
     return build_request_model(instance, 0, net.cpu, net.mem, net.cap, objective="count")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,24 +32,108 @@ def _objective_expr(instance: Instance, eta, zeta):
 
 
 def build_paper(instance: Instance) -> Any:
-    """Eqs. (4)-(41) with per-CU and per-wavelength binaries over time (module docstring)."""
+    """The ILP of section 4.D, eqs. (4)-(41), with per-CU and per-wavelength binaries over
+    time and the fixes of the module docstring.
+
+    Built by the paper's equation groups, in this order: variables, objective (4), resources
+    (5)-(13), usage indicators (14)-(20), ring nodes (22)-(25), activation and occupancy
+    (26)-(29), windows (30)-(35), time frame (36)-(41).
+
+    Parameters
+    ----------
+    instance : Instance
+        The RAR instance: network, enumerated rings, requests, slots, rho and the scheme
+        (MinCU, MinW, MinT or MaxR) that sets zeta and alpha of eq. (4).
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        Binaries ``eta[j]`` (deployed), ``C[j, t, n, c]`` (CU c of node n serves j in slot t),
+        ``f[j, t, l, b]`` (wavelength b of link l), ``S[j, k]`` (ring k), the indicators
+        ``On``, ``Oc``, ``Ow``, ``Ojc``, ``Ojw``, ``Ont``, ``Olt``, ``y``, integer ``ON`` (CUs
+        per node) and the window bounds ``Tsn``, ``Ten``, ``Tsl``, ``Tel`` (slots 1..|T|);
+        objective ``obj`` (eq. 4, minimised); constraints ``c5`` ... ``c41`` named by
+        equation.
+
+    References
+    ----------
+    Paper 003 (Chen et al., JOCN 16(5), 2024), section 4.D, equations (4)-(41), with the
+    objective terms of section 4.C. The fixes (held CUs, one wavelength on every ring link,
+    computing nodes on the selected ring, eq. (30) per slot, smallest big-M constants) are
+    listed in :mod:`dmlopt.models.rar`'s docstring and tested against a brute force.
+    """
     import pyomo.environ as pyo
 
-    inst = instance
+    ix = _paper_sets(instance)
+    m = pyo.ConcreteModel(name=f"rar_paper_{instance.name}")
+    _paper_variables(m, instance, ix)
+    _paper_objective(m, instance, ix)
+    _paper_resources(m, instance, ix)
+    _paper_indicators(m, instance, ix)
+    _paper_ring_nodes(m, instance, ix)
+    _paper_occupancy(m, instance, ix)
+    _paper_windows(m, instance, ix)
+    _paper_time_frame(m, instance, ix)
+    m._rar = "paper"
+    return m
+
+
+@dataclass(frozen=True)
+class _PaperSets:
+    """Index sets of the paper ILP: requests J, slots TT = 1..T, nodes Nn, links Ll, the rings
+    P[j] offered to request j, the (request, node, CU), (request, link, wavelength), (node,
+    CU), (link, wavelength), (request, ring), (request, ring, node) and (request, node count)
+    tuples, and which requests allow several node counts."""
+
+    nr: int
+    T: int
+    J: range
+    TT: range
+    Nn: range
+    Ll: range
+    P: dict[int, list[int]]
+    JNC: list[tuple[int, int, int]]
+    JLB: list[tuple[int, int, int]]
+    NC: list[tuple[int, int]]
+    LB: list[tuple[int, int]]
+    JK: list[tuple[int, int]]
+    JKN: list[tuple[int, int, int]]
+    JM: list[tuple[int, int]]
+    multi: dict[int, bool]
+
+
+def _paper_sets(inst: Instance) -> _PaperSets:
+    """The index sets of :func:`build_paper`."""
     nr, T = len(inst.requests), inst.slots
     J = range(nr)
-    TT = range(1, T + 1)
     Nn = range(len(inst.nodes))
     Ll = range(len(inst.links))
     P = _ring_sets(inst)
-    m = pyo.ConcreteModel(name=f"rar_paper_{inst.name}")
-    JNC = [(j, n, c) for j in J for n in Nn for c in range(inst.nodes[n].cus)]
-    JLB = [(j, l, b) for j in J for l in Ll for b in range(inst.links[l].wavelengths)]
-    NC = [(n, c) for n in Nn for c in range(inst.nodes[n].cus)]
-    LB = [(l, b) for l in Ll for b in range(inst.links[l].wavelengths)]
     JK = [(j, k) for j in J for k in P[j]]
-    JKN = [(j, k, n) for j, k in JK for n in inst.rings[k].nodes]
-    JM = [(j, nn) for j in J for nn in inst.requests[j].node_counts]
+    return _PaperSets(
+        nr=nr, T=T, J=J, TT=range(1, T + 1), Nn=Nn, Ll=Ll, P=P,
+        JNC=[(j, n, c) for j in J for n in Nn for c in range(inst.nodes[n].cus)],
+        JLB=[(j, l, b) for j in J for l in Ll for b in range(inst.links[l].wavelengths)],
+        NC=[(n, c) for n in Nn for c in range(inst.nodes[n].cus)],
+        LB=[(l, b) for l in Ll for b in range(inst.links[l].wavelengths)],
+        JK=JK, JKN=[(j, k, n) for j, k in JK for n in inst.rings[k].nodes],
+        JM=[(j, nn) for j in J for nn in inst.requests[j].node_counts],
+        multi={j: len(inst.requests[j].node_counts) > 1 for j in J})
+
+
+def _n_expr(m: Any, inst: Instance, j: int) -> Any:
+    """N_j eta_j, or sum_N N mode_{j,N} (the computing nodes of request j)."""
+    return sum(nn * m.mode[j, nn] for nn in inst.requests[j].node_counts)
+
+
+
+def _paper_variables(m: Any, inst: Instance, ix: _PaperSets) -> None:
+    """The variables of section 4.D (the binaries over time, indicators, windows) and the
+    choice of N_j among the allowed node counts (ours: ``mode``)."""
+    import pyomo.environ as pyo
+
+    T, J, TT, Nn, Ll, JNC = ix.T, ix.J, ix.TT, ix.Nn, ix.Ll, ix.JNC
+    JLB, NC, LB, JK, JKN, JM = ix.JLB, ix.NC, ix.LB, ix.JK, ix.JKN, ix.JM
     m.eta = pyo.Var(J, domain=pyo.Binary)
     m.C = pyo.Var([(j, t, n, c) for j, n, c in JNC for t in TT], domain=pyo.Binary)
     m.f = pyo.Var([(j, t, l, b) for j, l, b in JLB for t in TT], domain=pyo.Binary)
@@ -68,12 +153,15 @@ def build_paper(instance: Instance) -> Any:
     m.Ten = pyo.Var(J, Nn, domain=pyo.NonNegativeIntegers, bounds=(0, T))
     m.Tsl = pyo.Var(J, Ll, domain=pyo.NonNegativeIntegers, bounds=(0, T))
     m.Tel = pyo.Var(J, Ll, domain=pyo.NonNegativeIntegers, bounds=(0, T))
-    multi = {j: len(inst.requests[j].node_counts) > 1 for j in J}
     m.mode = pyo.Var(JM, domain=pyo.Binary)  # N_j choice (one value: equals eta_j)
 
-    def n_expr(j):  # N_j eta_j, or sum_N N mode_{j,N}
-        return sum(nn * m.mode[j, nn] for nn in inst.requests[j].node_counts)
 
+def _paper_objective(m: Any, inst: Instance, ix: _PaperSets) -> None:
+    """Eq. (4): blocking rate + alpha zeta, zeta and alpha of the scheme (section 4.C);
+    ``mode_sum``: one node count per deployed request."""
+    import pyomo.environ as pyo
+
+    J, NC, LB = ix.J, ix.NC, ix.LB
     m.mode_sum = pyo.Constraint(J, rule=lambda m, j: sum(
         m.mode[j, nn] for nn in inst.requests[j].node_counts) == m.eta[j])
 
@@ -88,6 +176,15 @@ def build_paper(instance: Instance) -> Any:
         zeta = sum(1 - m.Gamma[j] for j in J)
     m.obj = pyo.Objective(expr=_objective_expr(inst, m.eta, zeta), sense=pyo.minimize)
 
+
+def _paper_resources(m: Any, inst: Instance, ix: _PaperSets) -> None:
+    """Eqs. (5)-(13): CU-slots per node, wavelengths on the ring, one ring per deployed
+    request, a CU serves one request and a wavelength at most rho per slot, ring size and
+    reliability."""
+    import pyomo.environ as pyo
+
+    J, TT, Nn, Ll = ix.J, ix.TT, ix.Nn, ix.Ll
+    P, NC, LB, JK, multi = ix.P, ix.NC, ix.LB, ix.JK, ix.multi
     # (5) CU-slots per node (module docstring); one row per allowed N
     m.c5 = pyo.ConstraintList()
     for j in J:
@@ -117,7 +214,7 @@ def build_paper(instance: Instance) -> Any:
         m.f[j, t, l, b] for b in range(inst.links[l].wavelengths)) <= 1)
     # (11) ring size >= N_j
     m.c11 = pyo.Constraint(J, rule=lambda m, j: sum(
-        m.S[j, k] * inst.rings[k].size for k in P[j]) >= n_expr(j))
+        m.S[j, k] * inst.rings[k].size for k in P[j]) >= _n_expr(m, inst, j))
     # (12)-(13) reliability; rings below r_j fixed to 0 (implied by 12-13)
     m.c12 = pyo.Constraint(J, rule=lambda m, j: m.Gamma[j] == sum(
         m.S[j, k] * inst.rings[k].reliability for k in P[j]))
@@ -126,6 +223,14 @@ def build_paper(instance: Instance) -> Any:
     for j, k in JK:
         if inst.rings[k].reliability < inst.requests[j].reliability:
             m.S[j, k].fix(0)
+
+
+def _paper_indicators(m: Any, inst: Instance, ix: _PaperSets) -> None:
+    """Eqs. (14)-(20): the indicators O of CUs, nodes and wavelengths used by a request, the
+    source computes, no wavelength off the selected ring and one on each of its links."""
+    import pyomo.environ as pyo
+
+    T, J, TT, Nn, Ll, JNC, JLB, JK = ix.T, ix.J, ix.TT, ix.Nn, ix.Ll, ix.JNC, ix.JLB, ix.JK
     # (14) O_{n,c}^j
     m.c14a = pyo.Constraint(JNC, rule=lambda m, j, n, c: m.Ojc[j, n, c] <= sum(
         m.C[j, t, n, c] for t in TT))
@@ -159,6 +264,14 @@ def build_paper(instance: Instance) -> Any:
     # one wavelength per request and link (fix of 25, see docstring)
     m.c10b = pyo.Constraint(J, Ll, rule=lambda m, j, l: sum(
         m.Ojw[j, l, b] for b in range(inst.links[l].wavelengths)) <= 1)
+
+
+def _paper_ring_nodes(m: Any, inst: Instance, ix: _PaperSets) -> None:
+    """Eqs. (22)-(25): the computing nodes lie on the selected ring (the y's, fix), N_j of
+    them, and one wavelength along the whole ring (fix of eq. 25)."""
+    import pyomo.environ as pyo
+
+    J, Nn, P, JK, JKN, multi = ix.J, ix.Nn, ix.P, ix.JK, ix.JKN, ix.multi
     # (22)-(24) nodes of the ring; computing nodes are the y's (fix)
     m.c22 = pyo.Constraint(JKN, rule=lambda m, j, k, n: m.y[j, k, n] <= m.S[j, k])
     m.c23 = pyo.Constraint(JKN, rule=lambda m, j, k, n: m.y[j, k, n] <= m.On[j, n])
@@ -168,7 +281,7 @@ def build_paper(instance: Instance) -> Any:
             == m.S[j, k] * inst.requests[j].node_counts[0])
     else:
         m.c24 = pyo.Constraint(J, rule=lambda m, j: sum(
-            m.y[j, k, n] for k in P[j] for n in inst.rings[k].nodes) == n_expr(j))
+            m.y[j, k, n] for k in P[j] for n in inst.rings[k].nodes) == _n_expr(m, inst, j))
     m.c24b = pyo.Constraint(J, Nn, rule=lambda m, j, n: m.On[j, n] == sum(
         m.y[j, k, n] for k in P[j] if n in inst.rings[k].nodes))
     # (25) wavelength continuity along the ring (fix: one wavelength on all its links)
@@ -181,6 +294,14 @@ def build_paper(instance: Instance) -> Any:
                 x2 = m.Ojw[j, l2, b] if b < inst.links[l2].wavelengths else 0
                 m.c25.add(x1 - x2 <= 1 - m.S[j, k])
                 m.c25.add(x2 - x1 <= 1 - m.S[j, k])
+
+
+def _paper_occupancy(m: Any, inst: Instance, ix: _PaperSets) -> None:
+    """Eqs. (26)-(29): activated CUs and wavelengths, occupancy of nodes and links per slot;
+    and the held CUs (fix: a used CU serves every slot of its node's window)."""
+    import pyomo.environ as pyo
+
+    nr, J, TT, Nn, Ll, JNC, NC, LB = ix.nr, ix.J, ix.TT, ix.Nn, ix.Ll, ix.JNC, ix.NC, ix.LB
     # (26)-(27) activated CUs and wavelengths
     m.c26a = pyo.Constraint(NC, rule=lambda m, n, c: m.Oc[n, c] <= sum(
         m.Ojc[j, n, c] for j in J))
@@ -204,6 +325,15 @@ def build_paper(instance: Instance) -> Any:
     m.held = pyo.Constraint([(j, t, n, c) for j, n, c in JNC for t in TT],
                             rule=lambda m, j, t, n, c: m.C[j, t, n, c]
                             >= m.Ojc[j, n, c] + m.Ont[j, n, t] - 1)
+
+
+def _paper_windows(m: Any, inst: Instance, ix: _PaperSets) -> None:
+    """Eqs. (30)-(35): the windows of nodes and links bound the occupied slots, are
+    contiguous per CU and per wavelength, and their lengths equal the occupied slots."""
+    import pyomo.environ as pyo
+
+    T, J, TT, Nn, Ll = ix.T, ix.J, ix.TT, ix.Nn, ix.Ll
+    JNC, JLB, JK = ix.JNC, ix.JLB, ix.JK
     # (30)-(31) window bounds where occupied
     m.c30a = pyo.Constraint(J, Nn, TT, rule=lambda m, j, n, t: m.Tsn[j, n]
                             <= t + T * (1 - m.Ont[j, n, t]))
@@ -240,6 +370,15 @@ def build_paper(instance: Instance) -> Any:
             d = sum(m.Olt[j, l, t] for t in TT) - (m.Tel[j, l] - m.Tsl[j, l] + 1)
             m.c35.add(d <= big * (1 - m.S[j, k]))
             m.c35.add(d >= -big * (1 - m.S[j, k]))
+
+
+def _paper_time_frame(m: Any, inst: Instance, ix: _PaperSets) -> None:
+    """Eqs. (36)-(41): nothing outside [t_a, t_d], the source's window inside it, every
+    computing node and ring link shares the source's window and ring links are lit whenever
+    the source computes."""
+    import pyomo.environ as pyo
+
+    T, J, TT, Nn, Ll, JK = ix.T, ix.J, ix.TT, ix.Nn, ix.Ll, ix.JK
     # (36)-(37) nothing outside [t_a, t_d]
     for j in J:
         r = inst.requests[j]
@@ -278,8 +417,6 @@ def build_paper(instance: Instance) -> Any:
             # (41) ring links are lit whenever the source computes
             for t in TT:
                 m.c41.add(m.S[j, k] + m.Ont[j, s, t] - 1 <= m.Olt[j, l, t])
-    m._rar = "paper"
-    return m
 
 
 def _size_paper(instance: Instance) -> tuple[int, int]:
@@ -311,7 +448,42 @@ def _mode_starts(instance: Instance, j: int) -> list[tuple[int, int, int, int]]:
 
 
 def build_aggregated(instance: Instance) -> Any:
-    """Integer CU counts per node and slot, modes (N, k, d) and starts (module docstring)."""
+    """The aggregated ILP: per request a mode (N, k, d) and a start instead of per-CU and
+    per-slot binaries, integer CU usage per node and slot (formulation "aggregated").
+
+    A mode is N computing nodes with k CUs each for d slots (d = :func:`duration` of k; k the
+    fewest CUs giving that duration), a start any slot with the window inside [t_a, t_d]. Per
+    request: a ring through the source (``a``), one mode and start (``q``), its computing nodes
+    (``w``, ``y``) and one wavelength on every ring link (``g``, wavelengths renumbered by
+    first use when all links have the same count; no wavelength variables at all when
+    wavelengths cannot bind, :func:`_wavelengths_never_bind`).
+
+    Parameters
+    ----------
+    instance : Instance
+        The RAR instance: network, enumerated rings, requests, slots, rho and the scheme
+        (MinCU, MinW, MinT or MaxR) that sets zeta and alpha of eq. (4).
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        Binaries ``eta[j]``, ``a[j, k]``, ``q[j, q]``, ``w[j, n, q]``, ``y[j, n]``,
+        ``g[j, b]``; the linearised loads ``h[j, l, b]`` and ``f[j, l, b, t]`` in [0, 1];
+        constraints ``cap`` (CUs per node and slot), ``rho`` (requests per wavelength and
+        slot); objective ``obj`` (eq. 4, minimised). ``m._rar_modes`` keeps the (N, k, d,
+        start) of every ``q`` for :func:`decode` and :func:`warm_start`.
+
+    References
+    ----------
+    Ours, on paper 003 (Chen et al., JOCN 16(5), 2024), section 4.D: the same schedules as
+    eqs. (4)-(41) (ring choice (7), reliability (12)-(13) through the rings offered, CU capacity
+    (8) and wavelength load (9) aggregated per slot, computing nodes on the ring (17),
+    (21)-(24)). It adds the modes and starts in place of the per-CU binaries (identical CUs
+    are symmetric; :func:`assign_cu_ids` turns peak usage into CU ids), MinCU's activated CUs
+    as the peak usage (:func:`activated_cus`) and wavelength symmetry breaking; fewer CUs and
+    a shorter window never worsen eq. (4), so no optimum is lost (tests/rar/test_config.py
+    proves the optima equal to the paper ILP's).
+    """
     import pyomo.environ as pyo
 
     inst = instance

@@ -474,7 +474,7 @@ def test_detached_grandchildren_are_killed_at_the_limit_and_after_a_run(in_tmp, 
         [[groups]]
         problem = "tabgp"
         instances = [{GEN}]
-        time_limit = 2
+        kill_limit = 2
         grace = 1
         methods = [
           {{ {fn}, seeds = [0], options = {{ {opts} }} }},
@@ -492,7 +492,7 @@ def test_detached_grandchildren_are_killed_at_the_limit_and_after_a_run(in_tmp, 
         for seed in (0, 1):
             row = rows[seed]
             assert row["status"] == "killed", row
-            assert "killed at the hard limit 3 s (time limit 2 s + grace 1 s)" in row["message"]
+            assert "killed at the hard limit 3 s (kill limit 2 s + grace 1 s)" in row["message"]
             count = re.search(r": (\d+) processes killed \(the run and (\d+) it started\)",
                               row["message"])
             assert count, row["message"]

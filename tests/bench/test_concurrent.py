@@ -12,7 +12,7 @@ import time
 SUITE = """
 name = "conc"
 description = "two processes"
-time_limit = 30
+kill_limit = 30
 [[groups]]
 problem = "tap"
 instances = [ { generator = "qaplib", params = { name = "nug12" }, seeds = [0] } ]

@@ -23,7 +23,7 @@ instances = [
 methods = [
   { solver = "highs", formulation = "paper", time_limit = 20 },
   { heuristic = "random", seeds = [0, 1] },
-  { heuristic = "bench_dask_fakes:slow", time_limit = 0.3, grace = 0.2 },
+  { heuristic = "bench_dask_fakes:slow", kill_limit = 0.3, grace = 0.2 },
 ]
 """
 

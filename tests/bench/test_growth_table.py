@@ -43,6 +43,35 @@ def test_quick_table_estimates_within_four_times_the_measurement(tiny, tmp_path,
     assert text.count("\n| `") == len(data)
 
 
+@pytest.mark.parametrize("paper,size,names", [
+    ("inc_oxc", 128, ["wcg", "rwp"]),
+    ("nara", 1024, ["netfit-probe", "nara"]),
+    ("tap", 128, ["random-ls"]),
+])
+def test_estimates_within_bounds_on_one_larger_size(monkeypatch, tmp_path, paper, size, names):
+    """One size large enough to compare (work from a quarter of a second here): catches the
+    shared inc_oxc estimate (memory 140x the measured peak of wcg: it charged every
+    heuristic the time-shared schedule's port pairs), Nara's estimates without the
+    interpreted overhead per request (netfit-probe 0.03x, nara 0.8x the CPU time) and the TAP
+    local search charged m swaps per descent (8x). Bounds as in the quick-table test: memory
+    [1, 4], work [1/2, 8] (CPU time depends on the machine and its load)."""
+    plans = dict(S.PLANS)
+    plans[paper] = dataclasses.replace(plans[paper], quick_sizes=(size,), quick_cap=3.0,
+                                       peak_seconds=3.0)
+    monkeypatch.setattr(S, "PLANS", plans)
+    monkeypatch.setattr(S, "MIN_SECONDS", 0.25)
+    data = S.measure(paper, tmp_path / f"{paper}-quick", True, names)
+    S.estimates(paper, data)
+    for name, rec in data.items():
+        assert not rec.get("error"), (name, rec.get("error"))
+        memory, work = S.ratios(rec)
+        assert memory is not None or work is not None, name
+        if memory is not None:
+            assert 1 <= memory[1] <= 4, (name, "memory", memory)
+        if work is not None:
+            assert 0.5 <= work[1] <= 8, (name, "work", work)
+
+
 def test_resumes_from_its_store_and_flags_ratios_outside(tiny, tmp_path, monkeypatch):
     """A second run reads the store instead of running again (a heuristic that would now
     fail is never called); a ratio outside [1, 4] is flagged in the rendered table."""
@@ -65,3 +94,27 @@ def test_resumes_from_its_store_and_flags_ratios_outside(tiny, tmp_path, monkeyp
     assert S.ratios(fake["h"]) == ((125, 0.5), (125, 2.0))
     text = S.render_data("rar", fake, True)
     assert "0.5 at 125 (!)" in text and "| 1.01 |" in text   # b = ln 2 / ln(125 / 63)
+
+
+def test_clock_bounded_and_two_opt_estimates_cover_the_cpu_time():
+    """rts with a time budget computes up to its budget of CPU seconds (the estimate charged
+    1e8 operations a second, a tenth of the measured rate); faq-2opt's scipy 2-opt evaluates
+    the objective (3 N^2 operations) for more than N^2 pairs (the estimate charged 4 N^4 per
+    restart: 0.65 x the CPU time on the N = 96 instance here). Both estimates must be at
+    least the CPU time measured here x 1e9 operations a second."""
+    import time
+
+    import dmlopt
+    from dmlopt.registry import get
+
+    heur = get("tap").heuristics
+    for name, size, seed, opts in (("rts", 32, 1, {"time_limit": 0.5, "clock": "cpu"}),
+                                   ("faq-2opt", 48, 0, {"restarts": 1})):
+        inst = dmlopt.generate("tap", S.PLANS["tap"].spec(size), seed=seed)  # N = 2 x size
+        entry = heur[name]
+        entry.function(inst, seed=seed, **{**opts, "time_limit": 0.01})  # kernels loaded
+        t0 = time.process_time()
+        entry.function(inst, seed=seed, **opts)
+        seconds = time.process_time() - t0
+        est = entry.estimate(inst, entry.Options(**opts))
+        assert est.work >= seconds * S.OPS_PER_SECOND, (name, est.work, seconds)

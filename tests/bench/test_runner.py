@@ -97,7 +97,7 @@ def by_method(rows: list[dict]) -> dict[tuple[str, int], dict]:
 def test_failures_give_rows_and_the_sweep_continues(tmp_path, allow_import, capsys):
     suite = write_suite(tmp_path, """
       { heuristic = "bench_fakes:boom" },
-      { heuristic = "bench_fakes:slow", time_limit = 0.3, grace = 0.2 },
+      { heuristic = "bench_fakes:slow", kill_limit = 0.3, grace = 0.2 },
       { heuristic = "bench_fakes:die" },
       { heuristic = "bench_fakes:ok", seeds = [0, 1] },
       { heuristic = "random", seeds = [3] },
@@ -111,7 +111,7 @@ def test_failures_give_rows_and_the_sweep_continues(tmp_path, allow_import, caps
     assert boom["message"] == "RuntimeError: boom on purpose"
     slow = rows[("bench_fakes:slow", 0)]
     assert slow["status"] == "killed"
-    assert "hard limit 0.5 s (time limit 0.3 s + grace 0.2 s)" in slow["message"]
+    assert "hard limit 0.5 s (kill limit 0.3 s + grace 0.2 s)" in slow["message"]
     assert slow["wall_seconds"] >= 0.5
     die = rows[("bench_fakes:die", 0)]
     assert die["status"] == "error"

@@ -36,7 +36,8 @@ def suite_dir(tmp_path):
 
 def test_expansion(suite_dir):
     path = suite_dir / "s.toml"
-    path.write_text('name = "s"\ndescription = "d"\ntime_limit = 7\ngrace = 2\n' + GOOD_GROUP)
+    path.write_text('name = "s"\ndescription = "d"\ntime_limit = 7\nkill_limit = 9\ngrace = 2\n'
+                    + GOOD_GROUP)
     s = suite_mod.load(path)
     assert s.name == "s"
     # 4 instances x (1 exact + 3 heuristic seeds)
@@ -47,10 +48,32 @@ def test_expansion(suite_dir):
     assert {t.method for t in exact} == {"highs:paper"}
     assert all(t.time_limit == 5 and t.grace == 2 and t.options["threads"] == 1 for t in exact)
     heur = [t for t in s.tasks if t.kind == "heuristic"]
-    assert all(t.time_limit == 7 for t in heur)
+    assert all(t.time_limit == 9 and t.grace == 2 for t in heur)
     g5 = dmlopt.load(suite_dir / "inst" / "g5.json")
     assert any(t.instance_hash == dmlopt.instance_hash(g5) for t in s.tasks)
     assert len({t.key for t in s.tasks}) == 16
+
+
+def test_time_limit_and_kill_limit_govern_their_own_methods(suite_dir):
+    """The suite's ``time_limit`` reaches exact and bound runs only, ``kill_limit`` heuristic
+    runs only (each at every level; the most specific wins). Catches a harness that still lets
+    one name set both limits."""
+    group = GOOD_GROUP.replace(', time_limit = 5 },', ' },').replace(
+        'methods = [', 'kill_limit = 11\nmethods = [\n  { bound = "lp", time_limit = 4 },\n'
+        '  { heuristic = "random", seeds = [7], kill_limit = 3 },')
+    path = suite_dir / "s.toml"
+    path.write_text("time_limit = 6\n" + group)
+    tasks = suite_mod.load(path).tasks
+    limits = {(t.kind, t.seed): t.time_limit for t in tasks}
+    assert limits[("exact", 0)] == 6  # the suite's time_limit, not the group's kill_limit
+    assert limits[("bound", 0)] == 4
+    assert limits[("heuristic", 0)] == 11  # the group's kill_limit, not the suite's time_limit
+    assert limits[("heuristic", 7)] == 3
+    exact = next(t for t in tasks if t.kind == "exact")
+    assert exact.options["time_limit"] == 6
+    path.write_text("time_limit = 6\n" + GOOD_GROUP)
+    heur = [t for t in suite_mod.load(path).tasks if t.kind == "heuristic"]
+    assert {t.time_limit for t in heur} == {suite_mod.DEFAULT_KILL_LIMIT}
 
 
 def test_duplicates_are_run_once(suite_dir):
@@ -102,6 +125,14 @@ BAD = [
      "groups[0].methods[0].time_limit: 'long' must be a number"),
     (GOOD_GROUP.replace("{ heuristic", "{ what = 1, heuristic"),
      "groups[0].methods[1].what: 1 is not a known key"),
+    (GOOD_GROUP.replace("seeds = [0, 1, 2] }", "seeds = [0], time_limit = 9 }"),
+     "groups[0].methods[1].time_limit: 9 is not a heuristic method key: the harness's limit of "
+     "a heuristic run is kill_limit, the heuristic's own time limit goes in options"),
+    (GOOD_GROUP.replace("time_limit = 5", "kill_limit = 5"),
+     "groups[0].methods[0].kill_limit: 5 is not a known key"),
+    ("kill_limit = 0\n" + GOOD_GROUP, "kill_limit: 0 must be positive"),
+    (GOOD_GROUP.replace("seeds = [0, 1, 2] }", "seeds = [0], kill_limit = inf }"),
+     "groups[0].methods[1].kill_limit: inf must be"),
 ]
 
 

@@ -141,8 +141,6 @@ MAX_FUNCTION_LINES = 120
 #: the functions longer than that today ("path::qualified name"): the list only shrinks; a
 #: function split below the limit leaves it (the test below fails until its entry is removed)
 LONG_FUNCTIONS = frozenset({
-    "models/nara/formulations.py::_model",
-    "models/rar/formulations.py::build_paper",
 })
 
 
@@ -200,33 +198,10 @@ def test_no_new_long_function():
 #: the sections every registered function's docstring has (numpy style, as networkx's
 #: algorithms): what to pass (options with units and defaults), what comes back, where it is from
 SECTIONS = ("Parameters", "Returns", "References")
-#: the registered entries ("problem/kind/name") whose function has not got them yet (those of
-#: heuristics/tabgp, models/nara/formulations.py, models/rar/formulations.py;
-#: the INC/OXC builders, within a docstring's length of MAX_FUNCTION_LINES, need a split first):
-#: the list only shrinks (the test below fails while a listed entry has them, so remove it then)
+#: the registered entries ("problem/kind/name") whose function has not got them yet (none
+#: left): the list only shrinks (the test below fails while a listed entry has them, so remove
+#: it then)
 UNDOCUMENTED_ENTRIES = frozenset({
-    "inc_oxc/formulation/paper",
-    "inc_oxc/formulation/strong",
-    "nara/formulation/offline",
-    "nara/formulation/offline-basic",
-    "nara/formulation/offline-plain",
-    "nara/formulation/request",
-    "rar/formulation/aggregated",
-    "rar/formulation/paper",
-    "tabgp/heuristic/best",
-    "tabgp/heuristic/dense",
-    "tabgp/heuristic/dense-ls",
-    "tabgp/heuristic/dense-online",
-    "tabgp/heuristic/dense-refine",
-    "tabgp/heuristic/dense-roll",
-    "tabgp/heuristic/dense-roll10",
-    "tabgp/heuristic/ils",
-    "tabgp/heuristic/local-search",
-    "tabgp/heuristic/metis",
-    "tabgp/heuristic/metis-ls",
-    "tabgp/heuristic/metis-refine",
-    "tabgp/heuristic/random",
-    "tabgp/heuristic/random-ls",
 })
 
 
@@ -286,3 +261,40 @@ def test_every_problem_module_has_a_doctest():
         if not any(t.examples for t in tests):
             without.append(module.__name__)
     assert not without, f"problem modules without a docstring example: {without}"
+
+
+#: registered heuristics whose ``time_limit`` option does not follow
+#: ``dmlopt.validation.time_limit_field`` (> 0, at most MAX_SECONDS), with the reason
+TIME_LIMIT_EXCEPTIONS = {
+    "tap/heuristic/rts": "0 is documented as 'no clock' (the run then stops on iterations)",
+}
+
+
+def test_time_limit_options_share_one_rule():
+    """Every registered heuristic's ``time_limit`` option takes seconds > 0 and at most
+    ``MAX_SECONDS`` (``time_limit_field``): the largest value passes, 0 and a second more are
+    refused by the options model itself."""
+    import pydantic
+
+    from dmlopt import registry
+    from dmlopt.validation import MAX_SECONDS
+
+    seen, wrong = [], []
+    for p in registry.names():
+        for name, entry in registry.get(p).heuristics.items():
+            key = f"{p}/heuristic/{name}"
+            if "time_limit" not in entry.Options.model_fields or key in TIME_LIMIT_EXCEPTIONS:
+                continue
+            seen.append(key)
+            entry.Options(time_limit=MAX_SECONDS)
+            for bad in (0, MAX_SECONDS + 1):
+                try:
+                    entry.Options(time_limit=bad)
+                except pydantic.ValidationError:
+                    continue
+                wrong.append(f"{key} accepts time_limit={bad}")
+    assert len(seen) >= 3
+    assert not wrong, wrong
+    stale = sorted(set(TIME_LIMIT_EXCEPTIONS) - {
+        f"{p}/heuristic/{n}" for p in registry.names() for n in registry.get(p).heuristics})
+    assert not stale, f"TIME_LIMIT_EXCEPTIONS lists heuristics gone: {stale}"

@@ -70,3 +70,45 @@ def test_deterministic_and_not_below_the_online_allocators_at_128_requests():
     assert a.solution.allocations == b.solution.allocations
     online = max(dmlopt.heuristic(inst, h).objective for h in ("netfit", "netfit-probe"))
     assert a.objective >= online
+
+
+def test_first_candidate_plan_is_netfits_plan():
+    # catches a candidate list that misorders netfit's steps (single server, one rack, several
+    # racks) or drops a plan netfit finds: variant 0 of a "place" move would then not be
+    # netfit's allocation, and the search's start would not be netfit's count
+    from dmlopt.heuristics.nara import netfit as nf
+    from dmlopt.models.nara.sim import State
+
+    for seed in (3, 17):
+        inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "alpha",
+                                        "n_requests": 48}, seed=seed)
+        state = State(inst)
+        choose = nf.chooser(inst)
+        rng = np.random.default_rng(0)
+        for j in range(len(inst.requests)):
+            state.begin(j)
+            ref = nf.plan(state)
+            cands = off.plans(state)
+            assert (cands[0] if cands else None) == ref
+            assert len({tuple(sorted(p)) for p in cands}) == len(cands)
+            if choose(state, rng) is False:
+                state.drop()
+            elif state.req is not None:
+                state.finish()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_replays_with_random_plan_variants_are_feasible(seed):
+    # catches "place" moves committed without the simulator's constraint-3 check on plans that
+    # ignore the access links (checked by hand: can_add always True and access_now all True
+    # make the evaluator reject all three), and variants that change nothing
+    inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "alpha",
+                                    "n_requests": 64}, seed=50 + seed)
+    replay = off._Replay(inst)
+    rng = np.random.default_rng(seed)
+    base, _ = replay.run(set())
+    variants = {int(i): int(rng.integers(1, 7)) for i in rng.choice(64, size=20, replace=False)}
+    allocs, _ = replay.run(set(), variants=variants)
+    res = nara.evaluate(inst, nara.Solution(allocations=allocs))
+    assert res.feasible, res.violations
+    assert allocs != base  # the variants changed the placement

@@ -1,0 +1,146 @@
+"""Nara ``netfit-probe``'s faster probe statistics and candidates allocate exactly as before.
+
+``probe_speed_reference.json`` holds the allocations the previous implementation of
+:mod:`dmlopt.heuristics.nara.probe` and :mod:`dmlopt.heuristics.nara.netfit` (dmlopt main at
+commit a52f627) made on a few seeded episodes (alpha and beta with the three request sets,
+gamma with uniform requests; default options and two variants). It was written by
+``python -m tests.nara.test_probe_speed --write`` at that commit; an allocation that differs in
+any server of any request fails here. The per-rack statistics and the incremental verdicts
+are also compared with loops over the servers and with the dense :func:`placeable`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dmlopt
+from dmlopt.heuristics import nara as H
+from dmlopt.heuristics.nara import probe as P
+from dmlopt.models.nara.sim import TOL, State
+
+REFERENCE = Path(__file__).with_name("probe_speed_reference.json")
+
+#: (generator spec, seed, heuristic, options)
+CASES = [
+    ({"generator": "uniform", "topology": "alpha", "n_requests": 256}, 1, "netfit-probe", {}),
+    ({"generator": "azure", "topology": "alpha", "n_requests": 200}, 2, "netfit-probe", {}),
+    ({"generator": "alibaba", "topology": "beta", "n_requests": 200}, 3, "netfit-probe", {}),
+    ({"generator": "uniform", "topology": "beta", "n_requests": 200}, 4, "netfit-probe",
+     {"n_probe": 8, "max_cand": 2, "select": False}),
+    ({"generator": "uniform", "topology": "gamma", "n_requests": 896}, 5, "netfit-probe", {}),
+    ({"generator": "uniform", "topology": "gamma", "n_requests": 896}, 7, "netfit", {}),
+    ({"generator": "azure", "topology": "alpha", "n_requests": 200}, 6, "netfit", {}),
+]
+
+
+def _name(case: tuple) -> str:
+    spec, seed, heur, opts = case
+    return "-".join([spec["generator"], spec["topology"], str(spec["n_requests"]), str(seed),
+                     heur, *(f"{k}={v}" for k, v in sorted(opts.items()))])
+
+
+def _run(case: tuple) -> dict:
+    spec, seed, heur, opts = case
+    inst = dmlopt.generate("nara", spec, seed=seed)
+    sol = H.HEURISTICS[heur].function(inst, seed=seed, **opts)
+    full = json.dumps(sol.model_dump(mode="json"), separators=(",", ":"), sort_keys=True)
+    return {"accepted": sum(a is not None for a in sol.allocations),
+            "sha256": hashlib.sha256(full.encode()).hexdigest()}
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict:
+    return json.loads(REFERENCE.read_text())
+
+
+@pytest.mark.parametrize("case", CASES, ids=_name)
+def test_same_allocations_as_before(case, reference) -> None:
+    """Catches a fast path that changes any allocation (a probe statistic off by a server or
+    a rack, a stale cached table, a candidate order changed)."""
+    got, want = _run(case), reference[_name(case)]
+    assert got["accepted"] == want["accepted"]
+    assert got["sha256"] == want["sha256"]
+    assert want["accepted"] > 0
+
+
+if __name__ == "__main__" and "--write" in sys.argv:
+    REFERENCE.write_text(json.dumps({_name(c): _run(c) for c in CASES}, indent=1,
+                                    sort_keys=True) + "\n")
+
+
+def _brute_stats(cpu, mem, acc, rack, R, pc, pm, pb):
+    """(K, R) fit, tc, tm by loops over probes and servers (no package helper)."""
+    K = len(pc)
+    fit = np.zeros((K, R), dtype=bool)
+    tc, tm = np.zeros((K, R)), np.zeros((K, R))
+    for k in range(K):
+        for s in range(len(cpu)):
+            r = int(rack[s])
+            if cpu[s] >= pc[k] and mem[s] >= pm[k]:
+                fit[k, r] = True
+            if acc[s] >= pb[k] - TOL:
+                tc[k, r] += min(int(cpu[s]), int(pc[k])) if cpu[s] > 0 else 0
+                tm[k, r] += min(int(mem[s]), int(pm[k])) if mem[s] > 0 else 0
+    return fit, tc, tm
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rack_statistics_equal_brute_force(seed) -> None:
+    """Catches a wrong eligibility rank (servers at exactly a probe's threshold left out or
+    counted for a larger bandwidth), a suffix sum run the wrong way, and a probe with a demand
+    below some server's free CPU given that server's whole free CPU."""
+    rng = np.random.default_rng(seed)
+    R, n, K = 5, 60, 12
+    rack = np.sort(rng.integers(0, R, n))
+    rack[:R] = np.arange(R)                       # every rack has servers
+    top = int(rng.choice([3, 10, 500]))           # 500: the (probes x servers) fallback
+    cpu = rng.integers(0, top + 1, n) * (rng.random(n) < 0.7)
+    mem = rng.integers(0, top + 1, n) * (rng.random(n) < 0.7)
+    levels = rng.uniform(0, 100, 6)
+    acc = rng.choice(levels, n)
+    pb = np.where(rng.random(K) < 0.5, rng.choice(levels, K) + TOL, rng.uniform(0, 100, K))
+    pc = rng.integers(0, top + 3, K)
+    pm = rng.integers(0, top + 3, K)
+    order = np.argsort(rack, kind="stable")
+    want = _brute_stats(cpu, mem, acc, rack, R, pc, pm, pb)
+    got = P._rack_stats(cpu, mem, acc, rack, R, order, pc, pm, pb)
+    for name, a, b in zip(("fit", "tc", "tm"), got, want, strict=True):
+        assert np.array_equal(a, b), name
+    fit = P._rack_fit(cpu, mem, rack, R, pc, pm)
+    assert (fit is None) == (top == 500)
+    if fit is not None:
+        assert np.array_equal(fit, want[0])
+
+
+def test_after_a_rack_gains_capacity() -> None:
+    """``after`` with more free capacity than the state (a release, not a taking candidate):
+    catches skipping the probes that were not placeable before, which holds only when every
+    changed rack lost capacity. Compared with the dense :func:`placeable` on the new state."""
+    inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "gamma",
+                                    "n_requests": 64}, seed=3)
+    state = State(inst)
+    net = inst.net
+    rng = np.random.default_rng(5)
+    state.cpu_free = np.where(rng.random(net.n_servers) < 0.99, 0, state.cpu_free)
+    state.mem_free = np.where(rng.random(net.n_servers) < 0.99, 0, state.mem_free)
+    pc, pm = rng.integers(401, 440, 32), rng.integers(401, 440, 32)
+    acc0 = state.bw[net.access]
+    pb = rng.uniform(0, float(acc0.max()), 32)
+    probes = P.Probes(state, None, pc, pm, pb)
+    before, _ = probes.base()
+    gained = 0
+    for r in range(net.n_racks):
+        sv = net.rack_servers[r]
+        cf, mf = state.cpu_free.copy(), state.mem_free.copy()
+        cf[sv], mf[sv] = net.cpu[sv], net.mem[sv]   # rack r emptied
+        got = probes.after(cf, mf, acc0, [r])
+        want = P.placeable(cf, mf, acc0, P._one_hot(net), P.widest(state), pc, pm, pb)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), r
+        gained += int((got[0] & ~before).sum())
+    assert gained > 0   # some probe placeable only after a gain: the case is exercised
