@@ -71,24 +71,31 @@ the best f over all circuit configurations (:func:`placement_f`): moves relocate
 two workers of different jobs, relocate a PS (switch slot or server), swap two PS locations, and
 "gather" (a PS to rack k plus as many of its workers as fit there); kicks move 3 random workers.
 The result carries the optimal circuits and bandwidth of the best placement found.
+``wcg-lns`` (ours) runs ``wcg-ls`` briefly, then large neighbourhood search: a few jobs at a
+time are re-placed by a restricted fixed-f MILP (:mod:`dmlopt.heuristics.inc_oxc.lns`).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from typing import Literal
 
+import numpy as np
 import pydantic
 
 from dmlopt.contract import Heuristic, NoOptions, Options, Size
+from dmlopt.errors import Interrupted, interrupt_of
 from dmlopt.heuristics.inc_oxc.circuits import optimal_circuits, placement_f
 from dmlopt.heuristics.inc_oxc.placement import (
+    _place_ps,
+    _State,
     _workers_balanced,
     _workers_rwp,
     _workers_swg,
     _workers_wcg,
 )
-from dmlopt.heuristics.inc_oxc.search import _schedule
+from dmlopt.heuristics.inc_oxc.search import _iterated_search, _schedule, _solution
 from dmlopt.models.inc_oxc import (
     Instance,
     Solution,
@@ -98,31 +105,178 @@ from dmlopt.validation import time_limit_field
 
 def wcg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
         bandwidth: str = "proportional") -> Solution:
-    """Algorithm 1 with the load-balancing rack choice (``place``); deterministic."""
+    """Algorithm 1 with the load-balancing rack choice (``place``); deterministic.
+
+    Workers are placed for a target f balancing the racks' pool links and OXC ports
+    (:mod:`dmlopt.heuristics.inc_oxc.place`), the PS takes the rack reserved for it, then
+    Algorithm 1's PS step, BvN circuits and bandwidth.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed of the random generator (default 0): unused, the placement is deterministic.
+    circuits : {"bvn", "optimal"}, optional
+        OXC circuits: ``"bvn"`` (default; Algorithm 1, lines 25-28: BvN decomposition of the
+        stuffed demand matrix, pair-wise rounding, module docstring) or ``"optimal"`` (the
+        circuit counts maximising f for the placement, :func:`optimal_circuits`).
+    bandwidth : {"proportional", "optimal"}, optional
+        Bandwidth of the worker-PS flows in MB/s: ``"proportional"`` (default; line 29, each
+        link shared in proportion to the data sizes) or ``"optimal"`` (closed form b_ij =
+        a_ij f*, the largest f for the placement and circuits).
+
+    Returns
+    -------
+    Solution
+        Worker racks, PS places (rack, ``"switch"`` or ``"server"``), static OXC port pairs
+        (``oxc``) or, when the static circuits leave a rack pair with traffic unserved, a
+        time-shared BvN schedule (``oxc_schedule``), and every flow's bandwidth (MB/s).
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section III, Algorithm 1 (WCG). Ours: the rack choice of line
+    5 (the paper leaves it open), the pair-wise circuit rounding with repair and rebalancing,
+    and the time-shared fallback (module docstring).
+    """
     return _schedule(instance, _workers_balanced, seed, circuits, bandwidth)
 
 
 def wcg_literal(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
                 bandwidth: str = "proportional") -> Solution:
-    """Algorithm 1 with the literal rack choice (least placed data); deterministic."""
+    """Algorithm 1 with the literal rack choice (least placed data); deterministic.
+
+    Job clusters by |W_i| d_i (descending) in groups of |R_s|, each cluster to the unused rack
+    of its group that holds it and has the least data placed; circuits rounded term by term.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed of the random generator (default 0): unused, the placement is deterministic.
+    circuits : {"bvn", "optimal"}, optional
+        OXC circuits: ``"bvn"`` (default; Algorithm 1, lines 25-28: BvN decomposition of the
+        stuffed demand matrix, term-wise rounding: whole permutation copies per BvN term,
+        module docstring) or ``"optimal"`` (the circuit counts maximising f for the
+        placement, :func:`optimal_circuits`).
+    bandwidth : {"proportional", "optimal"}, optional
+        Bandwidth of the worker-PS flows in MB/s: ``"proportional"`` (default; line 29, each
+        link shared in proportion to the data sizes) or ``"optimal"`` (closed form b_ij =
+        a_ij f*, the largest f for the placement and circuits).
+
+    Returns
+    -------
+    Solution
+        Worker racks, PS places (rack, ``"switch"`` or ``"server"``), static OXC port pairs
+        (``oxc``) or, when the static circuits leave a rack pair with traffic unserved, a
+        time-shared BvN schedule (``oxc_schedule``), and every flow's bandwidth (MB/s).
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section III, Algorithm 1 (WCG), read literally; the split of a
+    cluster that fits no rack and the tie-breaks are ours (module docstring).
+    """
     return _schedule(instance, _workers_wcg, seed, circuits, bandwidth, rounding="terms")
 
 
 def swg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
         bandwidth: str = "proportional") -> Solution:
-    """Single worker grouping (section IV-A baseline); deterministic."""
+    """Single worker grouping (section IV-A baseline); deterministic.
+
+    Algorithm 1's rule applied to single workers instead of job clusters: workers sorted by
+    data size, groups of |R_s| workers, one per rack.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed of the random generator (default 0): unused, the placement is deterministic.
+    circuits : {"bvn", "optimal"}, optional
+        OXC circuits: ``"bvn"`` (default; Algorithm 1, lines 25-28: BvN decomposition of the
+        stuffed demand matrix, pair-wise rounding, module docstring) or ``"optimal"`` (the
+        circuit counts maximising f for the placement, :func:`optimal_circuits`).
+    bandwidth : {"proportional", "optimal"}, optional
+        Bandwidth of the worker-PS flows in MB/s: ``"proportional"`` (default; line 29, each
+        link shared in proportion to the data sizes) or ``"optimal"`` (closed form b_ij =
+        a_ij f*, the largest f for the placement and circuits).
+
+    Returns
+    -------
+    Solution
+        Worker racks, PS places (rack, ``"switch"`` or ``"server"``), static OXC port pairs
+        (``oxc``) or, when the static circuits leave a rack pair with traffic unserved, a
+        time-shared BvN schedule (``oxc_schedule``), and every flow's bandwidth (MB/s).
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section IV-A (the SWG baseline); PS step, circuits and bandwidth
+    of Algorithm 1, section III.
+    """
     return _schedule(instance, _workers_swg, seed, circuits, bandwidth)
 
 
 def rwp(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
         bandwidth: str = "proportional") -> Solution:
-    """Random worker placement (section IV-A baseline), seeded."""
+    """Random worker placement (section IV-A baseline), seeded.
+
+    Every worker goes to a uniformly random rack with room (a draw that strands a worker is
+    redrawn); then Algorithm 1's PS step, circuits and bandwidth.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed of the random generator (default 0): drives the rack draws.
+    circuits : {"bvn", "optimal"}, optional
+        OXC circuits: ``"bvn"`` (default; Algorithm 1, lines 25-28: BvN decomposition of the
+        stuffed demand matrix, pair-wise rounding, module docstring) or ``"optimal"`` (the
+        circuit counts maximising f for the placement, :func:`optimal_circuits`).
+    bandwidth : {"proportional", "optimal"}, optional
+        Bandwidth of the worker-PS flows in MB/s: ``"proportional"`` (default; line 29, each
+        link shared in proportion to the data sizes) or ``"optimal"`` (closed form b_ij =
+        a_ij f*, the largest f for the placement and circuits).
+
+    Returns
+    -------
+    Solution
+        Worker racks, PS places (rack, ``"switch"`` or ``"server"``), static OXC port pairs
+        (``oxc``) or, when the static circuits leave a rack pair with traffic unserved, a
+        time-shared BvN schedule (``oxc_schedule``), and every flow's bandwidth (MB/s).
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section IV-A (the RWP baseline); PS step, circuits and bandwidth
+    of Algorithm 1, section III.
+    """
     return _schedule(instance, _workers_rwp, seed, circuits, bandwidth)
 
 
 def wcg_opt(instance: Instance, *, seed: int = 0) -> Solution:
     """The literal WCG placement (``wcg-literal``) with optimal circuits and bandwidth (ours):
-    isolates what the placement costs."""
+    isolates what the placement costs.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed (default 0); unused, the result is deterministic.
+
+    Returns
+    -------
+    Solution
+        ``wcg-literal``'s workers and PS places with the circuit counts maximising f for them
+        (static ``oxc``, or a time-shared ``oxc_schedule`` if a pair with traffic stays
+        without a circuit) and the bandwidth b_ij = a_ij f* (MB/s).
+
+    References
+    ----------
+    Paper 002 (Dong et al.), section III, Algorithm 1 (placement). Ours: the exact best
+    circuits (:func:`optimal_circuits`) and bandwidth for that placement.
+    """
     return _schedule(instance, _workers_wcg, seed, "optimal", "optimal")
 
 
@@ -131,11 +285,103 @@ def wcg_ls(instance: Instance, *, seed: int = 0, time_limit: float = 2.0,
     """``wcg``'s placement, then iterated local search on the placement, optimal circuits and
     bandwidth (ours).
 
-    Runs for ``time_limit`` seconds (``max_rounds`` bounds one descent); ``seed`` drives the move
-    order and the kicks.
+    Every placement is scored exactly by the best f over all circuit configurations
+    (:func:`placement_f`); moves relocate or swap workers and PS and gather a job at a rack;
+    kicks move 3 random workers (module docstring).
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance.
+    seed : int, optional
+        Seed of the move order and the kicks (default 0).
+    time_limit : float, optional
+        Seconds of local search after ``wcg`` (default 2.0, wall clock).
+    max_rounds : int, optional
+        Improvement rounds of one descent (default 50).
+
+    Returns
+    -------
+    Solution
+        The best placement found with its optimal circuits (static ``oxc``) and bandwidth
+        b_ij = a_ij f* (MB/s).
+
+    References
+    ----------
+    Ours: iterated local search (Lourenco, Martin and Stuetzle, "Iterated local search",
+    Handbook of Metaheuristics, 2003) started from paper 002's Algorithm 1 (section III);
+    it adds the exact scoring of a placement over all circuit configurations.
     """
     return _schedule(instance, _workers_balanced, seed, "optimal", "optimal",
                      search=(time_limit, max_rounds))
+
+
+def wcg_lns(instance: Instance, *, seed: int = 0, time_limit: float = 30.0,
+            ls_time: float = 2.0, jobs: int = 4, racks: int = 4,
+            milp_time: float = 10.0) -> Solution:
+    """``wcg-ls`` for ``ls_time`` seconds, then large neighbourhood search with a restricted
+    fixed-f MILP until ``time_limit`` (ours).
+
+    Each step frees ``jobs`` jobs (those on links a target f above the best overloads first),
+    lets them move among their racks and ``racks`` more, with every OXC circuit between these
+    racks free, and asks HiGHS (one thread) for a placement reaching the target
+    (:mod:`dmlopt.heuristics.inc_oxc.lns`). Stops early when f reaches the ``jobs`` bound
+    (then the solution is optimal among static port pairings). Ctrl-C raises
+    :class:`~dmlopt.errors.Interrupted` carrying the best solution so far.
+
+    Parameters
+    ----------
+    instance : Instance
+        The INC/OXC instance (jobs with non-identical workers stay where ``wcg-ls`` put
+        them).
+    seed : int, optional
+        Seed of the local search, the freed jobs and the extra racks (default 0).
+    time_limit : float, optional
+        Seconds in all, wall clock (default 30.0).
+    ls_time : float, optional
+        Seconds of ``wcg-ls``'s local search first (default 2.0; at most ``time_limit``).
+    jobs : int, optional
+        Jobs freed per neighbourhood (default 4).
+    racks : int, optional
+        Racks added to the freed jobs' own racks per neighbourhood, drawn in proportion to
+        the GPUs the other jobs leave free (default 4).
+    milp_time : float, optional
+        Seconds per restricted MILP (default 10.0).
+
+    Returns
+    -------
+    Solution
+        The best placement found with its optimal circuits (static ``oxc``) and bandwidth
+        b_ij = a_ij f* (MB/s).
+
+    References
+    ----------
+    Ours: large neighbourhood search (Shaw, "Using constraint programming and local search
+    methods to solve vehicle routing problems", CP 1998; Pisinger and Ropke, "Large
+    neighborhood search", Handbook of Metaheuristics, 2010) over paper 002's placement
+    (section II-B, eqs. (1)-(13) at fixed f), started from Algorithm 1 (section III).
+    """
+    from dmlopt.heuristics.inc_oxc.lns import large_neighbourhood_search
+    from dmlopt.models.inc_oxc.bounds import jobs_bound
+
+    t_end = time.perf_counter() + time_limit
+    rng = np.random.default_rng(seed)
+    st = _State(instance)
+    wrack = _workers_balanced(instance, st, rng)
+    ps_rack, server = _place_ps(instance, st, wrack)
+    _iterated_search(instance, wrack, ps_rack, server, rng, min(ls_time, time_limit), 50)
+    keep: list = []
+    try:
+        left = max(t_end - time.perf_counter(), 0.0)
+        ceiling = jobs_bound(instance, static=True, time_limit=left)[0]
+        large_neighbourhood_search(instance, wrack, ps_rack, server, rng,
+                                   t_end - time.perf_counter(), jobs, racks, milp_time,
+                                   ceiling, keep)
+    except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C: the best so far is the answer
+        if not interrupt_of(exc) or not keep:
+            raise
+        raise Interrupted(_solution(instance, *keep, "optimal", "optimal")) from None
+    return _solution(instance, wrack, ps_rack, server, "optimal", "optimal")
 
 
 # --------------------------------------------------------------------------------------------
@@ -160,6 +406,21 @@ class SearchOptions(Options):
         2.0, "seconds of local search after wcg (at most a day)")
     max_rounds: int = pydantic.Field(default=50, ge=1, le=1_000_000,
                                      description="improvement rounds of one descent")
+
+
+class LnsOptions(Options):
+    """Options of wcg-lns (large neighbourhood search with a restricted MILP, ours)."""
+
+    time_limit: float = time_limit_field(
+        30.0, "seconds in all, wall clock (at most a day)")
+    ls_time: float = pydantic.Field(default=2.0, ge=0, le=86_400,
+                                    description="seconds of wcg-ls's local search first")
+    jobs: int = pydantic.Field(default=4, ge=1, le=64, description="jobs freed per "
+                               "neighbourhood")
+    racks: int = pydantic.Field(default=4, ge=0, le=64, description="racks added to the "
+                                "freed jobs' own racks per neighbourhood")
+    milp_time: float = pydantic.Field(default=10.0, gt=0, le=86_400,
+                                      description="seconds per restricted MILP")
 
 
 #: operations charged per worker (or PS) and rack-choice try of wcg's target scan (up to 16
@@ -261,6 +522,20 @@ def estimate_search(instance: Instance, options: SearchOptions) -> Size:
     return Size(base.memory + 8.0 * 300 * R * R, base.work + 1e9 * options.time_limit)
 
 
+def lns_estimate(instance: Instance, options: LnsOptions) -> Size:
+    """Size of ``wcg-lns``: ``wcg``, then ``time_limit`` seconds of local search and large
+    neighbourhood search (one thread: at most 1e9 operations a second, as
+    :func:`estimate_search`); memory: the local search's (R, R) arrays (as ``wcg-ls``) and one
+    restricted MILP, per freed job 2 m^2 worker-count columns over its m racks (its own, at
+    most 17, plus ``racks``) with ~ 8 entries each, 512 bytes per column charged."""
+    R, _, _ = _dims(instance)
+    base = estimate_wcg(instance, options)
+    m = min(R, 17.0 * options.jobs + options.racks)
+    cols = options.jobs * 2 * m * m + m * m / 2
+    return Size(base.memory + 8.0 * 300 * R * R + 512.0 * cols,
+                base.work + 1e9 * options.time_limit)
+
+
 HEURISTICS: dict[str, Heuristic] = {
     "wcg": Heuristic(wcg, ScheduleOptions, estimate_wcg,
                      "Algorithm 1 with the load-balancing rack choice (deterministic)"),
@@ -274,11 +549,14 @@ HEURISTICS: dict[str, Heuristic] = {
                          "ours: wcg-literal's placement, optimal circuits and bandwidth"),
     "wcg-ls": Heuristic(wcg_ls, SearchOptions, estimate_search,
                         "ours: wcg, then iterated local search for time_limit seconds"),
+    "wcg-lns": Heuristic(wcg_lns, LnsOptions, lns_estimate,
+                         "ours: wcg-ls, then large neighbourhood search with a restricted "
+                         "fixed-f MILP for time_limit seconds"),
 }
 
 
 __all__ = [
     'optimal_circuits', 'placement_f', 'wcg', 'wcg_literal', 'swg', 'rwp', 'wcg_opt', 'wcg_ls',
-    'ScheduleOptions', 'SearchOptions', 'estimate_wcg', 'estimate_literal', 'estimate_spread',
-    'estimate_search', 'HEURISTICS',
+    'wcg_lns', 'ScheduleOptions', 'SearchOptions', 'LnsOptions', 'estimate_wcg',
+    'estimate_literal', 'estimate_spread', 'estimate_search', 'lns_estimate', 'HEURISTICS',
 ]

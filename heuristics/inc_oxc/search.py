@@ -41,6 +41,13 @@ def _schedule(instance: Instance, placer, seed: int, circuits: str, bandwidth: s
     ps_rack, server = _place_ps(instance, st, wrack)
     if search is not None:
         _iterated_search(instance, wrack, ps_rack, server, rng, *search)
+    return _solution(instance, wrack, ps_rack, server, circuits, bandwidth, rounding)
+
+
+def _solution(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray, server: np.ndarray,
+              circuits: str, bandwidth: str, rounding: str = "pairs") -> Solution:
+    """The solution of a placement: its circuits (BvN or optimal; time-shared if a pair with
+    traffic stays without a circuit) and bandwidth (proportional or optimal)."""
     if circuits == "bvn":
         c = _circuits_bvn(instance, wrack, ps_rack, server, rounding)
     else:
@@ -138,155 +145,188 @@ class _Moves:
                                crit[self.si] | crit[self.si2], np.repeat(crit, R)])
 
 
+class _Descent:
+    """The state of one descent of :func:`_local_search`: the placement arrays (changed in
+    place), the free pool resources and PDP slots per rack, and the best score so far.
+
+    Each ``try_*`` method applies one move if it is feasible and keeps it when the score
+    improves (then returns True), else restores the placement and returns False.
+    """
+
+    def __init__(self, instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
+                 server: np.ndarray) -> None:
+        A = instance.arrays
+        self.instance, self.A = instance, A
+        self.wrack, self.ps_rack, self.server = wrack, ps_rack, server
+        self.free = A["cap"].copy()
+        np.subtract.at(self.free, wrack, A["wdem"])
+        np.subtract.at(self.free, ps_rack[server == 1], A["psdem"][server == 1])
+        self.slots = A["slots"] - np.bincount(ps_rack[server == 0], minlength=instance.n_racks)
+        self.best: tuple[float, float] = (0.0, 0.0)
+
+    def score(self) -> tuple[float, float]:
+        """(f, -sum of squared pool-link utilisations) of the current placement."""
+        inst, cap = self.instance, self.instance.capacity
+        f = placement_f(inst, self.wrack, self.ps_rack, self.server)
+        a = flow_coefficients(inst, self.server)
+        ws, ps_, _ = link_loads(inst, self.wrack, self.ps_rack, self.server, a)
+        return f, -float(((ws / cap) ** 2).sum() + ((ps_ / cap) ** 2).sum())
+
+    def _better(self) -> bool:
+        new = self.score()
+        if new > self.best:
+            self.best = new
+            return True
+        return False
+
+    def try_worker(self, n: int, k: int) -> bool:
+        """Worker n to rack k."""
+        wrack, free, dem = self.wrack, self.free, self.A["wdem"][n]
+        old = wrack[n]
+        if k == old or (free[k] < dem - _EPS).any():
+            return False
+        wrack[n] = k
+        if self._better():
+            free[old] += dem
+            free[k] -= dem
+            return True
+        wrack[n] = old
+        return False
+
+    def try_ps(self, i: int, k: int, sv: float) -> bool:
+        """The PS of job i to rack k, on its switch (sv = 0) or a server (sv = 1)."""
+        ps_rack, server, free, slots = self.ps_rack, self.server, self.free, self.slots
+        ok_, os_ = ps_rack[i], server[i]
+        if (k, sv) == (ok_, os_):
+            return False
+        need = self.A["psdem"][i]
+        if sv == 0.0 and slots[k] - (1 if (ok_ == k and os_ == 0) else 0) < 1:
+            return False
+        back = need if (os_ == 1 and ok_ == k) else 0
+        if sv == 1.0 and (free[k] + back < need - _EPS).any():
+            return False
+        ps_rack[i], server[i] = k, sv
+        if self._better():
+            if os_ == 1:
+                free[ok_] += need
+            else:
+                slots[ok_] += 1
+            if sv == 1:
+                free[k] -= need
+            else:
+                slots[k] -= 1
+            return True
+        ps_rack[i], server[i] = ok_, os_
+        return False
+
+    def try_gather(self, i: int, k: int) -> bool:
+        """The PS of job i to rack k (switch if a slot is free, else server), then as many of
+        its workers as fit into k."""
+        A, wrack, ps_rack, server = self.A, self.wrack, self.ps_rack, self.server
+        free, slots = self.free, self.slots
+        snap = (wrack.copy(), ps_rack.copy(), server.copy(), free.copy(), slots.copy())
+        if server[i] == 1:
+            free[ps_rack[i]] += A["psdem"][i]
+        else:
+            slots[ps_rack[i]] += 1
+        if slots[k] > 0:
+            ps_rack[i], server[i] = k, 0.0
+            slots[k] -= 1
+        elif (free[k] >= A["psdem"][i] - _EPS).all():
+            ps_rack[i], server[i] = k, 1.0
+            free[k] -= A["psdem"][i]
+        else:
+            wrack[:], ps_rack[:], server[:], free[:], slots[:] = snap
+            return False
+        for n in np.flatnonzero((A["job_of"] == i) & (wrack != k)):
+            if (free[k] >= A["wdem"][n] - _EPS).all():
+                free[wrack[n]] += A["wdem"][n]
+                free[k] -= A["wdem"][n]
+                wrack[n] = k
+        if self._better():
+            return True
+        wrack[:], ps_rack[:], server[:], free[:], slots[:] = snap
+        return False
+
+    def try_swap_ps(self, i: int, i2: int) -> bool:
+        """The PS locations of jobs i and i2 swapped."""
+        A, ps_rack, server = self.A, self.ps_rack, self.server
+        loc1, loc2 = (ps_rack[i], server[i]), (ps_rack[i2], server[i2])
+        if loc1 == loc2:
+            return False
+        f2 = self.free.copy()
+        for (k, sv), out, into in ((loc1, i, i2), (loc2, i2, i)):
+            if sv == 1:
+                f2[k] += A["psdem"][out] - A["psdem"][into]
+        if (f2 < -_EPS).any():
+            return False
+        ps_rack[i], server[i] = loc2
+        ps_rack[i2], server[i2] = loc1
+        if self._better():
+            self.free[:] = f2
+            return True
+        ps_rack[i], server[i] = loc1
+        ps_rack[i2], server[i2] = loc2
+        return False
+
+    def try_swap_workers(self, n: int, q: int) -> bool:
+        """Workers n and q (of different jobs) swap racks."""
+        wrack, free = self.wrack, self.free
+        kn, kq = wrack[n], wrack[q]
+        if kn == kq:
+            return False
+        dn, dq = self.A["wdem"][n], self.A["wdem"][q]
+        if (free[kn] + dn - dq < -_EPS).any() or (free[kq] + dq - dn < -_EPS).any():
+            return False
+        wrack[n], wrack[q] = kq, kn
+        if self._better():
+            free[kn] += dn - dq
+            free[kq] += dq - dn
+            return True
+        wrack[n], wrack[q] = kn, kq
+        return False
+
+
 def _local_search(instance: Instance, wrack: np.ndarray, ps_rack: np.ndarray,
                   server: np.ndarray, rng: np.random.Generator, time_limit: float,
                   max_rounds: int, cache: dict | None = None) -> tuple[float, float]:
     """First-improvement search on (f, -sum of squared pool-link utilisations), in place.
 
-    Moves: one worker to another rack, one PS to another switch slot or server, two workers
-    of different jobs swap racks. f of a placement is exact (:func:`placement_f`). The clock
-    is read before the O(workers^2) move table is built and between every setup step
-    (``cache``: a dict keeping the move table for the next call).
+    Moves (:class:`_Moves`, each tried by a :class:`_Descent` method): one worker to another
+    rack, one PS to another switch slot or server, two workers of different jobs swap racks,
+    two PS swap locations, gather (a PS and as many of its workers as fit into one rack). f of
+    a placement is exact (:func:`placement_f`). The clock is read before the O(workers^2)
+    move table is built and between every setup step (``cache``: a dict keeping the move
+    table for the next call).
     """
-    A = instance.arrays
-    R, cap = instance.n_racks, instance.capacity
-    job_of = A["job_of"]
-    free = A["cap"].copy()
-    np.subtract.at(free, wrack, A["wdem"])
-    np.subtract.at(free, ps_rack[server == 1], A["psdem"][server == 1])
-    slots = A["slots"] - np.bincount(ps_rack[server == 0], minlength=R)
-
-    def score() -> tuple[float, float]:
-        f = placement_f(instance, wrack, ps_rack, server)
-        a = flow_coefficients(instance, server)
-        ws, ps_, _ = link_loads(instance, wrack, ps_rack, server, a)
-        return f, -float(((ws / cap) ** 2).sum() + ((ps_ / cap) ** 2).sum())
-
+    state = _Descent(instance, wrack, ps_rack, server)
+    tries = {"w": state.try_worker, "p": state.try_ps, "g": state.try_gather,
+             "s": state.try_swap_ps, "x": state.try_swap_workers}
     t_end = time.perf_counter() + time_limit
-    best = score()
+    state.best = state.score()
     cache = {} if cache is None else cache
     for _ in range(max_rounds):
         improved = False
         if time.perf_counter() > t_end:     # nothing quadratic before a clock check
-            return best
+            return state.best
         moves = cache.get("moves")
         if moves is None:
             moves = cache["moves"] = _Moves(instance)
         order = rng.permutation(moves.size)
         if moves.size > _BIG_NEIGHBOURHOOD:  # large instances: bottleneck jobs' moves first
             if time.perf_counter() > t_end:
-                return best
+                return state.best
             crit = _critical_jobs(instance, wrack, ps_rack, server)
             order = order[np.argsort(~moves.hot(crit)[order], kind="stable")]
         for mi in order:
             if time.perf_counter() > t_end:
-                return best
+                return state.best
             mv = moves.move(int(mi))
-            if mv[0] == "w":
-                _, n, k = mv
-                old = wrack[n]
-                if k == old or (free[k] < A["wdem"][n] - _EPS).any():
-                    continue
-                wrack[n] = k
-                new = score()
-                if new > best:
-                    free[old] += A["wdem"][n]
-                    free[k] -= A["wdem"][n]
-                    best, improved = new, True
-                else:
-                    wrack[n] = old
-            elif mv[0] == "p":
-                _, i, k, sv = mv
-                ok_, os_ = ps_rack[i], server[i]
-                if (k, sv) == (ok_, os_):
-                    continue
-                need = A["psdem"][i]
-                if sv == 0.0 and slots[k] - (1 if (ok_ == k and os_ == 0) else 0) < 1:
-                    continue
-                back = need if (os_ == 1 and ok_ == k) else 0
-                if sv == 1.0 and (free[k] + back < need - _EPS).any():
-                    continue
-                ps_rack[i], server[i] = k, sv
-                new = score()
-                if new > best:
-                    if os_ == 1:
-                        free[ok_] += need
-                    else:
-                        slots[ok_] += 1
-                    if sv == 1:
-                        free[k] -= need
-                    else:
-                        slots[k] -= 1
-                    best, improved = new, True
-                else:
-                    ps_rack[i], server[i] = ok_, os_
-            elif mv[0] == "g":
-                # gather: the PS of job i to rack k (switch if a slot is free, else server),
-                # then as many of its workers as fit into k
-                _, i, k = mv
-                snap = (wrack.copy(), ps_rack.copy(), server.copy(), free.copy(), slots.copy())
-                if server[i] == 1:
-                    free[ps_rack[i]] += A["psdem"][i]
-                else:
-                    slots[ps_rack[i]] += 1
-                if slots[k] > 0:
-                    ps_rack[i], server[i] = k, 0.0
-                    slots[k] -= 1
-                elif (free[k] >= A["psdem"][i] - _EPS).all():
-                    ps_rack[i], server[i] = k, 1.0
-                    free[k] -= A["psdem"][i]
-                else:
-                    wrack[:], ps_rack[:], server[:], free[:], slots[:] = snap
-                    continue
-                for n in np.flatnonzero((job_of == i) & (wrack != k)):
-                    if (free[k] >= A["wdem"][n] - _EPS).all():
-                        free[wrack[n]] += A["wdem"][n]
-                        free[k] -= A["wdem"][n]
-                        wrack[n] = k
-                new = score()
-                if new > best:
-                    best, improved = new, True
-                else:
-                    wrack[:], ps_rack[:], server[:], free[:], slots[:] = snap
-            elif mv[0] == "s":
-                _, i, i2 = mv
-                loc1, loc2 = (ps_rack[i], server[i]), (ps_rack[i2], server[i2])
-                if loc1 == loc2:
-                    continue
-                f2 = free.copy()
-                for (k, sv), out, into in ((loc1, i, i2), (loc2, i2, i)):
-                    if sv == 1:
-                        f2[k] += A["psdem"][out] - A["psdem"][into]
-                if (f2 < -_EPS).any():
-                    continue
-                ps_rack[i], server[i] = loc2
-                ps_rack[i2], server[i2] = loc1
-                new = score()
-                if new > best:
-                    free[:] = f2
-                    best, improved = new, True
-                else:
-                    ps_rack[i], server[i] = loc1
-                    ps_rack[i2], server[i2] = loc2
-            else:
-                _, n, q = mv
-                kn, kq = wrack[n], wrack[q]
-                if kn == kq:
-                    continue
-                dn, dq = A["wdem"][n], A["wdem"][q]
-                if (free[kn] + dn - dq < -_EPS).any() or (free[kq] + dq - dn < -_EPS).any():
-                    continue
-                wrack[n], wrack[q] = kq, kn
-                new = score()
-                if new > best:
-                    free[kn] += dn - dq
-                    free[kq] += dq - dn
-                    best, improved = new, True
-                else:
-                    wrack[n], wrack[q] = kn, kq
+            if tries[mv[0]](*mv[1:]):
+                improved = True
         if not improved:
             break
-    return best
+    return state.best
 
 
 def _critical_jobs(instance: Instance, wrack, ps_rack, server) -> np.ndarray:

@@ -141,7 +141,6 @@ MAX_FUNCTION_LINES = 120
 #: the functions longer than that today ("path::qualified name"): the list only shrinks; a
 #: function split below the limit leaves it (the test below fails until its entry is removed)
 LONG_FUNCTIONS = frozenset({
-    "heuristics/inc_oxc/search.py::_local_search",
 })
 
 
@@ -199,16 +198,10 @@ def test_no_new_long_function():
 #: the sections every registered function's docstring has (numpy style, as networkx's
 #: algorithms): what to pass (options with units and defaults), what comes back, where it is from
 SECTIONS = ("Parameters", "Returns", "References")
-#: the registered entries ("problem/kind/name") whose function has not got them yet (those of
-#: heuristics/inc_oxc):
-#: the list only shrinks (the test below fails while a listed entry has them, so remove it then)
+#: the registered entries ("problem/kind/name") whose function has not got them yet (none
+#: left): the list only shrinks (the test below fails while a listed entry has them, so remove
+#: it then)
 UNDOCUMENTED_ENTRIES = frozenset({
-    "inc_oxc/heuristic/rwp",
-    "inc_oxc/heuristic/swg",
-    "inc_oxc/heuristic/wcg",
-    "inc_oxc/heuristic/wcg-literal",
-    "inc_oxc/heuristic/wcg-ls",
-    "inc_oxc/heuristic/wcg-opt",
 })
 
 

@@ -310,7 +310,8 @@ def test_heuristics_pass_evaluator(spec):
     for seed in (0, 1):
         inst = dmlopt.generate("inc_oxc", spec, seed=seed)
         for name in sorted(H.HEURISTICS):
-            opts = {"time_limit": 0.2} if name == "wcg-ls" else {}
+            opts = {"wcg-ls": {"time_limit": 0.2},
+                    "wcg-lns": {"time_limit": 1.0, "ls_time": 0.2}}.get(name, {})
             res = dmlopt.heuristic(inst, name, seed=seed, **opts)
             assert res.status == "feasible", (name, res.message)
             # SWG / RWP spread jobs so widely that a rack may need more circuits than its ToR
