@@ -678,9 +678,9 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     candidate rings of eq. 13) the wavelength table (W x windows) and per allowed node count N
     the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
     windows), plus :data:`RING_SLOT_OPS` interpreter operations per candidate ring and window
-    slot. All of it times :data:`WORK_MARGIN`. ``block="break-even"``: :data:`BREAK_EVEN_PASSES` passes. Memory: the
-    largest request's arrays over the kept windows plus the (links x W x slots) wavelength
-    loads.
+    slot. All of it times :data:`WORK_MARGIN`. ``block="break-even"``:
+    :data:`BREAK_EVEN_PASSES` passes. Memory: the largest request's arrays over the kept
+    windows plus the (links x W x slots) wavelength loads.
 
     References
     ----------
@@ -765,6 +765,12 @@ def rdda_ls_estimate(instance: Instance, options: RddaLsOptions) -> Size:
     return Size(1.25 * one.memory, work)
 
 
+from dmlopt.heuristics.rar_schemes import (  # noqa: E402 (uses the names above)
+    RddaPackOptions,
+    rdda_pack,
+    rdda_pack_estimate,
+)
+
 HEURISTICS: dict[str, Heuristic] = {
     "rdda": Heuristic(rdda, RddaOptions, rdda_estimate,
                       "RDDA (Algorithm 1): ring, nodes, CUs, window and wavelength per request "
@@ -773,4 +779,8 @@ HEURISTICS: dict[str, Heuristic] = {
         rdda_ls, RddaLsOptions, rdda_ls_estimate,
         "RDDA with blocking by choice (MinCU objective) from several request orders and "
         "placement keys, the best then moved earlier and later while eq. (4) drops"),
+    "rdda-pack": Heuristic(
+        rdda_pack, RddaPackOptions, rdda_pack_estimate,
+        "RDDA from several starts (MinCU keys leave room for later requests), then insertion "
+        "of blocked requests with one ejection and the scheme's moves while eq. (4) drops"),
 }

@@ -12,10 +12,15 @@ blocked: a feasible solution (scored by the evaluator) and its certified gap; wi
 ``--block`` also RDDA with ``block="break-even"`` (the option that blocks such requests by
 choice and deploys them afterwards where they activate few new CUs), its blocked requests, gap
 and seconds; with ``--ls`` also the heuristic ``rdda-ls`` (that option from several request
-orders and placement keys, then moves), its blocked requests, gap and CPU seconds.
+orders and placement keys, then moves), its blocked requests, gap and CPU seconds; with
+``--pack`` (MinW, MinT, MaxR) also the heuristic ``rdda-pack`` (several starts, insertion of
+blocked requests with one ejection, the scheme's moves), its blocked requests, activated
+wavelengths, gap and CPU seconds.
 
     python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-9 --requests 500
     python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 10-14 --schemes MinCU --ls
+    python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-9 --schemes MinW,MinT,MaxR \
+        --pack
 """
 
 from __future__ import annotations
@@ -65,6 +70,8 @@ def main(argv: list[str] | None = None) -> None:
                     help='MinCU: add RDDA with block="break-even"')
     ap.add_argument("--ls", action="store_true",
                     help="MinCU: add the heuristic rdda-ls")
+    ap.add_argument("--pack", action="store_true",
+                    help="MinW, MinT, MaxR: add the heuristic rdda-pack")
     args = ap.parse_args(argv)
     out = output_dir(args.out)
     with tee(out / "rar_bounds.md"):
@@ -73,10 +80,13 @@ def main(argv: list[str] | None = None) -> None:
             extra += " RDDA break-even option | its blocked | its gap | its seconds |"
         if args.ls:
             extra += " rdda-ls | its blocked | its gap | its CPU seconds |"
+        if args.pack:
+            extra += " rdda-pack | its blocked | its wavelengths | its gap | its CPU seconds |"
         print("| scheme | seed | RDDA | blocked (RDDA) | RDDA CU-slots / fewest | bound | "
               "blocked (LP) | gap | seconds |" + extra)
         print("|---|---|---|---|---|---|---|---|---|" + "---|" * (3 if args.break_even else 0)
-              + "---|" * (4 if args.block else 0) + "---|" * (4 if args.ls else 0))
+              + "---|" * (4 if args.block else 0) + "---|" * (4 if args.ls else 0)
+              + "---|" * (5 if args.pack else 0))
         for scheme in args.schemes.split(","):
             for seed in _seeds(args.seeds):
                 _row(scheme, seed, args)
@@ -115,6 +125,14 @@ def _row(scheme: str, seed: int, args: argparse.Namespace) -> None:
         g4 = abs(ls.objective - b) / abs(b) if abs(b) > 1e-12 else abs(ls.objective - b)
         print(f" {ls.objective:.4f} | {round(ls.metrics['blocking_rate'] * args.requests)} | "
               f"{100 * g4:.2f} % | {s4:.0f} |", end="")
+    if args.pack and scheme != "MinCU":
+        t1 = time.process_time()
+        pk = dmlopt.heuristic(inst, "rdda-pack")
+        s5 = time.process_time() - t1
+        g5 = abs(pk.objective - b) / abs(b) if abs(b) > 1e-12 else abs(pk.objective - b)
+        print(f" {pk.objective:.4f} | {round(pk.metrics['blocking_rate'] * args.requests)} | "
+              f"{pk.metrics['activated_wavelengths']:.0f} | {100 * g5:.1f} % | {s5:.0f} |",
+              end="")
     print(flush=True)
 
 
