@@ -1,6 +1,6 @@
 """Paper 002 (INC/OXC): certified gaps of WCG, WCG-LS and WCG-LNS at the paper's large scale,
-from the runs of ``paper-inc_oxc-bounds`` (full) or ``quick-inc_oxc-bounds`` (``dmlopt reproduce inc_oxc
-bounds``).
+from the runs of ``paper-inc_oxc-bounds`` (full) or ``quick-inc_oxc-bounds`` (``dmlopt
+reproduce inc_oxc bounds``).
 
 Instances are ``large(racks=R,workers=[lo,hi])#seed``. The objective is f, the common speed of
 the jobs (maximised; the longest JCT is proportional to 1 / f); the bounds are upper bounds on
