@@ -23,6 +23,7 @@ worst-fit rack and the rack with the most free access bandwidth were below best 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -67,39 +68,102 @@ def single_fits(state: State) -> tuple[np.ndarray, np.ndarray]:
     return fits[order], left[order]
 
 
-def plan(state: State) -> list[int] | None:
-    """Servers in pick order for the pending request, or None (drop)."""
-    net = state.net
-    req = state.req
+def rack_totals(state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The servers that can contribute to the pending request (some free resource it asks
+    for, and an access link that allows it), and per rack the CPU and memory they can give.
+
+    Parameters
+    ----------
+    state : State
+        The simulator with a pending request.
+
+    Returns
+    -------
+    elig : numpy.ndarray of bool
+        Per server: can contribute.
+    tc, tm : numpy.ndarray
+        Per rack: CPU and memory the eligible servers can give (each capped at the request's).
+
+    References
+    ----------
+    Ours (this module, steps 2 and 3), built from paper 001 (Shabka, Zervas), section 5.3.
+    """
+    net, req = state.net, state.req
     c, m = req.c, req.m
     cf, mf = state.cpu_free, state.mem_free
-    # 1. one server, best fit
-    fits, _ = single_fits(state)
-    if fits.size:
-        return [int(fits[0])]
     useful = ((cf > 0) & (c > 0)) | ((mf > 0) & (m > 0))
     elig = useful & state.access_now
     gc = np.where(elig, np.minimum(cf, c), 0)
     gm = np.where(elig, np.minimum(mf, m), 0)
-    R = net.n_racks
-    tc = np.bincount(net.rack, weights=gc, minlength=R)
-    tm = np.bincount(net.rack, weights=gm, minlength=R)
-    # 2. one rack, best fit
+    tc = np.bincount(net.rack, weights=gc, minlength=net.n_racks)
+    tm = np.bincount(net.rack, weights=gm, minlength=net.n_racks)
+    return elig, tc, tm
+
+
+def rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
+               tm: np.ndarray) -> Iterator[list[int]]:
+    """NetFit's step 2: the plans inside one rack, best-fitting rack first (ties by index).
+
+    Parameters
+    ----------
+    state : State
+        The simulator with a pending request.
+    elig, tc, tm : numpy.ndarray
+        :func:`rack_totals` of ``state``.
+
+    Yields
+    ------
+    list of int
+        Servers in pick order, one plan per rack that holds the request.
+
+    References
+    ----------
+    Ours (this module, step 2), built from paper 001 (Shabka, Zervas), section 5.3.
+    """
+    net, req = state.net, state.req
+    c, m = req.c, req.m
+    cf, mf = state.cpu_free, state.mem_free
     ok = np.flatnonzero((tc >= c) & (tm >= m))
-    if ok.size:
-        left = (tc[ok] - c) + (tm[ok] - m)
-        for r in ok[np.lexsort((ok, left))]:
-            servers = net.rack_servers[r]
-            servers = servers[elig[servers]]
-            got = _take(_contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
-            if got is not None:
-                return got
-    # 3. several racks
+    if not ok.size:
+        return
+    left = (tc[ok] - c) + (tm[ok] - m)
+    for r in ok[np.lexsort((ok, left))]:
+        servers = net.rack_servers[r]
+        servers = servers[elig[servers]]
+        got = _take(_contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
+        if got is not None:
+            yield got
+
+
+def multi_rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
+                     tm: np.ndarray) -> list[tuple[tuple[int, int, float], list[int]]]:
+    """NetFit's step 3: one plan per seed rack over several mutually compatible racks, with
+    its key (racks used, servers used, capacity left); NetFit takes the smallest key.
+
+    Parameters
+    ----------
+    state : State
+        The simulator with a pending request.
+    elig, tc, tm : numpy.ndarray
+        :func:`rack_totals` of ``state``.
+
+    Returns
+    -------
+    list of (key, plan)
+        In seed-rack order; plans are servers in pick order.
+
+    References
+    ----------
+    Ours (this module, step 3), built from paper 001 (Shabka, Zervas), section 5.3.
+    """
+    net, req = state.net, state.req
+    c, m = req.c, req.m
+    cf, mf = state.cpu_free, state.mem_free
     compat = state.compat_now
     neigh = net.neighbour
     size = tc / max(c, 1) + tm / max(m, 1)
-    best: tuple[Any, list[int]] | None = None
     racks = np.flatnonzero(size > 0)
+    out: list[tuple[tuple[int, int, float], list[int]]] = []
     for r0 in racks:
         # greedy: walk the racks by preference (neighbours of r0 first, then most free) and
         # add each one still compatible with all chosen racks (compatibility only shrinks, so
@@ -124,10 +188,23 @@ def plan(state: State) -> list[int] | None:
         if got is None:
             continue
         racks_used = len({int(net.rack[s]) for s in got})
-        key = (racks_used, len(got), float(have_c - c + have_m - m))
-        if best is None or key < best[0]:
-            best = (key, got)
-    return None if best is None else best[1]
+        out.append(((racks_used, len(got), float(have_c - c + have_m - m)), got))
+    return out
+
+
+def plan(state: State) -> list[int] | None:
+    """Servers in pick order for the pending request, or None (drop)."""
+    # 1. one server, best fit
+    fits, _ = single_fits(state)
+    if fits.size:
+        return [int(fits[0])]
+    elig, tc, tm = rack_totals(state)
+    # 2. one rack, best fit
+    for got in rack_plans(state, elig, tc, tm):
+        return got
+    # 3. several racks: the smallest key, the first seed rack among equal keys
+    multi = multi_rack_plans(state, elig, tc, tm)
+    return min(multi, key=lambda x: x[0])[1] if multi else None
 
 
 def chooser(instance: Any):

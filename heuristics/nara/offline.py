@@ -159,53 +159,11 @@ def plans(state: State, singles: int = 3) -> list[list[int]]:
     Ours: the alternatives netfit's steps 1-3 (:mod:`.netfit`) rank, all of them instead of
     the first; paper 001 (Shabka, Zervas), section 3.1 (constraints 1-3).
     """
-    net, req = state.net, state.req
-    c, m = req.c, req.m
-    cf, mf = state.cpu_free, state.mem_free
     fits, _ = _netfit.single_fits(state)
     out: list[list[int]] = [[int(s)] for s in fits[:singles]]
-    useful = ((cf > 0) & (c > 0)) | ((mf > 0) & (m > 0))
-    elig = useful & state.access_now
-    gc = np.where(elig, np.minimum(cf, c), 0)
-    gm = np.where(elig, np.minimum(mf, m), 0)
-    R = net.n_racks
-    tc = np.bincount(net.rack, weights=gc, minlength=R)
-    tm = np.bincount(net.rack, weights=gm, minlength=R)
-    ok = np.flatnonzero((tc >= c) & (tm >= m))
-    if ok.size:
-        left = (tc[ok] - c) + (tm[ok] - m)
-        for r in ok[np.lexsort((ok, left))]:
-            servers = net.rack_servers[r]
-            servers = servers[elig[servers]]
-            got = _netfit._take(_netfit._contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
-            if got is not None:
-                out.append(got)
-    compat = state.compat_now
-    size = tc / max(c, 1) + tm / max(m, 1)
-    racks = np.flatnonzero(size > 0)
-    multi: list[tuple[Any, list[int]]] = []
-    for r0 in racks:
-        chosen = [int(r0)]
-        okr = compat[r0].copy()
-        have_c, have_m = tc[r0], tm[r0]
-        for r in racks[np.lexsort((racks, -size[racks], ~net.neighbour[r0, racks]))].tolist():
-            if have_c >= c and have_m >= m:
-                break
-            if r == r0 or not okr[r]:
-                continue
-            chosen.append(r)
-            okr &= compat[r]
-            have_c += tc[r]
-            have_m += tm[r]
-        if have_c < c or have_m < m:
-            continue
-        servers = np.concatenate([net.rack_servers[r][elig[net.rack_servers[r]]]
-                                  for r in chosen])
-        got = _netfit._take(_netfit._contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
-        if got is not None:
-            key = (len({int(net.rack[s]) for s in got}), len(got),
-                   float(have_c - c + have_m - m))
-            multi.append((key, got))
+    elig, tc, tm = _netfit.rack_totals(state)
+    out += list(_netfit.rack_plans(state, elig, tc, tm))
+    multi = _netfit.multi_rack_plans(state, elig, tc, tm)
     out += [got for _, got in sorted(multi, key=lambda x: x[0])]
     seen: set[tuple[int, ...]] = set()
     uniq = []
