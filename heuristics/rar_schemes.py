@@ -254,8 +254,10 @@ def rdda_pack_estimate(instance: Instance, options: RddaPackOptions) -> Size:
     Notes
     -----
     One plain RDDA pass (:func:`dmlopt.heuristics.rar.rdda_estimate`) per start; per round,
-    at most ``2 ejections + 1`` placements per request for the insertions and two for the
-    moves, i.e. ``2 ejections + 3`` passes. Memory: two packers' state.
+    one pass for the moves and ``ejections / 8`` passes for the insertions (only blocked
+    requests are re-inserted, and an ejection ends at the first placement that fits; measured
+    on ``cpn38`` with 125 and 250 requests, every scheme: 11-16 plain passes in all with the
+    defaults, against 15 charged). Memory: two packers' state.
 
     References
     ----------
@@ -265,5 +267,5 @@ def rdda_pack_estimate(instance: Instance, options: RddaPackOptions) -> Size:
 
     one = rdda_estimate(instance, RddaOptions())
     starts = 1 + len(options.orders) * len([k for k in options.keys if k != "scheme"])
-    passes = starts + options.rounds * (2 * options.ejections + 3)
+    passes = starts + options.rounds * (1 + options.ejections / 8)
     return Size(2.0 * one.memory, float(passes) * one.work)
