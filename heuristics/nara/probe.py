@@ -433,12 +433,14 @@ class Probes:
 
         Only the servers a candidate takes change, so its rack's statistics after it are the
         statistics now plus the taken servers' differences (integer sums: exact), and the
-        count of the rack's servers holding a probe alone is the count now (:func:`_rack_counts`)
-        minus and plus theirs; the sums over compatible racks are updated as in :meth:`after`,
-        for every candidate in one product. Work: O(probes x (servers taken + candidates x
-        racks)) in a fixed number of numpy calls per request, against one set of calls and a
-        copy of the free capacities of every server per candidate. Candidates over several
-        racks, and free values that are not small integers, go through :meth:`after`.
+        count of the rack's servers holding a probe alone is the count now
+        (:func:`_rack_counts`) minus and plus theirs; the sums over compatible racks are
+        updated as in :meth:`after`, for every candidate in one product. A candidate only takes
+        (the request's bandwidth is >= 0), so the probes not placeable now are skipped. Work:
+        O(probes x (servers taken + candidates x racks)) in a fixed number of numpy calls per
+        request, against one set of calls and a copy of the free capacities of every server
+        per candidate. Candidates over several racks, and free values that are not small
+        integers, go through :meth:`after`.
 
         References
         ----------
@@ -490,11 +492,8 @@ class Probes:
             self._n_holds = self._holds.sum(axis=1)
         holds_r = fit_r | ((tc_r >= pc) & (tm_r >= pm))
         local = (self._n_holds[:, None] - self._holds[:, crack] + holds_r) > 0   # (K, C)
-        # a candidate that only takes leaves the probes not placeable now unplaceable
-        takes = ~((dtc > 0) | (dtm > 0) | (fit_r & ~self.fit[:, crack])).any(axis=0)
-        todo = ~local
-        if takes.any():
-            todo &= self.base()[0][:, None] | ~takes[None, :]
+        # a candidate only takes (b >= 0): a probe not placeable now is not placeable after it
+        todo = ~local & self.base()[0][:, None]
         placeable = local.copy()
         far = np.flatnonzero(todo.any(axis=1))
         if far.size:

@@ -144,3 +144,74 @@ def test_after_a_rack_gains_capacity() -> None:
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), r
         gained += int((got[0] & ~before).sum())
     assert gained > 0   # some probe placeable only after a gain: the case is exercised
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_batched_candidates_equal_one_at_a_time(seed) -> None:
+    """:meth:`Probes.after_all` against :meth:`Probes.after` of each candidate on a used state
+    (only racks 0 and 1 have free capacity, probes at the edges): catches a taken server's
+    difference added to the wrong rack or candidate or from the wrong resource, a plan of one
+    server charged on its access link, the per-rack count of one-server fits not lowered when
+    a fitting server is taken."""
+    inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "gamma",
+                                    "n_requests": 64}, seed=seed)
+    net = inst.net
+    rng = np.random.default_rng(seed)
+    state = State(inst)
+    # a small request with a bandwidth: taken servers keep some free, links are charged
+    state.begin(min(range(64), key=lambda j: (inst.requests[j].b == 0,
+                                              inst.requests[j].c + inst.requests[j].m)))
+    S, req = net.n_servers, state.req
+    two = np.isin(net.rack, [0, 1])
+    state.cpu_free = np.where(two, rng.integers(0, 10, S), 0)
+    state.mem_free = np.where(two, rng.integers(0, 10, S), 0)
+    acc = state.bw[net.access]
+    state.bw[net.access] = np.where(rng.random(S) < 0.5, acc * rng.random(), acc)
+    cands = []
+    for _ in range(8):   # one server, several servers of one rack (in pick order)
+        r = int(rng.integers(2))
+        sv = rng.permutation(net.rack_servers[r])[: int(rng.integers(1, 6))]
+        cands.append([int(s) for s in sv])
+    top = cands[0][0]   # the one server with 10 free CPU and memory
+    state.cpu_free[top], state.mem_free[top] = 10, 10
+    acc, K = state.bw[net.access], 32
+
+    def taken(cand):   # free CPU, memory, access bandwidth after a candidate, by hand
+        cf, mf, ac = state.cpu_free.copy(), state.mem_free.copy(), acc.copy()
+        rc, rm = req.c, req.m
+        for s in cand:
+            tc, tm = min(cf[s], rc), min(mf[s], rm)
+            cf[s], mf[s], rc, rm = cf[s] - tc, mf[s] - tm, rc - tc, rm - tm
+            ac[s] -= req.b if len(cand) > 1 else 0.0
+        return cf, mf, ac
+
+    # probes: (a) random; (b) eligible exactly at a taken server's access link, demanding
+    # about what the eligible servers of its rack give after the candidate; (c) no link
+    # eligible, demanding 10 and 10 (only ``top`` holds it) or a taken server's free amounts
+    pc, pm = rng.integers(0, 500, K), rng.integers(0, 500, K)
+    pb = rng.uniform(0, float(acc.max()), K)
+    for k in range(8, K):
+        cand = cands[int(rng.integers(len(cands)))]
+        s = int(rng.choice(cand))
+        if k < 24:
+            cf, mf, ac = taken(cand)
+            pb[k] = acc[s] + TOL
+            el = (ac >= acc[s]) & (net.rack == net.rack[s])
+            pc[k] = cf[el].sum() - rng.integers(0, 2)
+            pm[k] = mf[el].sum() - rng.integers(0, 2)
+        else:
+            pb[k] = float(acc.max()) + 1.0
+            pc[k], pm[k] = (10, 10) if k % 2 else (state.cpu_free[s], state.mem_free[s])
+    probes = P.Probes(state, None, pc, pm, pb)
+    pl, loc = probes.after_all(state, cands)
+    for i, cand in enumerate(cands):
+        racks = sorted({int(net.rack[s]) for s in cand})
+        want = probes.after(*P.after_taking(state, probes, cand), racks)
+        assert np.array_equal(pl[i], want[0]) and np.array_equal(loc[i], want[1]), i
+    # a plan over two racks goes through after() candidate by candidate: same verdicts
+    pair = [int(net.rack_servers[0][0]), int(net.rack_servers[1][0])]
+    got = probes.after_all(state, [pair, cands[0]])
+    want = probes.after(*P.after_taking(state, probes, pair), [0, 1])
+    assert np.array_equal(got[0][0], want[0]) and np.array_equal(got[1][0], want[1])
+    base = probes.base()   # some candidate changes a verdict
+    assert (pl != base[0]).any() or (loc != base[1]).any()
