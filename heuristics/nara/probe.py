@@ -200,25 +200,48 @@ class Cache:
     """What :class:`Probes` can keep from one request to the next in an episode (ours): the
     widest table (:func:`widest`), recomputed only when the free bandwidth of a link on some
     candidate path has changed (an allocation on one server or one rack charges access links
-    only), and per probe bandwidth b the (R, R) compatibility ``W >= b - TOL`` as floats, kept
+    only), and then only for the rack pairs with a candidate path over a changed link; per
+    probe bandwidth b the (R, R) compatibility ``W >= b - TOL`` as floats, kept
     while the table is (rows of one growing (B, R, R) array). Same values as computing them at
     every request.
     """
 
     def __init__(self, net: Any) -> None:
+        R = net.n_racks
         valid = np.arange(net.paths.shape[2])[None, None, :] < net.n_cand[:, :, None]
         self.links = np.unique(net.paths[valid])   # the links of every candidate path
         self.seen: np.ndarray | None = None       # their free bandwidth when W was made
         self.W: np.ndarray | None = None
         self.index: dict[float, int] = {}          # bandwidth -> row of ``table``
-        self.table = np.empty((0, net.n_racks, net.n_racks))
+        self.table = np.empty((0, R, R))
         self.order: tuple[np.ndarray, np.ndarray] | None = None
+        # per link of ``links``, the rack pairs (ra * R + rb) with a candidate path over it
+        ra, rb, _ = np.nonzero(valid)
+        hops = net.paths[valid]                   # (paths, max length), padded
+        pos = np.searchsorted(self.links, hops.ravel())
+        pair = np.repeat(ra * R + rb, hops.shape[1])
+        by = np.argsort(pos, kind="stable")
+        self._pairs_of, self._start = pair[by], np.searchsorted(pos[by], np.arange(pos.max(
+            initial=-1) + 2))
+        self._valid = valid.reshape(R * R, -1)
+        self._paths = net.paths.reshape(R * R, *net.paths.shape[2:])
 
     def widest(self, state: State) -> np.ndarray:
-        """:func:`widest` of ``state``, from the cache when no path link changed."""
+        """:func:`widest` of ``state``, from the cache when no path link changed; else only
+        the rack pairs with a candidate path over a changed link are recomputed (the same
+        minima and maxima of the same values: equal to :func:`widest`)."""
         now = state.bw[self.links]
-        if self.W is None or not np.array_equal(now, self.seen):
+        if self.W is None:
             self.W, self.seen, self.index = widest(state), now, {}
+        elif not np.array_equal(now, self.seen):
+            st = self._start
+            pairs = np.unique(np.concatenate([self._pairs_of[st[i]:st[i + 1]]
+                                              for i in np.flatnonzero(now != self.seen)]))
+            W = self.W.copy()
+            W.flat[pairs] = np.where(self._valid[pairs],
+                                     state.bw[self._paths[pairs]].min(axis=-1), -np.inf
+                                     ).max(axis=-1)
+            self.W, self.seen, self.index = W, now, {}
         return self.W
 
     def rows(self, state: State, bws: np.ndarray, checked: bool = False) -> np.ndarray:

@@ -215,3 +215,29 @@ def test_batched_candidates_equal_one_at_a_time(seed) -> None:
     assert np.array_equal(got[0][0], want[0]) and np.array_equal(got[1][0], want[1])
     base = probes.base()   # some candidate changes a verdict
     assert (pl != base[0]).any() or (loc != base[1]).any()
+
+
+@pytest.mark.parametrize("topology", ["beta", "gamma"])
+def test_cache_widest_follows_link_changes(topology) -> None:
+    """The cache's widest table, updated for the rack pairs over changed links only, equals
+    :func:`widest` recomputed from scratch after each change (a few links, a whole tier, a
+    release): catches a pair left out of a changed link's list (a path's last link, a pair in
+    one direction only) and an update that touches the diagonal."""
+    inst = dmlopt.generate("nara", {"generator": "uniform", "topology": topology,
+                                    "n_requests": 16}, seed=0)
+    net = inst.net
+    state = State(inst)
+    cache = P.Cache(net)
+    rng = np.random.default_rng(1)
+    core = np.setdiff1d(np.arange(net.n_links), net.access)
+    assert np.array_equal(cache.widest(state), P.widest(state))
+    for step in range(30):
+        full = state.bw[: net.n_links].copy()
+        n = int(rng.choice([1, 2, 5, core.size]))
+        hit = rng.choice(core, size=n, replace=False)
+        if step % 5 == 4:   # a release: bandwidth comes back
+            state.bw[: net.n_links] = np.maximum(full, net.cap)
+        else:
+            state.bw[hit] = np.round(rng.uniform(0, 1, n) * state.bw[hit], 2)
+        got, want = cache.widest(state), P.widest(state)
+        assert np.array_equal(got, want), step
