@@ -164,31 +164,46 @@ def multi_rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
     size = tc / max(c, 1) + tm / max(m, 1)
     racks = np.flatnonzero(size > 0)
     out: list[tuple[tuple[int, int, float], list[int]]] = []
-    for r0 in racks:
+    if not racks.size:
+        return out
+    # the preference order of every seed rack: neighbours of r0 first, each part by most free
+    # then index (a stable split of one sorted order); compatibility rows as bit masks;
+    # rack totals as Python floats (the same doubles, added in the same order)
+    by_size = racks[np.lexsort((racks, -size[racks]))]
+    masks = [int.from_bytes(row.tobytes()[::-1], "big")
+             for row in np.packbits(compat, axis=1, bitorder="little")]
+    tcl, tml = tc.tolist(), tm.tolist()
+    plans: dict[frozenset, tuple[list[int], int] | None] = {}
+    for r0 in racks.tolist():
         # greedy: walk the racks by preference (neighbours of r0 first, then most free) and
         # add each one still compatible with all chosen racks (compatibility only shrinks, so
         # this equals repeatedly adding the preferred compatible rack)
-        chosen = [int(r0)]
-        ok = compat[r0].copy()
-        have_c, have_m = tc[r0], tm[r0]
-        for r in racks[np.lexsort((racks, -size[racks], ~neigh[r0, racks]))].tolist():
+        chosen = [r0]
+        ok = masks[r0]
+        have_c, have_m = tcl[r0], tml[r0]
+        near = neigh[r0, by_size]
+        for r in (*by_size[near].tolist(), *by_size[~near].tolist()):
             if have_c >= c and have_m >= m:
                 break
-            if r == r0 or not ok[r]:
+            if r == r0 or not (ok >> r) & 1:
                 continue
             chosen.append(r)
-            ok &= compat[r]
-            have_c += tc[r]
-            have_m += tm[r]
+            ok &= masks[r]
+            have_c += tcl[r]
+            have_m += tml[r]
         if have_c < c or have_m < m:
             continue
-        servers = np.concatenate([net.rack_servers[r][elig[net.rack_servers[r]]]
-                                  for r in chosen])
-        got = _take(_contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
-        if got is None:
+        # the plan depends on the set of chosen racks only (the order below is total)
+        key = frozenset(chosen)
+        if key not in plans:
+            servers = np.concatenate([net.rack_servers[r][elig[net.rack_servers[r]]]
+                                      for r in chosen])
+            got = _take(_contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
+            plans[key] = None if got is None else (got, len({int(net.rack[s]) for s in got}))
+        if plans[key] is None:
             continue
-        racks_used = len({int(net.rack[s]) for s in got})
-        out.append(((racks_used, len(got), float(have_c - c + have_m - m)), got))
+        got, racks_used = plans[key]
+        out.append(((racks_used, len(got), float(have_c - c + have_m - m)), list(got)))
     return out
 
 

@@ -241,3 +241,69 @@ def test_cache_widest_follows_link_changes(topology) -> None:
             state.bw[hit] = np.round(rng.uniform(0, 1, n) * state.bw[hit], 2)
         got, want = cache.widest(state), P.widest(state)
         assert np.array_equal(got, want), step
+
+
+def _old_multi_rack_plans(state, elig, tc, tm):
+    """netfit's step 3 as it was (dmlopt main at commit eaf040e), kept verbatim as the
+    reference: numpy scalars, one lexsort per seed rack, no reuse of equal rack sets."""
+    from dmlopt.heuristics.nara.netfit import _contrib_order, _take
+    net, req = state.net, state.req
+    c, m = req.c, req.m
+    cf, mf = state.cpu_free, state.mem_free
+    compat = state.compat_now
+    neigh = net.neighbour
+    size = tc / max(c, 1) + tm / max(m, 1)
+    racks = np.flatnonzero(size > 0)
+    out = []
+    for r0 in racks:
+        chosen = [int(r0)]
+        ok = compat[r0].copy()
+        have_c, have_m = tc[r0], tm[r0]
+        for r in racks[np.lexsort((racks, -size[racks], ~neigh[r0, racks]))].tolist():
+            if have_c >= c and have_m >= m:
+                break
+            if r == r0 or not ok[r]:
+                continue
+            chosen.append(r)
+            ok &= compat[r]
+            have_c += tc[r]
+            have_m += tm[r]
+        if have_c < c or have_m < m:
+            continue
+        servers = np.concatenate([net.rack_servers[r][elig[net.rack_servers[r]]]
+                                  for r in chosen])
+        got = _take(_contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
+        if got is None:
+            continue
+        racks_used = len({int(net.rack[s]) for s in got})
+        out.append(((racks_used, len(got), float(have_c - c + have_m - m)), got))
+    return out
+
+
+@pytest.mark.parametrize("topology", ["beta", "gamma", "delta"])
+def test_multi_rack_plans_equal_the_previous_code(topology) -> None:
+    """netfit's step 3 (bit-mask compatibility, one sorted order split per seed rack, plans
+    reused for equal rack sets) against the previous code on scarce states with path links
+    partly charged: catches a preference order that is not neighbours first then most free,
+    a bit mask off by one rack (racks 63/64 on delta), and a reused plan for a different set."""
+    from dmlopt.heuristics.nara import netfit as nf
+    inst = dmlopt.generate("nara", {"generator": "uniform", "topology": topology,
+                                    "n_requests": 64}, seed=4)
+    net = inst.net
+    rng = np.random.default_rng(7)
+    core = np.setdiff1d(np.arange(net.n_links), net.access)
+    plans = 0
+    for j in range(40):
+        state = State(inst)
+        S = net.n_servers
+        scarce = rng.random(S) < rng.choice([0.8, 0.97])
+        state.cpu_free = np.where(scarce, rng.integers(0, 2, S), state.cpu_free)
+        state.mem_free = np.where(scarce, rng.integers(0, 2, S), state.mem_free)
+        hit = rng.choice(core, size=core.size * int(rng.integers(1, 4)) // 4, replace=False)
+        state.bw[hit] *= rng.uniform(0, 1, hit.size) ** 3
+        state.begin(j)
+        elig, tc, tm = nf.rack_totals(state)
+        got = nf.multi_rack_plans(state, elig, tc, tm)
+        assert got == _old_multi_rack_plans(state, elig, tc, tm), j
+        plans += len(got)
+    assert plans > 0
