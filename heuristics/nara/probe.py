@@ -125,24 +125,23 @@ def _segments(vals: np.ndarray, rk: np.ndarray, R: int) -> np.ndarray:
 
 def _rack_counts(cpu: np.ndarray, mem: np.ndarray, rack: np.ndarray, R: int, pc: np.ndarray,
                  pm: np.ndarray) -> np.ndarray | None:
-    """(K, R) int: the servers of rack r with free CPU >= pc_k and free memory >= pm_k (ours):
-    per rack the count of servers at each (free CPU, free memory) value, summed from the top
-    in both values, one look-up per probe and rack. None when a value is negative or not an
-    integer, or the (racks x CPU values x memory values) table is over four times the
-    (probes x servers) array it replaces."""
+    """(K, R) float: the number of servers of rack r with free CPU >= pc_k and free memory
+    >= pm_k (ours): the count of servers per rack and (free CPU, free memory) value times the
+    (values x probes) 0/1 matrix of the values that hold each probe (one product, integer
+    counts in floats: exact). None when a value is negative or not an integer, or the
+    (racks x CPU values x memory values) table is over four times the (probes x servers)
+    array it replaces."""
     K, n = pc.size, cpu.size
     ints = all(np.issubdtype(x.dtype, np.integer) for x in (cpu, mem, pc, pm))
     if not ints or min(cpu.min(), mem.min(), pc.min(), pm.min()) < 0:
         return None
-    vc, vm = int(cpu.max()) + 2, int(mem.max()) + 2   # the last value: no server
+    vc, vm = int(cpu.max()) + 1, int(mem.max()) + 1
     if R * vc * vm > 4 * K * n:
         return None
-    # values counted from the top, so that the sums over >= a, >= b are running sums
-    cnt = np.bincount((rack * vc + (vc - 1 - cpu)) * vm + (vm - 1 - mem),
-                      minlength=R * vc * vm).reshape(R, vc, vm)
-    np.cumsum(cnt, axis=2, out=cnt)
-    np.cumsum(cnt, axis=1, out=cnt)
-    return cnt[:, vc - 1 - np.minimum(pc, vc - 1), vm - 1 - np.minimum(pm, vm - 1)].T
+    cnt = np.bincount(rack * (vc * vm) + cpu * vm + mem, minlength=R * vc * vm)
+    holds = ((np.arange(vc)[:, None, None] >= pc[None, None, :])
+             & (np.arange(vm)[None, :, None] >= pm[None, None, :])).reshape(vc * vm, K)
+    return (cnt.reshape(R, vc * vm).astype(float) @ holds).T
 
 
 def _rack_stats(cpu: np.ndarray, mem: np.ndarray, acc: np.ndarray, rack: np.ndarray, R: int,
@@ -156,21 +155,20 @@ def _rack_stats(cpu: np.ndarray, mem: np.ndarray, acc: np.ndarray, rack: np.ndar
     by rack (``order``), those of the probes that take whole servers from (racks x probes)
     tables of free totals."""
     K = pc.size
-    cf, mf, ac, rk = cpu[order], mem[order], acc[order], rack[order]
     if counts is None:
         counts = _rack_counts(cpu, mem, rack, R, pc, pm)
     if counts is not None:
         fit = counts > 0
     else:
         # only servers with at least the smallest demands can hold a probe
-        keep = (cf >= pc.min()) & (mf >= pm.min())
-        fit = _segments(((cf[keep][None, :] >= pc[:, None])
-                         & (mf[keep][None, :] >= pm[:, None])), rk[keep], R) > 0
+        srt = order[((cpu >= pc.min()) & (mem >= pm.min()))[order]]
+        fit = _segments(((cpu[srt][None, :] >= pc[:, None])
+                         & (mem[srt][None, :] >= pm[:, None])), rack[srt], R) > 0
     # only servers with free CPU or memory and an access link eligible for the smallest
-    # bandwidth add to a rack sum; integer sums, then floats: exactly the one-hot products of
-    # placeable()
-    keep = (ac >= pb.min() - TOL) & ((cf > 0) | (mf > 0))
-    cf, mf, ac, rk = cf[keep], mf[keep], ac[keep], rk[keep]
+    # bandwidth add to a rack sum (in rack order); integer sums, then floats: exactly the
+    # one-hot products of placeable()
+    srt = order[((acc >= pb.min() - TOL) & ((cpu > 0) | (mem > 0)))[order]]
+    cf, mf, ac, rk = cpu[srt], mem[srt], acc[srt], rack[srt]
     # with the thresholds pb - TOL sorted, server s is eligible for probe k exactly when more
     # than j_k (the thresholds below probe k's) lie at or under its access bandwidth
     thr = pb - TOL

@@ -115,6 +115,11 @@ def test_rack_statistics_equal_brute_force(seed) -> None:
     counts = P._rack_counts(cpu, mem, rack, R, pc, pm)
     assert (counts is None) == (top == 500)
     if counts is not None:
+        brute = np.zeros((K, R))
+        for k in range(K):
+            for s in range(n):
+                brute[k, rack[s]] += cpu[s] >= pc[k] and mem[s] >= pm[k]
+        assert np.array_equal(counts, brute)
         assert np.array_equal(counts > 0, want[0])
 
 
