@@ -109,7 +109,7 @@ def _gain_violations(half: float, trials: int) -> int:
                   if max(a.count(i) for i in range(l)) <= k]
         P = rng.choice(labels)
 
-        def cut(a):
+        def cut(a, W=W, n=n):
             return sum(W[u, v] for u in range(n) for v in range(u + 1, n) if a[u] != a[v])
 
         inside = [sum(W[v, u] for u in range(n) if u != v and P[u] == P[v]) for v in range(n)]
