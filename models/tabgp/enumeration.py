@@ -113,7 +113,7 @@ def enum_bound(instance: Any, *, time_limit: float | None = None, start: Any = N
         stops the search, the bound is the sum of the per-step least cuts, still valid, and the
         solution the best found so far.
     start : Solution, optional
-        A feasible solution whose cost starts the upper bound (ignored when infeasible).
+        A feasible solution whose cost starts the upper bound.
 
     Returns
     -------
@@ -123,12 +123,13 @@ def enum_bound(instance: Any, *, time_limit: float | None = None, start: Any = N
         exact search exceeded :data:`NEAREST_NODES`: alpha small against the weights),
         ``nodes``, ``leaves`` (reference
         partitions whose other steps were solved exactly), ``static`` (the best static
-        partition's cost), ``step_cuts`` (sum of the per-step least cuts), ``seconds``.
+        partition's cost), ``step_cuts`` (sum of the per-step least cuts), ``seconds``, and
+        ``interrupted`` (1) after Ctrl-C, which ends the search like the time limit.
 
     Raises
     ------
     InstanceError
-        If tau > 3.
+        If tau > 3, or ``start`` is not feasible.
 
     References
     ----------
@@ -136,7 +137,7 @@ def enum_bound(instance: Any, *, time_limit: float | None = None, start: Any = N
     a reference step, the gain bound and the depth-first search; the problem is paper 004's
     (Figiel, Nichterlein, Schmid), section 1, its ILP section 4.2.
     """
-    from dmlopt.errors import InstanceError
+    from dmlopt.errors import InstanceError, interrupt_of
     from dmlopt.models.tabgp.instance import Solution, evaluate
 
     if instance.tau > 3:
@@ -152,7 +153,9 @@ def enum_bound(instance: Any, *, time_limit: float | None = None, start: Any = N
     ub = total_s - static_int
     if isinstance(start, Solution):
         ev = evaluate(instance, start)
-        if ev.feasible and ev.objective < ub:
+        if not ev.feasible:  # refused as the MIP's warm_start refuses it
+            raise InstanceError("warm_start", ev.violations[0], "is not a feasible start")
+        if ev.objective < ub:
             ub, inc = float(ev.objective), np.asarray(start.assignment, dtype=np.int64)
     steps = [_min_cut(W[t], l, k, float(
         (W[t] * (static_labels[:, None] == static_labels[None, :])).sum()) / 2)
@@ -165,13 +168,21 @@ def enum_bound(instance: Any, *, time_limit: float | None = None, start: Any = N
             "static": total_s - static_int,
             "step_cuts": float(cstar.sum()), "seconds": time.perf_counter() - t0})
     search = _Search(W, l, k, alpha, cstar, ub, _integral(instance))
-    complete = search.run(t0 + limit)
+    interrupted = False
+    try:
+        complete = search.run(t0 + limit)
+    except (KeyboardInterrupt, SystemError) as exc:  # Ctrl-C: the incumbent and a valid bound
+        if isinstance(exc, SystemError) and not interrupt_of(exc):
+            raise
+        complete, interrupted = False, True
     if search.best is not None:
         inc = search.best
     metrics = {"complete": float(complete), "gave_up": float(search.gave_up),
                "nodes": float(search.nodes),
                "leaves": float(search.leaves), "static": total_s - static_int,
                "step_cuts": float(cstar.sum()), "seconds": time.perf_counter() - t0}
+    if interrupted:
+        metrics["interrupted"] = 1.0
     bound = search.bound() if complete else float(cstar.sum())
     sol = Solution(assignment=np.asarray(inc, dtype=np.int64).tolist())
     return BoundValue(bound=safe(max(bound, 0.0), "min"), solution=sol, metrics=metrics)

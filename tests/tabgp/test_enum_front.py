@@ -16,6 +16,7 @@ import pytest
 
 import dmlopt
 from dmlopt.errors import InstanceError
+from dmlopt.models import tabgp as M
 from dmlopt.models.tabgp import _enum_kernels as K
 from dmlopt.models.tabgp import enumeration as E
 
@@ -195,3 +196,30 @@ def test_default_solve_proves_the_n20_frontier():
     res = dmlopt.solve(inst, threads=1, time_limit=600)
     assert res.status == "optimal" and res.objective == 173
     assert "enum" in res.message
+
+
+def test_start_is_used_and_an_infeasible_one_refused():
+    # an infeasible start is refused as the MIP's warm start is (the CLI exits 2 naming the
+    # rule); a feasible one is the first incumbent, so the method ends at the same optimum
+    rng = random.Random(13)
+    spec = random_spec(rng, 6, 2, 3, 2, False, 0.5)
+    inst = dmlopt.load(spec)
+    with pytest.raises(InstanceError, match="warm_start"):
+        E.enum_bound(inst, start=M.Solution(assignment=[[0] * 6, [0] * 6]))
+    start = dmlopt.heuristic(inst, "random", seed=0).solution
+    res = E.enum_bound(inst, start=start)
+    assert dmlopt.evaluate(inst, res.solution).objective == pytest.approx(optimum(spec))
+
+
+def test_ctrl_c_keeps_the_incumbent_and_a_valid_bound(monkeypatch):
+    # catches a method that lets the interrupt escape (losing the incumbent) or reports the
+    # incumbent as the bound after it
+    def interrupted(self, deadline):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(E._Search, "run", interrupted)
+    inst = dmlopt.load("tabgp/n16-p05-tau3-s0")
+    res = E.enum_bound(inst)
+    assert res.metrics["interrupted"] == 1.0 and res.metrics["complete"] == 0.0
+    assert res.bound == pytest.approx(res.metrics["step_cuts"], rel=1e-5) and res.bound < 114
+    assert dmlopt.evaluate(inst, res.solution).objective == res.metrics["static"] == 114
