@@ -328,7 +328,52 @@ def _estimate_spectral(instance: Any, options: Any) -> Size:
                 work=windows * (2.0 * order ** 3 + options.iterations * 50.0 * order))
 
 
+def _enum_function(instance: Any, *, time_limit: float | None = None, start: Any = None
+                   ) -> BoundValue:
+    """The exact enumeration (:func:`dmlopt.models.tabgp.enumeration.enum_bound`).
+
+    Parameters
+    ----------
+    instance : Instance
+        A TABGP instance with at most 3 steps.
+    time_limit : float or None, optional
+        Seconds (None: :data:`dmlopt.models.tabgp.enumeration.ENUM_SECONDS`).
+    start : Solution or None, optional
+        A feasible solution whose cost starts the search's upper bound (default None).
+
+    Returns
+    -------
+    BoundValue
+        The optimum and a solution reaching it when the search ends; else the sum of the
+        per-step least cuts and the best solution found.
+
+    References
+    ----------
+    Ours: :mod:`dmlopt.models.tabgp.enumeration` (decomposition around a reference step, gain
+    bound); the problem is paper 004's, section 1.
+    """
+    from dmlopt.models.tabgp.enumeration import enum_bound
+
+    return enum_bound(instance, time_limit=time_limit, start=start)
+
+
+def _enum_estimate(instance: Any, options: Any) -> Size:
+    from dmlopt.models.tabgp.enumeration import estimate_enum
+
+    return estimate_enum(instance, options)
+
+
+class EnumOptions(Options):
+    """Options of the exact enumeration (none: it ends exact or at the time limit)."""
+
+
 BOUNDS: dict[str, Bound] = {
+    # exact for tau <= 3 (every formulation has the same optimum, tests/tabgp/test_enum_front.py)
+    "enum": Bound(function=_enum_function, Options=EnumOptions, estimate=_enum_estimate,
+                  description="exact for tau <= 3: enumeration of the reference step's "
+                              "partitions, other steps solved exactly around it "
+                              "(dmlopt.solve runs it first)",
+                  exact=("pairs", "paper", "strong", "clusters", "balanced", "triples")),
     "mip": mip_bound("pairs"),
     "lp": lp_relaxation("pairs"),
     "spectral": Bound(function=spectral_bound, Options=SpectralOptions,

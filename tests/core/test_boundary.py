@@ -120,12 +120,12 @@ def test_optimal_only_when_proven_at_the_default_tolerance(inst_file, monkeypatc
         return run
 
     monkeypatch.setattr(solvers, "run", loose)
-    res = dmlopt.solve(inst, mip_gap=0.6)
+    res = dmlopt.solve(inst, formulation="pairs", mip_gap=0.6)  # the MIP alone
     assert res.status == "feasible" and res.gap == pytest.approx(0.5)
     assert "mip_gap 0.6" in res.message
     # at the default tolerance, the solver's proof stands
     monkeypatch.setattr(solvers, "run", real_run)
-    assert dmlopt.solve(inst, mip_gap=0.0).status == "optimal"
+    assert dmlopt.solve(inst, formulation="pairs", mip_gap=0.0).status == "optimal"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -87,13 +87,13 @@ def test_a_solver_stopped_without_incumbent_returns_the_evaluated_start(monkeypa
     start = dmlopt.heuristic(inst, "random", seed=3)
     stopped = solvers.SolverRun("time_limit", False, None, 4.0, message="maxTimeLimit")
     monkeypatch.setattr(solvers, "run", lambda *a, **k: stopped)
-    res = dmlopt.solve(inst, warm_start=start.solution)
+    res = dmlopt.solve(inst, formulation="pairs", warm_start=start.solution)  # the MIP alone
     assert res.status == "time_limit" and res.feasible
     assert res.objective == start.objective and res.solution == start.solution
     assert res.message == "maxTimeLimit; no incumbent from the solver: the warm start"
     assert res.gap == pytest.approx((start.objective - 4.0) / start.objective)
     # without a start there is nothing to return
-    res = dmlopt.solve(inst)
+    res = dmlopt.solve(inst, formulation="pairs")
     assert res.status == "time_limit" and res.solution is None and res.objective is None
 
 

@@ -15,6 +15,8 @@ import textwrap
 
 import pytest
 
+# formulation="pairs" everywhere: the MIP alone (the default solve of TABGP proves this
+# instance by its exact enumeration before HiGHS would run)
 PRELUDE = """
 import json, dmlopt
 from dmlopt import solvers
@@ -36,7 +38,7 @@ def test_thread_counts_default_1_2_1_in_one_process(solver):
     rows = _run(f"""
         rows = []
         for t in (None, 1, 2, 1):
-            r = dmlopt.solve(inst, {solver!r}, threads=t)
+            r = dmlopt.solve(inst, {solver!r}, formulation="pairs", threads=t)
             rows.append([t, r.status, r.objective, r.message])
         print(json.dumps(rows))
     """)
@@ -50,7 +52,7 @@ def test_a_scheduler_started_outside_dmlopt_is_reset_and_the_run_retried():
         h = highspy.Highs(); h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", 2); h.addVar(0, 1); h.run()  # starts the scheduler at 2
         solvers._highs_threads = 1  # dmlopt believes its last run used 1 thread
-        r = dmlopt.solve(inst, "highs", threads=1)
+        r = dmlopt.solve(inst, "highs", formulation="pairs", threads=1)
         print(json.dumps([[r.status, r.objective]]))
     """)
     assert rows == [["optimal", 2.0]]
@@ -61,8 +63,8 @@ def test_runs_in_their_own_thread_take_any_thread_count():
     scheduler is its own: even without the reset, a second run with another count succeeds."""
     rows = _run("""
         solvers.reset_highs_scheduler = lambda: None  # no reset: the thread is what saves it
-        dmlopt.solve(inst, "highs", threads=1)
-        r = dmlopt.solve(inst, "highs", threads=2)
+        dmlopt.solve(inst, "highs", formulation="pairs", threads=1)
+        r = dmlopt.solve(inst, "highs", formulation="pairs", threads=2)
         print(json.dumps([[r.status, r.objective]]))
     """)
     assert rows == [["optimal", 2.0]]
