@@ -186,20 +186,21 @@ def _min_window_max(levels: list[np.ndarray]) -> np.ndarray:
     """
     rows = levels[0]
     n_rows, w = rows.shape
-    ridx = np.arange(n_rows)[:, None]
     start = np.broadcast_to(np.arange(w), rows.shape).copy()
     end = start.copy()
     for lv in range(len(levels) - 1, -1, -1):
         size = 1 << lv
-        table = levels[lv]
-        ok = end + size <= w - 1  # the block end + 1 .. end + size lies in the row
-        grow = ok & (table[ridx, np.where(ok, end + 1, 0)] <= rows)
-        end = np.where(grow, end + size, end)
-        ok = start >= size  # the block start - size .. start - 1
-        grow = ok & (table[ridx, np.where(ok, start - size, 0)] <= rows)
-        start = np.where(grow, start - size, start)
+        table = levels[lv].ravel()  # row r starts at r (w - size + 1)
+        base = (np.arange(n_rows) * (w - size + 1))[:, None]
+        # the block end + 1 .. end + size, if it lies in the row and holds nothing larger
+        grow = (end < w - size) & (table[base + np.minimum(end + 1, w - size)] <= rows)
+        end += grow * size
+        # the block start - size .. start - 1
+        grow = (start >= size) & (table[base + np.maximum(start - size, 0)] <= rows)
+        start -= grow * size
     least = np.full((n_rows, w + 1), np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(least, (np.broadcast_to(ridx, rows.shape), end - start + 1), rows)
+    np.minimum.at(least, (np.broadcast_to(np.arange(n_rows)[:, None], rows.shape),
+                          end - start + 1), rows)
     return np.minimum.accumulate(least[:, ::-1], axis=1)[:, ::-1]
 
 
@@ -292,6 +293,8 @@ class _Packer:
             [None] * len(inst.requests)
         self.chosen: dict[int, tuple[tuple[int, ...], int]] = {}
         self.placed: dict[int, tuple] = {}
+        #: per request and node count N, its usable window lengths and their fewest CUs
+        self._lengths: dict[int, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
         #: peaks a node keeps however little it uses (rdda-fill's targets); zero in RDDA
         self.floor = np.zeros(len(inst.nodes), dtype=np.int64)
         #: MinCU key: None (new CUs, N, N k, end); "early" (new CUs, end, N k, N); "late"
@@ -314,13 +317,15 @@ class _Packer:
             return None
         lo, hi = r.arrival - 1, r.deadline - 1
         width = hi - lo + 1
-        lens = {}
-        for nn in r.node_counts:
-            table = fewest_cus_table(inst, j, nn, width, k_top)  # per window length d
-            # only windows exactly as long as the fewest CUs need (never hold idle slots)
-            exact = duration(inst, j, nn, np.minimum(table, k_top)) == np.arange(width + 1)
-            d = np.flatnonzero(exact & (table <= k_top))
-            lens[nn] = (d, table[d])
+        lens = self._lengths.get(j)
+        if lens is None:  # per N: the usable window lengths and their fewest CUs
+            lens = self._lengths[j] = {}
+            for nn in r.node_counts:
+                table = fewest_cus_table(inst, j, nn, width, k_top)  # per window length d
+                # only windows exactly as long as the fewest CUs need (never hold idle slots)
+                exact = duration(inst, j, nn, np.minimum(table, k_top)) == np.arange(width + 1)
+                d = np.flatnonzero(exact & (table <= k_top))
+                lens[nn] = (d, table[d])
         d_min = min((int(d[0]) for d, _ in lens.values() if d.size), default=0)
         if not d_min:
             return None
@@ -351,12 +356,14 @@ class _Packer:
         each would newly activate on the ring (MinW only))."""
         inst = self.inst
         width = hi - lo + 1
-        bad = (self.load[:, :, lo:hi + 1] >= inst.rho) | ~self.exists[:, :, None]
         slots = np.arange(width)
         out = {}
         for k in rings:
             lk = list(inst.rings[k].links)
-            rb = bad[lk].any(axis=0)  # (W, width)
+            # a wavelength is blocked at a slot on the ring when some link of it is full then
+            # or lacks the wavelength
+            rb = ((self.load[lk, :, lo:hi + 1] >= inst.rho).any(axis=0)
+                  | ~self.exists[lk].all(axis=0)[:, None])  # (W, width)
             # first blocked slot at or after each slot: wavelength b is free over [s, e]
             # exactly when it lies after e
             nxt = np.minimum.accumulate(np.where(rb, slots, width)[:, ::-1], axis=1)[:, ::-1]
