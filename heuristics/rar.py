@@ -104,9 +104,14 @@ PRUNE_ROUNDS = 10
 #: plain RDDA passes a ``block="break-even"`` run costs: its rounds of pruning end once one
 #: changes nothing (measured on ``cpn38`` with 125-500 requests: 4.7-5.1 passes)
 BREAK_EVEN_PASSES = 5.5
-#: interpreter operations per candidate ring of a request and slot of its window (the Python
-#: around the arrays; measured: 3.3-8.4 microseconds on ``cpn6`` and ``cpn38``, 20-125 requests)
-RING_SLOT_OPS = 5e3
+#: numpy element operations per slot of a request's window and allowed node count to find
+#: its usable window lengths (the fewest-CU table corrected three times by the duration)
+LENGTH_OPS = 100
+#: numpy calls to find one node count's usable window lengths (the fewest-CU table and the
+#: seven durations that correct and check it)
+LENGTH_CALLS = 70
+#: interpreter operations per numpy call (the Python around the arrays: 1-3 microseconds)
+CALL_OPS = 2e3
 #: the work estimate's margin over the operations counted, so that a machine slower than the
 #: one it was measured on still finds the estimate above what it spends (ratios 1.8-3.2 over
 #: 125-1000 requests on cpn38, one thread, load average 5 on 2 cores)
@@ -115,6 +120,9 @@ WORK_MARGIN = 1.2
 #: :meth:`_Packer.place` scores the lengths of smallest lower bound first and, after each
 #: batch, drops the lengths that can no longer beat the best found (module docstring)
 BATCH_WINDOWS = 1024
+#: bytes of the Solution per request (its assignments and CU id lists; measured 1.6-2.5 kB
+#: on ``cpn38`` with 125 and 500 requests)
+SOLUTION_BYTES = 3072
 #: a node's term in a placement's node sum when it lacks the CUs (above any sum of new CUs)
 _NO_ROOM = 1 << 32
 
@@ -759,16 +767,28 @@ class RddaOptions(Options):
         "than blocking them (module docstring)")
 
 
-def _usable_windows(inst: Instance, j: int, w: int, k_top: int) -> int:
-    """Windows of request ``j`` (width ``w``) whose length is the exact duration of some allowed
-    node count: the windows :func:`rdda` keeps (w - d + 1 windows per usable length d)."""
-    usable = np.zeros(w + 1, dtype=bool)
+def _usable_windows(inst: Instance, j: int, w: int, k_top: int) -> dict[int, tuple[int, int]]:
+    """Per allowed node count N of request ``j`` (window width ``w``): the window lengths that
+    are the exact duration of N nodes and the windows of those lengths (w - d + 1 per length
+    d), the windows :func:`rdda` can score."""
+    out = {}
     for nn in inst.requests[j].node_counts:
         table = fewest_cus_table(inst, j, nn, w, k_top)
         exact = duration(inst, j, nn, np.minimum(table, k_top)) == np.arange(w + 1)
-        usable |= exact & (table <= k_top)
-    d = np.flatnonzero(usable[1:]) + 1
-    return int((w - d + 1).sum())
+        d = np.flatnonzero(exact & (table <= k_top))
+        out[nn] = (int(d.size), int((w - d + 1).sum()))
+    return out
+
+
+@cache
+def _node_set_count(rings: tuple[tuple[int, ...], ...], source: int, size: int) -> int:
+    """Distinct node sets of ``size`` containing ``source`` over the ``rings`` (node tuples)."""
+    return len({tuple(sorted(s)) for ring in rings for s in _subsets(ring, source, size)})
+
+
+def _node_sets(rings: tuple[int, ...], inst: Instance, source: int, size: int) -> int:
+    """Distinct node sets :meth:`_Packer._best_of_count` builds for ring indexes ``rings``."""
+    return _node_set_count(tuple(inst.rings[k].nodes for k in rings), source, size)
 
 
 def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
@@ -779,7 +799,7 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     instance : Instance
         The RAR instance.
     options : RddaOptions
-        The options of the run (``block`` changes the work).
+        The options of the run (``scheme`` and ``block`` change the work).
 
     Returns
     -------
@@ -788,15 +808,20 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
 
     Notes
     -----
-    Per request with window width w: the sparse table of window maxima of the nodes of its
-    rings (nodes x w log w) and, over the windows rdda keeps (those of a usable length,
-    :func:`_usable_windows`), its look-ups, per ring through its source (an upper bound on the
-    candidate rings of eq. 13) the wavelength table (W x windows) and per allowed node count N
-    the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
-    windows), plus :data:`RING_SLOT_OPS` interpreter operations per candidate ring and window
-    slot. All of it times :data:`WORK_MARGIN`. ``block="break-even"``:
-    :data:`BREAK_EVEN_PASSES` passes. Memory: the largest request's arrays over the kept
-    windows plus the (links x W x slots) wavelength loads.
+    Per request with window width w, counting every ring through its source (an upper bound on
+    the candidate rings of eq. 13), R = the nodes of those rings and, per allowed node count
+    N, U = their node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1)
+    per ring): the usable lengths (:data:`LENGTH_OPS` per slot and N), the wavelength tables
+    (ring links x W x w), the sparse table and the least window maxima (R x w log w), per N the
+    length bounds (U x R x lengths) and the windows scored, each costing R (window maxima,
+    node values), U x R (the node-set sums) and U (the ring keys) operations. With a MinCU
+    key the lengths that cannot win are skipped: one batch of at most
+    :data:`BATCH_WINDOWS` plus one length's windows per N is charged (measured on ``cpn38``,
+    125-1000 requests: 0.7-0.9 batches per N run); the other keys score every usable window.
+    Each numpy call costs :data:`CALL_OPS`. All of it times :data:`WORK_MARGIN`;
+    ``block="break-even"``: :data:`BREAK_EVEN_PASSES` passes. Memory: the largest request's
+    arrays over its scored windows and tables, the usable lengths kept per request, the
+    (links x W x slots) wavelength loads and :data:`SOLUTION_BYTES` per request.
 
     References
     ----------
@@ -805,30 +830,38 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     inst = instance
     n_nodes, T = len(inst.nodes), inst.slots
     w_max = max(lk.wavelengths for lk in inst.links)
-    hi = inst.ring_max_nodes
-    through = [len(x) for x in inst.rings_through]
     k_top = max(nd.cus for nd in inst.nodes)
+    pruned = (options.scheme or inst.scheme) == "MinCU"
     work = 0.0
     peak = 0.0
+    kept = 0.0
     for j, r in enumerate(inst.requests):
         w = r.deadline - r.arrival + 1
-        P = w * (w + 1) / 2
-        rings = through[r.source]
-        local = min(n_nodes, rings * hi)
-        subs = sum(math.comb(hi - 1, nn - 1) * nn for nn in r.node_counts)
-        # the arrays over windows hold only the windows of a usable length (as rdda keeps)
-        kept = _usable_windows(inst, j, w, k_top)
+        rings = inst.candidate_rings(j)
+        if not rings:
+            continue
+        local = len({v for k in rings for v in inst.rings[k].nodes})
+        links = sum(len(inst.rings[k].links) for k in rings)
         logw = math.log2(w) + 1
-        per_ring = w_max * kept * 3 + w_max * w * hi + subs * kept * 3 + RING_SLOT_OPS * w
-        work += local * (w * logw + 2 * kept) + rings * per_ring + w * len(r.node_counts) * 8
-        peak = max(peak, 8.0 * (local * (w * logw + kept) + 3 * w_max * kept + 3 * subs * kept)
-                   + 2.0 * len(inst.links) * w_max * w    # the (links x W x w) blocked masks
-                   + 8.0 * 4 * P)                         # every (s, e) pair and its length
+        calls = 20 + 12 * len(rings) + 14 * logw
+        ops = (links * w_max * w * 3 + len(rings) * w_max * w * 10   # wavelength tables
+               + local * w * logw * 30)                               # least window maxima
+        big = 0.0
+        for nn, (lengths, windows) in _usable_windows(inst, j, w, k_top).items():
+            kept += 16.0 * lengths + 250.0  # the usable lengths and CUs kept per request
+            subs = _node_sets(tuple(rings), inst, r.source, nn)
+            scored = min(windows, BATCH_WINDOWS + w) if pruned else windows
+            calls += LENGTH_CALLS + 25 + 12 * len(rings) + subs / 4
+            ops += (LENGTH_OPS * w + subs * local * lengths * 2
+                    + scored * (local * 12 + subs * local * 2 + subs * 8))
+            big = max(big, scored * (local * 4 + subs * 4) + subs * lengths * 2)
+        work += ops + CALL_OPS * calls
+        peak = max(peak, 8.0 * (big + local * w * (logw + 8) + len(rings) * w_max * w * 3))
     work *= WORK_MARGIN
     if options.block == "break-even":
         work *= BREAK_EVEN_PASSES
-    memory = peak + 8.0 * (2 * len(inst.links) * w_max * T + 2 * n_nodes * T) \
-        + 1024.0 * len(inst.requests)
+    memory = peak + kept + 8.0 * (2 * len(inst.links) * w_max * T + 2 * n_nodes * T) \
+        + SOLUTION_BYTES * len(inst.requests)
     return Size(memory, work)
 
 
@@ -867,8 +900,8 @@ def rdda_ls_estimate(instance: Instance, options: RddaLsOptions) -> Size:
     -----
     One ``block="break-even"`` run per start (:func:`rdda_estimate`), plus per round of moves
     two shifts and their pruning, about four plain passes (measured on ``cpn38``: 8 starts and
-    2 rounds take 42-47 plain RDDA runs). Memory: one run's state (the starts run one after
-    another) and a quarter more for the best start's deployments kept beside it.
+    2 rounds take 42-47 plain RDDA runs). Memory: two runs' state (the starts run one after
+    another; the best start's packer, with its wavelength loads, is kept beside the current).
 
     References
     ----------
@@ -878,7 +911,7 @@ def rdda_ls_estimate(instance: Instance, options: RddaLsOptions) -> Size:
     base = one.work / BREAK_EVEN_PASSES  # one pass over the requests
     starts = len(options.orders) * len(options.keys)
     work = starts * one.work + options.passes * 4 * base
-    return Size(1.25 * one.memory, work)
+    return Size(2.0 * one.memory, work)
 
 
 from dmlopt.heuristics.rar_schemes import (  # noqa: E402 (uses the names above)
