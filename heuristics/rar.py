@@ -65,14 +65,23 @@ Activated CUs are counted, as in the evaluator, by the ids the final schedule us
 CU counts per node and slot and, at the end, gives each node's requests CU ids in order of
 start (:func:`~dmlopt.models.rar.assign_cu_ids`), which needs exactly the node's peak usage; so
 "newly activated" CUs are the increase of a node's peak usage. The inner loop works on numpy
-arrays over the (start, end) pairs of the request's window at once, only those whose length is
-the exact duration for some allowed node count (the others cannot be chosen); window maxima of
-CU usage come from a sparse table (O(w log w) per node, O(1) per pair). Node counts run in
-increasing order (every key holds N, so the order changes no choice); for each, a node set's
-new CUs over all its windows is one row of a matrix product (the distinct node sets of all
-candidate rings times the per-node values), and with RDDA's MinCU key a node count is skipped
-once a best on fewer nodes activates no more CUs than any of its node sets can. A wavelength
-is free over a window when its first blocked slot lies after the window's end.
+arrays over (start, end) windows, only those whose length is the exact duration for some
+allowed node count (the others cannot be chosen); window maxima of CU usage come from a sparse
+table (O(w log w) per node, two slices per window length). Node counts run in increasing order
+(every key holds N, so the order changes no choice); for each, a node set's new CUs over a
+batch of windows is one row of a matrix product (the distinct node sets of all candidate rings
+times the per-node values). With a MinCU key (new CUs first) each window length first gets a
+lower bound on the CUs any of its placements activates: per node, its value at the window of
+that length with the least maximum use (all lengths at once from the runs in which each slot
+holds the maximum, O(w log w) per node), summed over each node set, over the rings with a free
+wavelength run that long. Lengths are scored in batches of about :data:`BATCH_WINDOWS`
+windows, smallest bound first, and a length whose bound cannot beat the best found so far is
+never scored: with RDDA's key (new CUs, N, N k, end), when (bound, N, N k) is not below the
+best's (new CUs, N, N k); with the other MinCU keys, when the bound exceeds the best's new
+CUs. Two windows of a ring with equal keys have the same length, so they
+sit in the same batch and the earlier start wins, as in Algorithm 1's scan: the deployments are
+those of scoring every window. A wavelength is free over a window when its first blocked slot
+lies after the window's end.
 """
 
 from __future__ import annotations
