@@ -144,12 +144,28 @@ BATCH_CASES = [c for c in speed._cases()
 def test_deployments_do_not_depend_on_the_batch_size(monkeypatch, case, batch):
     """One length per batch (the most skipping, the best found in many steps) and every length
     in one batch (no skipping inside a node count) give the saved solutions. Catches a skip
-    that drops a length tying the best (``<=`` for ``<`` on the bound of RDDA's key, or
-    ``<`` for ``<=`` under rdda-ls's keys) and a tie between two windows of one ring broken by
-    the order the batches met them instead of by Algorithm 1's scan."""
+    under rdda-ls's keys of a length whose bound equals the best's new CUs (``<`` for ``<=``:
+    its later ties, earlier end or emptier window, can still win) and a tie between two
+    windows of one ring broken by the order the batches met them instead of by Algorithm 1's
+    scan."""
     monkeypatch.setattr(H, "BATCH_WINDOWS", batch)
     reference = speed.json.loads(speed.REFERENCE.read_text())
     got = speed._run(case)
     want = reference[speed._name(case)]
     assert got["plans"] == want["plans"]
     assert got["sha256"] == want["sha256"]
+
+
+@pytest.mark.parametrize("block", H.BLOCKS)
+def test_one_length_per_batch_as_every_length_at_once(monkeypatch, block):
+    """On seeded cpn6 instances (seeds 10-21), one length per batch deploys as every length in
+    one batch (a node count's lengths then all scored, as by the code the saved solutions
+    come from). Catches a skip of a length whose bound equals the best's new CUs but whose
+    fewer CUs (smaller N k) would win the tie (seeds 14, 16 and 19 differ under it)."""
+    for seed in range(10, 22):
+        inst = dmlopt.generate("rar", {"generator": "cpn6", "requests": 20, "slots": 12,
+                                       "scheme": "MinCU"}, seed=seed)
+        monkeypatch.setattr(H, "BATCH_WINDOWS", 1)
+        one = H.rdda(inst, block=block)
+        monkeypatch.setattr(H, "BATCH_WINDOWS", 10**9)
+        assert one == H.rdda(inst, block=block), seed
