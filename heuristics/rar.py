@@ -817,16 +817,16 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
 
     Notes
     -----
-    Per request with window width w, counting every ring through its source (an upper bound on
-    the candidate rings of eq. 13), R = the nodes of those rings and, per allowed node count
-    N, U = their node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1)
-    per ring): the usable lengths (:data:`LENGTH_OPS` per slot and N), the wavelength tables
-    (ring links x W x w), the sparse table and the least window maxima (R x w log w), per N the
-    length bounds (U x R x lengths) and the windows scored, each costing R (window maxima,
-    node values), U x R (the node-set sums) and U (the ring keys) operations. With a MinCU
-    key the lengths that cannot win are skipped: one batch of at most
+    Per request with window width w, over its candidate rings (eq. 13), R = the nodes of those
+    rings and, per allowed node count N, U = their distinct node subsets of Algorithm 1, line
+    10: the usable lengths (:data:`LENGTH_OPS` per slot and N, :data:`LENGTH_CALLS` calls),
+    the wavelength tables (ring links x W x w), the sparse table and the least window maxima
+    (R x w log w), per N the length bounds (U x R x lengths) and the windows scored, each
+    costing R (window maxima, node values), U x R (the node-set sums) and U (the ring keys)
+    operations. With a MinCU key the lengths that cannot win are skipped: one batch of at most
     :data:`BATCH_WINDOWS` plus one length's windows per N is charged (measured on ``cpn38``,
-    125-1000 requests: 0.7-0.9 batches per N run); the other keys score every usable window.
+    seed 0: 0.55 and 0.85 batches per N searched at 500 and 1,000 requests); the other keys
+    score every usable window.
     Each numpy call costs :data:`CALL_OPS`. All of it times :data:`WORK_MARGIN`;
     ``block="break-even"``: :data:`BREAK_EVEN_PASSES` passes. Memory: the largest request's
     arrays over its scored windows and tables, the usable lengths kept per request, the
