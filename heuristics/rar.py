@@ -65,14 +65,23 @@ Activated CUs are counted, as in the evaluator, by the ids the final schedule us
 CU counts per node and slot and, at the end, gives each node's requests CU ids in order of
 start (:func:`~dmlopt.models.rar.assign_cu_ids`), which needs exactly the node's peak usage; so
 "newly activated" CUs are the increase of a node's peak usage. The inner loop works on numpy
-arrays over the (start, end) pairs of the request's window at once, only those whose length is
-the exact duration for some allowed node count (the others cannot be chosen); window maxima of
-CU usage come from a sparse table (O(w log w) per node, O(1) per pair). Node counts run in
-increasing order (every key holds N, so the order changes no choice); for each, a node set's
-new CUs over all its windows is one row of a matrix product (the distinct node sets of all
-candidate rings times the per-node values), and with RDDA's MinCU key a node count is skipped
-once a best on fewer nodes activates no more CUs than any of its node sets can. A wavelength
-is free over a window when its first blocked slot lies after the window's end.
+arrays over (start, end) windows, only those whose length is the exact duration for some
+allowed node count (the others cannot be chosen); window maxima of CU usage come from a sparse
+table (O(w log w) per node, two slices per window length). Node counts run in increasing order
+(every key holds N, so the order changes no choice); for each, a node set's new CUs over a
+batch of windows is one row of a matrix product (the distinct node sets of all candidate rings
+times the per-node values). With a MinCU key (new CUs first) each window length first gets a
+lower bound on the CUs any of its placements activates: per node, its value at the window of
+that length with the least maximum use (all lengths at once from the runs in which each slot
+holds the maximum, O(w log w) per node), summed over each node set, over the rings with a free
+wavelength run that long. Lengths are scored in batches of about :data:`BATCH_WINDOWS`
+windows, smallest bound first, and a length whose bound cannot beat the best found so far is
+never scored: with RDDA's key (new CUs, N, N k, end), when (bound, N, N k) is not below the
+best's (new CUs, N, N k); with the other MinCU keys, when the bound exceeds the best's new
+CUs. Two windows of a ring with equal keys have the same length, so they
+sit in the same batch and the earlier start wins, as in Algorithm 1's scan: the deployments are
+those of scoring every window. A wavelength is free over a window when its first blocked slot
+lies after the window's end.
 """
 
 from __future__ import annotations
@@ -104,13 +113,25 @@ PRUNE_ROUNDS = 10
 #: plain RDDA passes a ``block="break-even"`` run costs: its rounds of pruning end once one
 #: changes nothing (measured on ``cpn38`` with 125-500 requests: 4.7-5.1 passes)
 BREAK_EVEN_PASSES = 5.5
-#: interpreter operations per candidate ring of a request and slot of its window (the Python
-#: around the arrays; measured: 3.3-8.4 microseconds on ``cpn6`` and ``cpn38``, 20-125 requests)
-RING_SLOT_OPS = 5e3
+#: numpy element operations per slot of a request's window and allowed node count to find
+#: its usable window lengths (the fewest-CU table corrected three times by the duration)
+LENGTH_OPS = 100
+#: numpy calls to find one node count's usable window lengths (the fewest-CU table and the
+#: seven durations that correct and check it)
+LENGTH_CALLS = 70
+#: interpreter operations per numpy call (the Python around the arrays: 1-3 microseconds)
+CALL_OPS = 2e3
 #: the work estimate's margin over the operations counted, so that a machine slower than the
 #: one it was measured on still finds the estimate above what it spends (ratios 1.8-3.2 over
 #: 125-1000 requests on cpn38, one thread, load average 5 on 2 cores)
 WORK_MARGIN = 1.2
+#: windows one batch of window lengths holds at most (unless one length alone has more):
+#: :meth:`_Packer.place` scores the lengths of smallest lower bound first and, after each
+#: batch, drops the lengths that can no longer beat the best found (module docstring)
+BATCH_WINDOWS = 1024
+#: bytes of the Solution per request (its assignments and CU id lists; measured 1.6-2.5 kB
+#: on ``cpn38`` with 125 and 500 requests)
+SOLUTION_BYTES = 3072
 #: a node's term in a placement's node sum when it lacks the CUs (above any sum of new CUs)
 _NO_ROOM = 1 << 32
 
@@ -134,10 +155,16 @@ def fewest_cu_slots(instance: Instance, j: int) -> int:
     return min((nn * k * d for nn, k, d in modes(instance, j, k_max)), default=1 << 62)
 
 
-@cache
-def _pairs(width: int) -> tuple[np.ndarray, np.ndarray]:
-    """All (s, e) with 0 <= s <= e < width, in row-major order."""
-    return np.triu_indices(width)
+def _sparse_levels(rows: np.ndarray) -> list[np.ndarray]:
+    """The sparse table of ``rows``: level j holds the maxima of the windows of length 2^j
+    (level j has ``w - 2^j + 1`` columns); O(w log w) per row."""
+    levels = [rows]
+    span = 1
+    while 2 * span <= rows.shape[1]:
+        prev = levels[-1]
+        levels.append(np.maximum(prev[:, :-span], prev[:, span:]))
+        span *= 2
+    return levels
 
 
 def _window_max(rows: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -146,12 +173,7 @@ def _window_max(rows: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     A sparse table (maxima of the windows of length 2^j): O(w log w) per row to build, two
     look-ups per pair, so only the pairs asked for cost anything (no w x w grid).
     """
-    levels = [rows]
-    span = 1
-    while 2 * span <= rows.shape[1]:
-        prev = levels[-1]
-        levels.append(np.maximum(prev[:, :-span], prev[:, span:]))
-        span *= 2
+    levels = _sparse_levels(rows)
     length = e - s + 1
     j = np.floor(np.log2(length)).astype(np.int64) if length.size else length
     out = np.empty((rows.shape[0], s.size), dtype=rows.dtype)
@@ -160,6 +182,43 @@ def _window_max(rows: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
         table = levels[int(lv)]
         out[:, sel] = np.maximum(table[:, s[sel]], table[:, e[sel] - (1 << int(lv)) + 1])
     return out
+
+
+def _length_max(levels: list[np.ndarray], d: int) -> np.ndarray:
+    """max(rows[:, s..s + d - 1]) for every start s = 0..w - d: two slices of one level."""
+    lv = d.bit_length() - 1
+    table = levels[lv]
+    n = levels[0].shape[1] - d + 1
+    off = d - (1 << lv)
+    return np.maximum(table[:, :n], table[:, off:off + n])
+
+
+def _min_window_max(levels: list[np.ndarray]) -> np.ndarray:
+    """m[:, d] = the least window maximum over the windows of length d of each row (d = 1..w).
+
+    Each element is the maximum of the windows inside the widest run around it holding no
+    larger element (found by binary lifting over the sparse table, O(w log w) per row), so the
+    least maximum over length d is the least element whose run is at least d long (a suffix
+    minimum over run lengths). Column 0 is unused.
+    """
+    rows = levels[0]
+    n_rows, w = rows.shape
+    start = np.broadcast_to(np.arange(w), rows.shape).copy()
+    end = start.copy()
+    for lv in range(len(levels) - 1, -1, -1):
+        size = 1 << lv
+        table = levels[lv].ravel()  # row r starts at r (w - size + 1)
+        base = (np.arange(n_rows) * (w - size + 1))[:, None]
+        # the block end + 1 .. end + size, if it lies in the row and holds nothing larger
+        grow = (end < w - size) & (table[base + np.minimum(end + 1, w - size)] <= rows)
+        end += grow * size
+        # the block start - size .. start - 1
+        grow = (start >= size) & (table[base + np.maximum(start - size, 0)] <= rows)
+        start -= grow * size
+    least = np.full((n_rows, w + 1), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(least, (np.broadcast_to(np.arange(n_rows)[:, None], rows.shape),
+                          end - start + 1), rows)
+    return np.minimum.accumulate(least[:, ::-1], axis=1)[:, ::-1]
 
 
 def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
@@ -208,6 +267,26 @@ def rdda(instance: Instance, *, seed: int = 0, scheme: str | None = None,
     return pk.solution()
 
 
+class _Windows:
+    """One request's windows: the offset ``lo`` of its first slot, its ``width``, the sparse
+    table of its rings' nodes' CU use (``levels``, rows in the order of ``pos``/``loc``), per
+    row and window length the least window maximum (``least``, MinCU keys only) and the window
+    maxima per length computed so far."""
+
+    def __init__(self, lo: int, width: int, levels: list[np.ndarray], pos: dict[int, int],
+                 loc: np.ndarray, least: np.ndarray | None) -> None:
+        self.lo, self.width, self.levels, self.pos, self.loc = lo, width, levels, pos, loc
+        self.least = least
+        self._max: dict[int, np.ndarray] = {}
+
+    def max_of(self, d: int) -> np.ndarray:
+        """Window maxima of CU use over the windows of length ``d``, by start: (R, w - d + 1)."""
+        got = self._max.get(d)
+        if got is None:
+            got = self._max[d] = _length_max(self.levels, d)
+        return got
+
+
 class _Packer:
     """RDDA's state: CU use per node and slot, node peaks, wavelength loads, deployments."""
 
@@ -231,6 +310,8 @@ class _Packer:
             [None] * len(inst.requests)
         self.chosen: dict[int, tuple[tuple[int, ...], int]] = {}
         self.placed: dict[int, tuple] = {}
+        #: per request and node count N, its usable window lengths and their fewest CUs
+        self._lengths: dict[int, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
         #: peaks a node keeps however little it uses (rdda-fill's targets); zero in RDDA
         self.floor = np.zeros(len(inst.nodes), dtype=np.int64)
         #: MinCU key: None (new CUs, N, N k, end); "early" (new CUs, end, N k, N); "late"
@@ -253,103 +334,153 @@ class _Packer:
             return None
         lo, hi = r.arrival - 1, r.deadline - 1
         width = hi - lo + 1
-        s_idx, e_idx = _pairs(width)
-        span = e_idx - s_idx + 1
-        klen = {}
-        for nn in r.node_counts:
-            table = fewest_cus_table(inst, j, nn, width, k_top)  # per window length d
-            # only windows exactly as long as the fewest CUs need (never hold idle slots)
-            exact = duration(inst, j, nn, np.minimum(table, k_top)) == np.arange(width + 1)
-            klen[nn] = np.where(exact & (table <= k_top), table, 1 << 40)
-        # windows no node count can use are dropped before any array over windows is built
-        # (they would only be masked out); the kept ones stay in (s, e) order
-        usable = np.zeros(width + 1, dtype=bool)
-        for kl in klen.values():
-            usable |= kl < (1 << 40)
-        keep = usable[span]
-        if not keep.any():
+        lens = self._lengths.get(j)
+        if lens is None:  # per N: the usable window lengths and their fewest CUs
+            lens = self._lengths[j] = {}
+            for nn in r.node_counts:
+                table = fewest_cus_table(inst, j, nn, width, k_top)  # per window length d
+                # only windows exactly as long as the fewest CUs need (never hold idle slots)
+                exact = duration(inst, j, nn, np.minimum(table, k_top)) == np.arange(width + 1)
+                d = np.flatnonzero(exact & (table <= k_top))
+                lens[nn] = (d, table[d])
+        d_min = min((int(d[0]) for d, _ in lens.values() if d.size), default=0)
+        if not d_min:
             return None
-        s_idx, e_idx, span = s_idx[keep], e_idx[keep], span[keep]
-        tables = self._ring_tables(rings, lo, hi, s_idx, e_idx)
+        tables = self._ring_tables(rings, lo, hi, d_min)
         if not tables:
             return None
         local = sorted({v for k in tables for v in inst.rings[k].nodes})
-        loc = np.array(local)
-        mu = _window_max(self.used[loc, lo:hi + 1], s_idx, e_idx)  # (R, P) peak use in window
-        win = (lo, s_idx, e_idx, mu, {v: i for i, v in enumerate(local)})
+        levels = _sparse_levels(self.used[local, lo:hi + 1])
+        win = _Windows(lo, width, levels, {v: i for i, v in enumerate(local)}, np.array(local),
+                       _min_window_max(levels) if self.scheme == "MinCU" else None)
         best_key: tuple | None = None
         best: tuple | None = None
         for nn in sorted(r.node_counts):
             if (best_key is not None and best_key[0] == 0 and self.scheme == "MinCU"
                     and self.prefer is None):
                 break  # (0, N', ...) with N' < nn beats every key (new, nn, ...)
-            kl = klen[nn][span]
-            cols = np.flatnonzero(kl < (1 << 40))  # the windows of N's exact durations
+            d, kk = lens[nn]
             ring_list = [k for k in tables if inst.rings[k].size >= nn]
-            if cols.size and ring_list:
-                best_key, best = self._best_of_count(r.source, nn, kl[cols], cols, ring_list,
-                                                     tables, win, best_key, best)
+            if d.size and ring_list:
+                best_key, best = self._best_of_count(r.source, nn, d, kk, ring_list, tables,
+                                                     win, best_key, best)
         return best
 
-    def _ring_tables(self, rings: list[int], lo: int, hi: int, s_idx: np.ndarray,
-                     e_idx: np.ndarray) -> dict[int, tuple]:
-        """Per candidate ring with a wavelength free over some kept window: (first blocked
-        slot per wavelength and slot, window has a free wavelength (P,), MinW cost (P,))."""
-        inst, w_max = self.inst, self.w_max
+    def _ring_tables(self, rings: list[int], lo: int, hi: int, d_min: int) -> dict[int, tuple]:
+        """Per candidate ring with a wavelength free over some window of a usable length (at
+        least ``d_min`` slots): (first blocked slot per wavelength and slot (W, w), the latest
+        of them per slot (w,), the longest free run of one wavelength (slots), the wavelengths
+        each would newly activate on the ring (MinW only))."""
+        inst = self.inst
         width = hi - lo + 1
-        bad = (self.load[:, :, lo:hi + 1] >= inst.rho) | ~self.exists[:, :, None]
         slots = np.arange(width)
         out = {}
         for k in rings:
             lk = list(inst.rings[k].links)
-            rb = bad[lk].any(axis=0)  # (W, width)
+            # a wavelength is blocked at a slot on the ring when some link of it is full then
+            # or lacks the wavelength
+            rb = ((self.load[lk, :, lo:hi + 1] >= inst.rho).any(axis=0)
+                  | ~self.exists[lk].all(axis=0)[:, None])  # (W, width)
             # first blocked slot at or after each slot: wavelength b is free over [s, e]
             # exactly when it lies after e
             nxt = np.minimum.accumulate(np.where(rb, slots, width)[:, ::-1], axis=1)[:, ::-1]
-            any_ok = nxt.max(axis=0)[s_idx] > e_idx  # (P,)
-            if not any_ok.any():
+            top = nxt.max(axis=0)
+            run = int((top - slots).max())
+            if run < d_min:
                 continue
-            wl_cost = None
-            if self.scheme == "MinW":
-                wl_ok = nxt[:, s_idx] > e_idx[None, :]  # (W, P)
-                new_w = (~self.w_act[lk]).sum(axis=0)  # (W,)
-                cost = np.where(wl_ok, (new_w * w_max + np.arange(w_max))[:, None], 1 << 40)
-                wl_cost = cost.min(axis=0)  # new * w_max + b
-            out[k] = (nxt, any_ok, wl_cost)
+            new_w = (~self.w_act[lk]).sum(axis=0) if self.scheme == "MinW" else None
+            out[k] = (nxt, top, run, new_w)
         return out
 
-    def _best_of_count(self, source: int, nn: int, kk: np.ndarray, cols: np.ndarray,
-                       ring_list: list[int], tables: dict[int, tuple], win: tuple,
+    def _best_of_count(self, source: int, nn: int, d: np.ndarray, kk: np.ndarray,
+                       ring_list: list[int], tables: dict[int, tuple], win: _Windows,
                        best_key: tuple | None, best: tuple | None) -> tuple:
         """The best placement on ``nn`` nodes over the rings, against the best so far.
+
+        ``d`` are the usable window lengths of N nodes and ``kk`` their fewest CUs. With a
+        MinCU key (new CUs first), each length gets a lower bound on the CUs any of its
+        placements activates (:meth:`_length_bounds`); lengths are scored in batches, smallest
+        bound first, and a length whose bound cannot beat the best found so far is never
+        scored. The other schemes score every length in one batch.
+        """
+        rows: dict[tuple[int, ...], int] = {}
+        ring_rows = []
+        for k in ring_list:
+            subs = _subsets(self.inst.rings[k].nodes, source, nn)
+            ring_rows.append([rows.setdefault(tuple(sorted(s)), len(rows)) for s in subs])
+        sel = np.zeros((len(rows), len(win.pos)))
+        for nodes, i in rows.items():
+            sel[i, [win.pos[v] for v in nodes]] = 1.0
+        sets = (ring_list, ring_rows, sel)
+        if win.least is None:
+            return self._score(source, nn, d, kk, sets, tables, win, best_key, best)
+        bound = self._length_bounds(d, kk, sets, tables, win)
+        order = np.lexsort((kk, bound))
+        order = order[bound[order] < _NO_ROOM]  # lengths no node set can hold are dropped
+        bound = np.minimum(bound, (1 << 20) - 1)  # new CUs as the packed keys cap them
+        counts = win.width - d + 1  # windows per length
+        while order.size:
+            if best_key is not None:
+                b = bound[order]
+                if self.prefer is None:  # (new, N, N k, ...) must beat the best
+                    keep = (b < best_key[0]) | ((b == best_key[0]) & (nn == best_key[1])
+                                                & (nn * kk[order] < best_key[2]))
+                else:  # (new, ...): a length with a larger bound cannot win
+                    keep = b <= best_key[0]
+                order = order[keep]
+                if not order.size:
+                    break
+            take = max(1, int(np.searchsorted(np.cumsum(counts[order]), BATCH_WINDOWS,
+                                              side="right")))
+            batch, order = order[:take], order[take:]
+            best_key, best = self._score(source, nn, d[batch], kk[batch], sets, tables, win,
+                                         best_key, best)
+        return best_key, best
+
+    def _length_bounds(self, d: np.ndarray, kk: np.ndarray, sets: tuple,
+                       tables: dict[int, tuple], win: _Windows) -> np.ndarray:
+        """Per window length, at most the CUs any placement of that length newly activates
+        (``>= _NO_ROOM``: none fits): a node set's new CUs over a window are its nodes' sum,
+        each node's at least its value at the window of that length with the least maximum
+        use; a ring counts only for lengths up to its longest free wavelength run."""
+        ring_list, ring_rows, sel = sets
+        least = win.least[:, d]  # (R, L)
+        need = least + kk[None, :]
+        node = np.where(need <= self.caps[win.loc][:, None],
+                        np.maximum(need - self.peak[win.loc][:, None], 0), _NO_ROOM)
+        tot = (sel @ node.astype(np.float64)).astype(np.int64)  # (U, L)
+        bound = np.full(d.size, 1 << 62, dtype=np.int64)
+        for k, rr in zip(ring_list, ring_rows, strict=True):
+            low = np.where(d <= tables[k][2], tot[rr].min(axis=0), 1 << 62)
+            bound = np.minimum(bound, low)
+        return bound
+
+    def _score(self, source: int, nn: int, d: np.ndarray, kk: np.ndarray, sets: tuple,
+               tables: dict[int, tuple], win: _Windows, best_key: tuple | None,
+               best: tuple | None) -> tuple:
+        """Score every window of the lengths ``d`` (fewest CUs ``kk``) on ``nn`` nodes of every
+        ring; the best placement against the best so far.
 
         The node part of a placement (CUs newly activated, or a sentinel when a node lacks the
         CUs) is a sum over the subset's nodes: one 0/1 matrix over the distinct node sets of
         every ring times the per-node values (exact integers in float64) gives it for all
-        subsets and windows at once.
+        subsets and windows at once. Windows run by length, then start: two windows of a ring
+        with equal packed keys have the same length, so the first is the earliest, as in the
+        (start, end) order of Algorithm 1's scan.
         """
         inst, scheme, k_top, w_max = self.inst, self.scheme, self.k_top, self.w_max
-        lo, s_all, e_all, mu_all, pos = win
-        rows: dict[tuple[int, ...], int] = {}
-        ring_rows = []
-        for k in ring_list:
-            subs = _subsets(inst.rings[k].nodes, source, nn)
-            ring_rows.append([rows.setdefault(tuple(sorted(s)), len(rows)) for s in subs])
-        sel = np.zeros((len(rows), len(pos)))
-        for nodes, i in rows.items():
-            sel[i, [pos[v] for v in nodes]] = 1.0
-        loc = np.array(sorted(pos, key=pos.__getitem__))
-        mu = mu_all[:, cols]
+        ring_list, ring_rows, sel = sets
+        lo, loc = win.lo, win.loc
+        counts = win.width - d + 1
+        first = np.cumsum(counts) - counts
+        s_idx = np.arange(int(counts.sum())) - np.repeat(first, counts)
+        e_idx = s_idx + np.repeat(d - 1, counts)
+        kk = np.repeat(kk, counts)
+        mu = np.concatenate([win.max_of(int(x)) for x in d], axis=1)  # (R, P) peak use
         free = self.caps[loc][:, None] - mu
         room = mu - self.peak[loc][:, None]  # <= 0: activated CUs left unused in the window
         node = np.where(free >= kk[None, :], np.maximum(room + kk[None, :], 0), _NO_ROOM)
-        # RDDA's key (new, N, ...) with a best found on fewer nodes: this N wins only with
-        # fewer new CUs, and a node set activates at least the sum of its nodes' fewest
-        if (scheme == "MinCU" and self.prefer is None and best_key is not None
-                and (sel @ node.min(axis=1)).min() >= best_key[0]):
-            return best_key, best
         tot = (sel @ node.astype(np.float64)).astype(np.int64)  # (U, P): new CUs or >= _NO_ROOM
-        s_idx, e_idx = s_all[cols], e_all[cols]
         end = lo + e_idx  # (P,) < 2^14
         nk = nn * np.minimum(kk, k_top + 1)  # (P,) < 2^20
         top = np.iinfo(np.int64).max
@@ -370,15 +501,17 @@ class _Packer:
             packed_all = np.broadcast_to((end << 20) | nk, tot.shape)
         for k, rr in zip(ring_list, ring_rows, strict=True):
             ring = inst.rings[k]
-            nxt, any_ok, wl_cost = tables[k]
-            ok = any_ok[cols]
+            nxt, latest, _, new_w = tables[k]
+            ok = latest[s_idx] > e_idx
             if not ok.any():
                 continue
             if scheme == "MinW":
-                wc = wl_cost[cols]
+                wl_ok = nxt[:, s_idx] > e_idx[None, :]  # (W, P)
+                cost = np.where(wl_ok, (new_w * w_max + np.arange(w_max))[:, None], 1 << 40)
+                wl_cost = cost.min(axis=0)  # new * w_max + b
                 packed = np.broadcast_to(
-                    (np.minimum(wc // w_max, (1 << 20) - 1) << 34) | (end << 20) | nk,
-                    (len(rr), cols.size))
+                    (np.minimum(wl_cost // w_max, (1 << 20) - 1) << 34) | (end << 20) | nk,
+                    (len(rr), s_idx.size))
             else:
                 packed = packed_all[rr]
             packed = np.where((tot[rr] < _NO_ROOM) & ok[None, :], packed, top)
@@ -386,8 +519,8 @@ class _Packer:
             cell = int(packed.flat[flat])
             if cell == top:
                 continue  # no subset of this ring holds the request in any window
-            sub_i, p = divmod(flat, cols.size)
-            e_p, nk_p, pu = int(end[p]), int(nn * kk[p]), int(cols[p])
+            sub_i, p = divmod(flat, s_idx.size)
+            e_p, nk_p = int(end[p]), int(nn * kk[p])
             if scheme == "MinCU":
                 if self.prefer == "early":
                     key = (cell >> 34, e_p, nk_p, nn)
@@ -398,7 +531,7 @@ class _Packer:
                 else:
                     key = (cell >> 34, nn, nk_p, e_p)
             elif scheme == "MinW":
-                key = (int(wl_cost[pu] // w_max), ring.size, nn, e_p, nk_p)
+                key = (int(wl_cost[p] // w_max), ring.size, nn, e_p, nk_p)
             elif scheme == "MinT":
                 key = (e_p, nk_p, nn)
             else:
@@ -406,8 +539,8 @@ class _Packer:
             if best_key is None or key < best_key:
                 best_key = key
                 # MinW: the wavelength activating the fewest; otherwise first fit
-                b = int(wl_cost[pu] % w_max) if scheme == "MinW" else int(
-                    np.argmax(nxt[:, s_all[pu]] > e_all[pu]))
+                b = int(wl_cost[p] % w_max) if scheme == "MinW" else int(
+                    np.argmax(nxt[:, s_idx[p]] > e_idx[p]))
                 subs = _subsets(ring.nodes, source, nn)
                 best = (k, subs[sub_i], int(kk[p]), lo + int(s_idx[p]), e_p, b)
         return best_key, best
@@ -643,16 +776,28 @@ class RddaOptions(Options):
         "than blocking them (module docstring)")
 
 
-def _usable_windows(inst: Instance, j: int, w: int, k_top: int) -> int:
-    """Windows of request ``j`` (width ``w``) whose length is the exact duration of some allowed
-    node count: the windows :func:`rdda` keeps (w - d + 1 windows per usable length d)."""
-    usable = np.zeros(w + 1, dtype=bool)
+def _usable_windows(inst: Instance, j: int, w: int, k_top: int) -> dict[int, tuple[int, int]]:
+    """Per allowed node count N of request ``j`` (window width ``w``): the window lengths that
+    are the exact duration of N nodes and the windows of those lengths (w - d + 1 per length
+    d), the windows :func:`rdda` can score."""
+    out = {}
     for nn in inst.requests[j].node_counts:
         table = fewest_cus_table(inst, j, nn, w, k_top)
         exact = duration(inst, j, nn, np.minimum(table, k_top)) == np.arange(w + 1)
-        usable |= exact & (table <= k_top)
-    d = np.flatnonzero(usable[1:]) + 1
-    return int((w - d + 1).sum())
+        d = np.flatnonzero(exact & (table <= k_top))
+        out[nn] = (int(d.size), int((w - d + 1).sum()))
+    return out
+
+
+@cache
+def _node_set_count(rings: tuple[tuple[int, ...], ...], source: int, size: int) -> int:
+    """Distinct node sets of ``size`` containing ``source`` over the ``rings`` (node tuples)."""
+    return len({tuple(sorted(s)) for ring in rings for s in _subsets(ring, source, size)})
+
+
+def _node_sets(rings: tuple[int, ...], inst: Instance, source: int, size: int) -> int:
+    """Distinct node sets :meth:`_Packer._best_of_count` builds for ring indexes ``rings``."""
+    return _node_set_count(tuple(inst.rings[k].nodes for k in rings), source, size)
 
 
 def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
@@ -663,7 +808,7 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     instance : Instance
         The RAR instance.
     options : RddaOptions
-        The options of the run (``block`` changes the work).
+        The options of the run (``scheme`` and ``block`` change the work).
 
     Returns
     -------
@@ -672,15 +817,20 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
 
     Notes
     -----
-    Per request with window width w: the sparse table of window maxima of the nodes of its
-    rings (nodes x w log w) and, over the windows rdda keeps (those of a usable length,
-    :func:`_usable_windows`), its look-ups, per ring through its source (an upper bound on the
-    candidate rings of eq. 13) the wavelength table (W x windows) and per allowed node count N
-    the node subsets of Algorithm 1, line 10 (at most C(ring_max_nodes - 1, N - 1), each N x
-    windows), plus :data:`RING_SLOT_OPS` interpreter operations per candidate ring and window
-    slot. All of it times :data:`WORK_MARGIN`. ``block="break-even"``:
-    :data:`BREAK_EVEN_PASSES` passes. Memory: the largest request's arrays over the kept
-    windows plus the (links x W x slots) wavelength loads.
+    Per request with window width w, over its candidate rings (eq. 13), R = the nodes of those
+    rings and, per allowed node count N, U = their distinct node subsets of Algorithm 1, line
+    10: the usable lengths (:data:`LENGTH_OPS` per slot and N, :data:`LENGTH_CALLS` calls),
+    the wavelength tables (ring links x W x w), the sparse table and the least window maxima
+    (R x w log w), per N the length bounds (U x R x lengths) and the windows scored, each
+    costing R (window maxima, node values), U x R (the node-set sums) and U (the ring keys)
+    operations. With a MinCU key the lengths that cannot win are skipped: one batch of at most
+    :data:`BATCH_WINDOWS` plus one length's windows per N is charged (measured on ``cpn38``,
+    seed 0: 0.55 and 0.85 batches per N searched at 500 and 1,000 requests); the other keys
+    score every usable window.
+    Each numpy call costs :data:`CALL_OPS`. All of it times :data:`WORK_MARGIN`;
+    ``block="break-even"``: :data:`BREAK_EVEN_PASSES` passes. Memory: the largest request's
+    arrays over its scored windows and tables, the usable lengths kept per request, the
+    (links x W x slots) wavelength loads and :data:`SOLUTION_BYTES` per request.
 
     References
     ----------
@@ -689,30 +839,38 @@ def rdda_estimate(instance: Instance, options: RddaOptions) -> Size:
     inst = instance
     n_nodes, T = len(inst.nodes), inst.slots
     w_max = max(lk.wavelengths for lk in inst.links)
-    hi = inst.ring_max_nodes
-    through = [len(x) for x in inst.rings_through]
     k_top = max(nd.cus for nd in inst.nodes)
+    pruned = (options.scheme or inst.scheme) == "MinCU"
     work = 0.0
     peak = 0.0
+    kept = 0.0
     for j, r in enumerate(inst.requests):
         w = r.deadline - r.arrival + 1
-        P = w * (w + 1) / 2
-        rings = through[r.source]
-        local = min(n_nodes, rings * hi)
-        subs = sum(math.comb(hi - 1, nn - 1) * nn for nn in r.node_counts)
-        # the arrays over windows hold only the windows of a usable length (as rdda keeps)
-        kept = _usable_windows(inst, j, w, k_top)
+        rings = inst.candidate_rings(j)
+        if not rings:
+            continue
+        local = len({v for k in rings for v in inst.rings[k].nodes})
+        links = sum(len(inst.rings[k].links) for k in rings)
         logw = math.log2(w) + 1
-        per_ring = w_max * kept * 3 + w_max * w * hi + subs * kept * 3 + RING_SLOT_OPS * w
-        work += local * (w * logw + 2 * kept) + rings * per_ring + w * len(r.node_counts) * 8
-        peak = max(peak, 8.0 * (local * (w * logw + kept) + 3 * w_max * kept + 3 * subs * kept)
-                   + 2.0 * len(inst.links) * w_max * w    # the (links x W x w) blocked masks
-                   + 8.0 * 4 * P)                         # every (s, e) pair and its length
+        calls = 20 + 12 * len(rings) + 14 * logw
+        ops = (links * w_max * w * 3 + len(rings) * w_max * w * 10   # wavelength tables
+               + local * w * logw * 30)                               # least window maxima
+        big = 0.0
+        for nn, (lengths, windows) in _usable_windows(inst, j, w, k_top).items():
+            kept += 16.0 * lengths + 250.0  # the usable lengths and CUs kept per request
+            subs = _node_sets(tuple(rings), inst, r.source, nn)
+            scored = min(windows, BATCH_WINDOWS + w) if pruned else windows
+            calls += LENGTH_CALLS + 25 + 12 * len(rings) + subs / 4
+            ops += (LENGTH_OPS * w + subs * local * lengths * 2
+                    + scored * (local * 12 + subs * local * 2 + subs * 8))
+            big = max(big, scored * (local * 4 + subs * 4) + subs * lengths * 2)
+        work += ops + CALL_OPS * calls
+        peak = max(peak, 8.0 * (big + local * w * (logw + 8) + len(rings) * w_max * w * 3))
     work *= WORK_MARGIN
     if options.block == "break-even":
         work *= BREAK_EVEN_PASSES
-    memory = peak + 8.0 * (2 * len(inst.links) * w_max * T + 2 * n_nodes * T) \
-        + 1024.0 * len(inst.requests)
+    memory = peak + kept + 8.0 * (2 * len(inst.links) * w_max * T + 2 * n_nodes * T) \
+        + SOLUTION_BYTES * len(inst.requests)
     return Size(memory, work)
 
 
@@ -751,8 +909,8 @@ def rdda_ls_estimate(instance: Instance, options: RddaLsOptions) -> Size:
     -----
     One ``block="break-even"`` run per start (:func:`rdda_estimate`), plus per round of moves
     two shifts and their pruning, about four plain passes (measured on ``cpn38``: 8 starts and
-    2 rounds take 42-47 plain RDDA runs). Memory: one run's state (the starts run one after
-    another) and a quarter more for the best start's deployments kept beside it.
+    2 rounds take 42-47 plain RDDA runs). Memory: two runs' state (the starts run one after
+    another; the best start's packer, with its wavelength loads, is kept beside the current).
 
     References
     ----------
@@ -762,7 +920,7 @@ def rdda_ls_estimate(instance: Instance, options: RddaLsOptions) -> Size:
     base = one.work / BREAK_EVEN_PASSES  # one pass over the requests
     starts = len(options.orders) * len(options.keys)
     work = starts * one.work + options.passes * 4 * base
-    return Size(1.25 * one.memory, work)
+    return Size(2.0 * one.memory, work)
 
 
 from dmlopt.heuristics.rar_schemes import (  # noqa: E402 (uses the names above)

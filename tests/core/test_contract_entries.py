@@ -423,8 +423,11 @@ def test_rar_ring_search_is_bounded(monkeypatch):
     assert len(parse(MR.Instance, _rar_complete(6)).rings) > 0
 
 
-def test_rar_long_windows_refused_before_rdda_runs(monkeypatch):
-    inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": 3, "slots": 10_000}, seed=0)
+def test_rar_rdda_refused_before_it_runs(monkeypatch):
+    """Long windows alone no longer make rdda too large (it scores a batch of window lengths,
+    not every (start, end) pair); its wavelength loads (links x W x slots, 2 GB here) do."""
+    inst = dmlopt.generate("rar", {"generator": "random", "slots": 10_000,
+                                   "wavelengths": 5_000}, seed=0)
     monkeypatch.setitem(HR.HEURISTICS, "rdda",
                         dataclasses.replace(HR.HEURISTICS["rdda"], function=_boom))
     with pytest.raises(ModelTooLargeError, match="rdda"):

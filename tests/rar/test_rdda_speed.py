@@ -4,13 +4,16 @@
 :class:`dmlopt.heuristics.rar._Packer` (dmlopt main at commit a52f627) gave on a few seeded
 cpn38 and cpn6 instances, for every scheme with both ``block`` values and for ``rdda-ls``
 (whose keys "early", "late" and "valley" run through the same code). It was written by
-``python -m tests.rar.test_rdda_speed --write`` at that commit; a placement that differs in any
+``python -m tests.rar.test_rdda_speed --write`` at that commit; the cases of the 250-request
+instance were added from the code of commit eaf040e (every usable window scored, before the
+window lengths were scored in batches and skipped by a bound). A placement that differs in any
 ring, node, CU id, wavelength, start or end fails here.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -29,7 +32,11 @@ INSTANCES = [
     {"generator": "cpn38", "requests": 40, "slots": 48, "scheme": "MinCU", "seed": 3},
     {"generator": "cpn6", "requests": 20, "slots": 12, "scheme": "MinCU", "seed": 4},
     {"generator": "cpn6", "requests": 40, "slots": 16, "scheme": "MinCU", "seed": 5},
+    {"generator": "cpn38", "requests": 250, "slots": 120, "scheme": "MinCU", "seed": 8},
 ]
+#: instances run with a few (scheme, block) pairs only (wide windows: several batches of
+#: window lengths per request), with their pairs
+FEW = {5: (("MinCU", "never"), ("MinCU", "break-even"), ("MinW", "never"))}
 #: instances rdda-ls runs on (indexes into INSTANCES; it costs about 40 rdda runs)
 LS_ON = (2, 3)
 
@@ -37,9 +44,9 @@ LS_ON = (2, 3)
 def _cases() -> list[tuple[int, str, dict]]:
     out = []
     for i, _ in enumerate(INSTANCES):
-        for scheme in H.SCHEMES:
-            for block in H.BLOCKS:
-                out.append((i, "rdda", {"scheme": scheme, "block": block}))
+        pairs = FEW.get(i, itertools.product(H.SCHEMES, H.BLOCKS))
+        for scheme, block in pairs:
+            out.append((i, "rdda", {"scheme": scheme, "block": block}))
     out += [(i, "rdda-ls", {}) for i in LS_ON]
     return out
 
