@@ -213,10 +213,11 @@ def solve(
 
     With HiGHS and no formulation named, a bound method the problem declares exact for the
     default formulation (:class:`dmlopt.contract.Bound` ``exact``; INC/OXC's
-    ``placements-static``) runs first with :data:`EXACT_SHARE` of ``time_limit`` (until it ends
-    when there is none): its solution is ``optimal`` when the evaluated objective meets its
-    bound (:func:`proven`); otherwise the MIP gets the rest of the time, warm-started from it,
-    and is graded against the tighter of the two bounds. The message names the method.
+    ``bisection``) runs first with its ``share`` of ``time_limit`` (default
+    :data:`EXACT_SHARE`; until it ends when there is none): its solution is ``optimal`` when
+    the evaluated objective meets its bound (:func:`proven`); otherwise the MIP gets the rest
+    of the time, warm-started from it, and is graded against the tighter of the two bounds.
+    The message names the method.
 
     Ctrl-C stops the solver within seconds and raises :class:`dmlopt.errors.Interrupted`
     carrying the incumbent, evaluated (``exc.result``, status ``interrupted``).
@@ -347,12 +348,14 @@ def _better(problem: Any, instance: Any, *solutions: Any) -> tuple[Any, Any]:
 def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
                  time_limit: float | None, start: Any) -> Result:
     """The default exact solve of a problem with an exact bound method ``name``: the method
-    first (:data:`EXACT_SHARE` of the time limit, or until it ends), its solution optimal when
-    the evaluated objective meets its bound (:func:`proven`); else ``mip`` with the rest of the
+    first (its ``Bound.share`` of the time limit, default :data:`EXACT_SHARE`, or until it
+    ends), its solution optimal when the evaluated objective meets its bound (:func:`proven`);
+    else ``mip`` with the rest of the
     time, warm-started from the better of its solution and ``start``, and graded against the
     tighter of the two bounds. Never optimal unless an evaluated objective meets a bound."""
     t0 = time.perf_counter()
-    share = None if time_limit is None else EXACT_SHARE * time_limit
+    part = problem.bound(name).share
+    share = None if time_limit is None else (EXACT_SHARE if part is None else part) * time_limit
     method = f"{mip.keywords['solver']}:{mip.keywords['formulation']}"
     try:
         value = _interruptible(problem.bound(name).function, instance, time_limit=share,

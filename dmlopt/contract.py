@@ -251,9 +251,10 @@ class Bound:
     ``exact``: the formulations whose optimum this bound equals (within its own precision,
     finer than the optimality gap) while it returns, on the way, a solution reaching it: an
     exact algorithm for them. :func:`dmlopt.solve` with its default formulation runs such a
-    method first (half of the time limit) and returns its solution as optimal when the
-    evaluated objective and the bound meet within the optimality gap; otherwise the MIP runs
-    with the rest of the time, warm-started from it, and the tighter of the two bounds holds.
+    method first (``share`` of the time limit, default half) and returns its solution as
+    optimal when the evaluated objective and the bound meet within the optimality gap;
+    otherwise the MIP runs with the rest of the time, warm-started from it, and the tighter
+    of the two bounds holds.
     An exact method's function also takes ``start=`` (a solution or None: the user's warm
     start), which it may begin from; the solution it returns must lie in those formulations.
     """
@@ -266,6 +267,9 @@ class Bound:
     formulation: str | None = None
     #: formulations whose optimum this bound reaches with a solution (an exact algorithm)
     exact: tuple[str, ...] = ()
+    #: the share of dmlopt.solve's time limit an exact method gets before the MIP (None: the
+    #: core's default, ``api.EXACT_SHARE``)
+    share: float | None = None
 
     def __call__(self, instance: Any, **kwargs: Any) -> BoundValue:
         """Call the function directly (no boundary checks: use :func:`dmlopt.bound`)."""

@@ -134,7 +134,6 @@ Two jobs on two racks scheduled by WCG; the objective is f = 1 / longest JCT (1/
 
 from __future__ import annotations
 
-from dmlopt.models.inc_oxc.bounds import BOUNDS
 from dmlopt.models.inc_oxc.constants import MAX_RACKS, NAME, PAPER, SENSE, TITLE, TOL
 from dmlopt.models.inc_oxc.evaluation import (
     best_bandwidth,
@@ -147,6 +146,7 @@ from dmlopt.models.inc_oxc.evaluation import (
     ports_from_circuits,
     times,
 )
+from dmlopt.models.inc_oxc.exact import BOUNDS
 from dmlopt.models.inc_oxc.formulations import (
     FORMULATIONS,
     build,

@@ -1077,7 +1077,7 @@ BOUNDS: dict[str, Bound] = {
     "placements-static": Bound(_placements_function(True), PlacementsOptions,
                                _placements_estimate, "as 'placements' with integer circuits: "
                                "static port pairings only; exact for the paper's model "
-                               "(dmlopt.solve runs it first)",
+                               "(each MILP to its end; dmlopt.solve runs 'bisection')",
                                exact=("paper", "strong")),
     "lp": lp_relaxation("strong"),
 }

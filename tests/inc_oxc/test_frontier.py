@@ -1,4 +1,4 @@
-"""The default ``dmlopt.solve`` of INC/OXC runs the exact ``placements-static`` bisection
+"""The default ``dmlopt.solve`` of INC/OXC runs the exact ``bisection``
 (``Bound.exact``) before the MIP: its optimum equals the ``strong`` MIP's, it never calls a
 result optimal that no bound proves, a time-limited run still returns an evaluated incumbent,
 and Ctrl-C during the bisection raises ``Interrupted`` with the evaluated incumbent."""
@@ -32,7 +32,7 @@ def test_every_exact_bound_names_formulations_of_its_problem():
         for method, entry in problem.bound_entries.items():
             assert set(entry.exact) <= set(problem.formulations), (name, method, entry.exact)
     inc = registry.get("inc_oxc")
-    assert "strong" in inc.bound("placements-static").exact
+    assert "strong" in inc.bound("bisection").exact
 
 
 @pytest.mark.parametrize(("racks", "seed"), [(2, 0), (2, 1), (3, 0), (3, 2), (4, 0), (4, 3)])
@@ -45,8 +45,8 @@ def test_default_solve_equals_the_strong_mip(racks, seed):
     res = dmlopt.solve(inst, threads=1, time_limit=300)
     assert ref.status == "optimal" and ref.method == "highs:strong"
     assert res.status == "optimal", res.message
-    assert res.method == "highs:strong" and "placements-static" in res.message
-    assert res.metrics["milps_placements-static"] >= 1
+    assert res.method == "highs:strong" and "bisection" in res.message
+    assert res.metrics["milps_bisection"] >= 1
     assert res.objective == pytest.approx(ref.objective, rel=2e-4)
     assert dmlopt.evaluate(inst, res.solution).objective == res.objective
     assert res.bound >= res.objective * (1 - 1e-9)  # a maximisation: bound above
@@ -54,15 +54,15 @@ def test_default_solve_equals_the_strong_mip(racks, seed):
 
 
 def _mutant_bound(monkeypatch, factor: float) -> None:
-    """Replace placements-static by the same method with its bound times ``factor``."""
+    """Replace bisection by the same method with its bound times ``factor``."""
     problem = registry.get("inc_oxc")
-    entry = problem.bound("placements-static")
+    entry = problem.bound("bisection")
 
     def shifted(instance, **kw):
         value = entry.function(instance, **kw)
         return BoundValue(value.bound * factor, value.solution, value.metrics)
 
-    monkeypatch.setitem(problem.model.BOUNDS, "placements-static",
+    monkeypatch.setitem(problem.model.BOUNDS, "bisection",
                         dataclasses.replace(entry, function=shifted))
 
 
@@ -106,7 +106,7 @@ def test_the_mip_stage_is_graded_against_the_tighter_bound(monkeypatch):
     res = dmlopt.solve(inst, threads=1, time_limit=120)
     ref = dmlopt.solve(inst, formulation="strong", threads=1, time_limit=120)
     assert res.status == "optimal" and ref.status == "optimal"
-    assert res.bound < res.metrics["bound_placements-static"]  # the MIP's, not the mutant's
+    assert res.bound < res.metrics["bound_bisection"]  # the MIP's, not the mutant's
     assert api.proven(res.objective, res.bound)
 
 
@@ -138,7 +138,7 @@ def test_ctrl_c_during_the_exact_bound_raises_interrupted_with_the_incumbent(tmp
         "    r = exc.result\n"
         "    ev = dmlopt.evaluate(inst, exc.solution)\n"
         "    print('CAUGHT', r.status, r.objective == ev.objective, r.bound >= r.objective,\n"
-        "          'placements-static' in r.message, flush=True)\n"
+        "          'bisection' in r.message, flush=True)\n"
         "    sys.exit(7)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
@@ -158,15 +158,14 @@ def test_the_bisection_from_a_start_meets_the_strong_optimum():
     # catches a start that moves the bound (its f taken as the upper end, or a bracket that
     # closes on the start without an infeasibility proof above it) and a start whose value is
     # lost: the strong MIP proves the optimum independently
-    from dmlopt.models.inc_oxc.bounds import placements_bound
+    from dmlopt.models.inc_oxc.exact import bisect_placements
 
     inst = _small(4, 1)
     opt = dmlopt.solve(inst, formulation="strong", threads=1, time_limit=300)
     assert opt.status == "optimal"
     start = dmlopt.heuristic(inst, "wcg")
     assert start.objective < opt.objective * (1 - 1e-3)  # the start is not already optimal
-    hi, metrics, sol = placements_bound(inst, static=True, time_limit=300,
-                                        start=start.solution)
+    hi, metrics, sol = bisect_placements(inst, time_limit=300, start=start.solution)
     assert opt.objective <= hi <= opt.objective * (1 + 2e-5)
     assert dmlopt.evaluate(inst, sol).objective == pytest.approx(opt.objective, rel=1e-6)
     # a start that is not a solution of the instance (its bandwidths ten times over the ports)
@@ -174,7 +173,7 @@ def test_the_bisection_from_a_start_meets_the_strong_optimum():
     bad = start.solution.model_copy(update={"bandwidth": [[10 * b for b in row] for row in
                                                           start.solution.bandwidth]})
     assert not dmlopt.evaluate(inst, bad).feasible
-    hi2, _, sol2 = placements_bound(inst, static=True, time_limit=300, start=bad)
+    hi2, _, sol2 = bisect_placements(inst, time_limit=300, start=bad)
     assert opt.objective <= hi2 <= opt.objective * (1 + 2e-5) and sol2 is not bad
 
 
@@ -194,4 +193,4 @@ def test_an_instance_the_bisection_refuses_is_solved_by_the_mip_alone():
     ref = dmlopt.solve(inst, formulation="strong", threads=1, time_limit=60)
     assert res.status == ref.status == "optimal"
     assert res.objective == pytest.approx(ref.objective, rel=1e-9)
-    assert "placements-static not run" in res.message and "identical workers" in res.message
+    assert "bisection not run" in res.message and "identical workers" in res.message

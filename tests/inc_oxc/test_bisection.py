@@ -1,0 +1,161 @@
+"""INC/OXC ``bisection`` (models/inc_oxc/exact.py), the exact method the default
+``dmlopt.solve`` runs first: its optimum against a brute force over every placement and circuit
+matrix of tiny instances (tests/inc_oxc/test_lns.py, written without the package's scoring) and
+against the ``strong`` MIP's proven optimum on generated instances; MILPs stopped by their
+share of the time never move the bracket, and nothing is called optimal unless both ends of it
+are proven."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import dmlopt
+from dmlopt import api, registry
+from dmlopt.models import inc_oxc as M
+from dmlopt.models.inc_oxc import exact
+from dmlopt.models.inc_oxc.bounds import fixed_f_model
+from dmlopt.result import Result
+from tests.inc_oxc.test_lns import SPECS, _brute_force, _instance
+
+
+def test_registered_exact_before_placements_static():
+    # catches a registration the default solve would skip (not exact for its default
+    # formulation, or after the older placements-static, which the solve would then run)
+    problem = registry.get("inc_oxc")
+    names = list(problem.bound_entries)
+    assert names.index("bisection") < names.index("placements-static")
+    assert M.DEFAULT_FORMULATION in problem.bound("bisection").exact
+    assert names[0] == "jobs-timeshared"        # dmlopt.bound's default is unchanged
+
+
+@pytest.mark.parametrize("spec, seed", [(SPECS[0], 0), (SPECS[1], 1), (SPECS[2], 2),
+                                        ("tight", 0)])
+def test_bisection_meets_the_brute_force_optimum(spec, seed):
+    # catches a bracket closed on a lower end that is not optimal (the bound would fall below
+    # the brute force) or a bound too loose to prove it
+    inst = _instance(spec, seed)
+    f_star, _ = _brute_force(inst)
+    assert f_star > 0
+    value = dmlopt.bound(inst, "bisection", time_limit=60)
+    assert f_star * (1 - 1e-9) <= value.bound <= f_star * (1 + 2e-5)
+    assert value.objective == pytest.approx(f_star, rel=1e-6)
+    assert M.evaluate(inst, value.solution).feasible
+
+
+@pytest.mark.parametrize(("racks", "jobs", "seed"), [(2, 3, 5), (3, 3, 6), (4, 4, 7),
+                                                     (4, None, 8)])
+def test_default_solve_equals_the_strong_mip(racks, jobs, seed):
+    # the default solve (bisection first) against the strong MIP run alone: equal optima
+    params = {"generator": "small", "racks": racks} | ({"jobs": jobs} if jobs else {})
+    inst = dmlopt.generate("inc_oxc", params, seed=seed)
+    ref = dmlopt.solve(inst, formulation="strong", threads=1, time_limit=300)
+    res = dmlopt.solve(inst, threads=1, time_limit=300)
+    assert ref.status == "optimal" and res.status == "optimal", res.message
+    assert "bisection" in res.message and res.metrics["milps_bisection"] >= 1
+    assert res.objective == pytest.approx(ref.objective, rel=2e-4)
+    assert dmlopt.evaluate(inst, res.solution).objective == res.objective
+
+
+def _undecided_between(monkeypatch, low: float, high: float) -> list[float]:
+    """Every fixed-f MILP with low < f <= high stops undecided, as at a time limit; the
+    others run. Returns the list of f asked."""
+    asked: list[float] = []
+    run = exact._run
+
+    def fake(instance, f, budget):
+        asked.append(f)
+        if low < f <= high:
+            h, layout = fixed_f_model(instance, f, static=True)
+            h.setOptionValue("time_limit", 0.0)
+            h.run()
+            return exact.classify(h), h, layout
+        return run(instance, f, budget)
+
+    monkeypatch.setattr(exact, "_run", fake)
+    return asked
+
+
+def test_an_undecided_feasible_step_is_not_taken_as_infeasible(monkeypatch):
+    # the MILPs just below the optimum (feasible) stop undecided: a program that takes an
+    # undecided MILP as infeasible puts the upper end below the optimum, i.e. a bound the
+    # brute-force optimum beats
+    inst = _instance("tight", 0)
+    f_star, _ = _brute_force(inst)
+    asked = _undecided_between(monkeypatch, 0.5 * f_star, f_star * (1 - 1e-3))
+    hi, metrics, sol = exact.bisect_placements(inst, time_limit=60)
+    assert any(0.5 * f_star < f <= f_star * (1 - 1e-3) for f in asked)  # the case happened
+    assert metrics["undecided"] >= 1
+    assert hi >= f_star * (1 - 1e-9)
+    if sol is not None:
+        assert M.evaluate(inst, sol).objective <= hi * (1 + 1e-9)
+
+
+def test_an_unproven_upper_side_is_never_optimal(monkeypatch):
+    # every MILP above the optimum stops undecided: the optimum is found but not proven, so
+    # the default solve must not call it optimal (the MIP stage is a stub proving nothing)
+    inst = _instance("tight", 0)
+    f_star, _ = _brute_force(inst)
+    _undecided_between(monkeypatch, f_star * (1 + 1e-9), float("inf"))
+
+    def mip(problem, instance, *, start, **_kw):
+        res = Result(problem=problem.name, method="highs:strong", status="time_limit")
+        if start is not None:
+            api._fill(res, start, problem.model.evaluate(instance, start))
+        return res
+
+    monkeypatch.setattr(api, "_solve_mip", mip)
+    res = dmlopt.solve(inst, threads=1, time_limit=60)
+    assert res.status != "optimal"
+    assert res.bound >= f_star * (1 - 1e-9)
+    assert res.solution is None or dmlopt.evaluate(inst, res.solution).objective <= f_star
+
+
+def test_classify_takes_only_a_proof_as_infeasible():
+    # catches "anything not feasible is infeasible": a MILP stopped by its time limit before
+    # deciding is undecided
+    inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 4}, seed=2)
+    opt = dmlopt.solve(inst, formulation="strong", threads=1, time_limit=120).objective
+    outcomes = []
+    for f, limit in ((opt * 0.999, None), (opt * 1.001, None), (opt * 1.001, 0.0)):
+        h, _ = fixed_f_model(inst, f, static=True)
+        if limit is not None:
+            h.setOptionValue("time_limit", limit)
+        h.run()
+        outcomes.append(exact.classify(h))
+    assert outcomes == [exact.FEASIBLE, exact.INFEASIBLE, exact.UNDECIDED]
+
+
+def test_time_limit_is_honoured_and_the_bound_holds():
+    # 8 racks, seed 1 (optimum 3.0731407 in the reference library, proven): 5 s are not
+    # enough; the run stops near its limit with a valid bound and an evaluated solution
+    inst = dmlopt.load("inc_oxc/fig4-r8-s1")
+    t0 = time.perf_counter()
+    hi, metrics, sol = exact.bisect_placements(inst, time_limit=5)
+    assert time.perf_counter() - t0 < 5 + 3
+    assert hi >= 3.0731407 * (1 - 1e-9)
+    assert metrics["milps"] >= 1
+    if sol is not None:
+        assert M.evaluate(inst, sol).feasible
+        assert M.evaluate(inst, sol).objective <= 3.0731407 * (1 + 1e-9)
+
+
+def test_the_default_solve_gives_the_bisection_its_share(monkeypatch):
+    # catches a core that ignores Bound.share (the bisection would get half of the limit)
+    problem = registry.get("inc_oxc")
+    entry = problem.bound("bisection")
+    seen: list[float | None] = []
+
+    def spy(instance, **kw):
+        seen.append(kw.get("time_limit"))
+        return entry.function(instance, **kw)
+
+    import dataclasses
+
+    monkeypatch.setitem(problem.model.BOUNDS, "bisection",
+                        dataclasses.replace(entry, function=spy))
+    inst = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2}, seed=0)
+    res = dmlopt.solve(inst, threads=1, time_limit=100)
+    assert res.status == "optimal"
+    assert seen == [pytest.approx(exact.SHARE * 100)] and exact.SHARE == 0.9
