@@ -47,6 +47,7 @@ from dmlopt.bounds import lp_relaxation, mip_bound, safe
 from dmlopt.contract import Bound, BoundValue, Options, Size
 from dmlopt.errors import SolverError
 from dmlopt.models.nara.constants import BW_TOL, NAME, SENSE
+from dmlopt.models.nara.fitcuts import cover_bound
 from dmlopt.models.nara.instance import Instance
 
 #: bandwidth slack per link in the rows (the evaluator allows BW_TOL; twice that, to be safe)
@@ -857,6 +858,24 @@ def _schedule_estimate(instance: Instance, options: Any) -> Size:
                 work=base.work + 1e5 * n * n + 1e4 * steps)
 
 
+class CoverOptions(AggregateOptions):
+    """Options of the cover bound (:mod:`dmlopt.models.nara.fitcuts`)."""
+
+    fit_seconds: float = pydantic.Field(
+        5.0, gt=0, le=3600, description="seconds of one fit proof (the schedule bound of the "
+        "one-step episode of a set; a stopped proof only proves less)")
+    shrink: bool = pydantic.Field(
+        True, description="shrink every set proven not to fit to a minimal cover (deletion "
+        "filter) before its cut is added")
+
+
+def _cover_estimate(instance: Instance, options: Any) -> Size:
+    # rounds of the aggregate 0-1 program plus one small schedule bound per set checked
+    base = _aggregate_estimate(instance, options)
+    n = float(len(instance.requests))
+    return Size(memory=base.memory + 2000.0 * n * n, work=20.0 * base.work + 1e5 * n * n)
+
+
 #: the bound methods, strongest first (module docstring)
 BOUNDS: dict[str, Bound] = {
     "aggregate": Bound(aggregate_bound, AggregateOptions, _aggregate_estimate,
@@ -865,6 +884,9 @@ BOUNDS: dict[str, Bound] = {
     "schedule": Bound(schedule_bound, ScheduleOptions, _schedule_estimate,
                       "per-server schedules over time (Dantzig-Wolfe column generation, "
                       "Lagrangian bound at any stop) with the aggregate rows (HiGHS)"),
+    "cover": Bound(cover_bound, CoverOptions, _cover_estimate,
+                   "aggregate with cover cuts of the selected sets proven not to fit the data "
+                   "centre at once (fit proofs by the schedule bound of a one-step episode)"),
     "mip": mip_bound("offline"),
     "lp": lp_relaxation("offline"),
     "aggregate-lp": Bound(aggregate_lp_bound, AggregateOptions, _aggregate_estimate,

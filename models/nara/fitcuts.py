@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
 
 import numpy as np
 
@@ -205,6 +204,94 @@ def _chosen_sets(instance: Instance, x: np.ndarray) -> list[list[int]]:
     return sorted((list(s) for s in sets), key=lambda s: -len(s))
 
 
+def cover_cuts(instance: Instance, *, time_limit: float | None = None, threads: int = 1,
+               max_terms: int = 0, fit_seconds: float = FIT_SECONDS, shrink: bool = True
+               ) -> tuple[float, list[tuple[int, ...]], dict[str, float]]:
+    """The cut loop of :func:`cover_bound` (module docstring).
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode.
+    time_limit : float, optional
+        Seconds in all (default :data:`COVER_SECONDS`); the value at any stop is valid.
+    threads : int
+        HiGHS threads (default 1).
+    max_terms : int
+        Nonzeros of the aggregate rows (0: the default of
+        :func:`dmlopt.models.nara.bounds.aggregate_rows`).
+    fit_seconds : float
+        Seconds of one fit proof (default :data:`FIT_SECONDS`).
+    shrink : bool
+        Shrink every proven set to a minimal cover before it is added (default True).
+
+    Returns
+    -------
+    (bound, cuts, metrics)
+        The floor of the safe smallest dual bound over the rounds (at most the number of
+        requests that fit the empty data centre); the covers (request indices, sorted: no
+        allocation accepts all of one); metrics ``aggregate`` (the first round's bound),
+        ``cuts``, ``rounds``, ``checked`` (sets checked), ``proven`` (1 when the last 0-1
+        program was solved and none of its sets was proven not to fit: more cover cuts of this
+        kind would not move it).
+
+    References
+    ----------
+    Paper 001 (Shabka, Zervas), sections 3.1-3.2; H. Crowder, E. L. Johnson and M. Padberg,
+    "Solving large-scale zero-one linear programming problems", Oper. Res. 31 (1983) 803-834
+    (cover inequalities); ours: covers of sets proven not to fit the data centre, the loop.
+    """
+    from dmlopt.models.nara import bounds as nb
+
+    deadline = time.monotonic() + float(time_limit or COVER_SECONDS)
+    n = len(instance.requests)
+    index, coef, rhs = nb.aggregate_rows(instance, max_terms=max_terms)
+    rows: Rows = (list(index), list(coef), list(rhs))
+    best = float(nb._count_bound(instance))
+    first = math.nan
+    cuts: dict[tuple[int, ...], None] = {}
+    known_fit: set[tuple[int, ...]] = set()
+    rounds = checked = 0
+    done = False
+    while True:
+        rounds += 1
+        status, dual, x = _solve(n, rows, deadline - time.monotonic(), threads)
+        if math.isfinite(dual) and status not in ("Infeasible", "Not Set", "Load error",
+                                                  "Model error", "Solve error"):
+            best = min(best, float(math.floor(safe(dual, SENSE))))
+        if rounds == 1:
+            first = best
+        if x is None or time.monotonic() > deadline:
+            break
+        new = 0
+        for members in _chosen_sets(instance, x):
+            if time.monotonic() > deadline:
+                break
+            if tuple(members) in known_fit:
+                continue
+            checked += 1
+            left = max(min(fit_seconds, deadline - time.monotonic()), 1e-3)
+            if fit_bound(instance, members, time_limit=left, threads=threads) >= len(members):
+                known_fit.add(tuple(members))
+                continue
+            if shrink:
+                members = minimal_cover(instance, members, time_limit=fit_seconds,
+                                        threads=threads, deadline=deadline)
+            key = tuple(sorted(members))
+            if key not in cuts:
+                cuts[key] = None
+                rows[0].append(list(key))
+                rows[1].append([1.0] * len(key))
+                rows[2].append(float(len(key) - 1))
+                new += 1
+        if not new:
+            done = time.monotonic() <= deadline
+            break
+    metrics = {"aggregate": first, "cuts": float(len(cuts)), "rounds": float(rounds),
+               "checked": float(checked), "proven": float(done)}
+    return best, list(cuts), metrics
+
+
 def cover_bound(instance: Instance, *, time_limit: float | None = None, threads: int = 1,
                 primal: bool = True, max_terms: int = 0, fit_seconds: float = FIT_SECONDS,
                 shrink: bool = True) -> BoundValue:
@@ -231,74 +318,16 @@ def cover_bound(instance: Instance, *, time_limit: float | None = None, threads:
     Returns
     -------
     BoundValue
-        ``bound``: floor of the safe smallest dual bound over the rounds, at most the
-        ``aggregate`` bound; metrics ``aggregate`` (the first round's bound), ``cuts``,
-        ``rounds``, ``checked`` (sets checked), ``proven`` (1 when the last 0-1 program was
-        solved and none of its sets was proven infeasible: more cover cuts of this kind would
-        not move it).
+        ``bound``: the value of :func:`cover_cuts`, at most the ``aggregate`` bound (its first
+        round); metrics as :func:`cover_cuts`.
 
     References
     ----------
-    Paper 001 (Shabka, Zervas), sections 3.1-3.2; H. Crowder, E. L. Johnson and M. Padberg,
-    "Solving large-scale zero-one linear programming problems", Oper. Res. 31 (1983) 803-834
-    (cover inequalities); ours: covers of sets proven not to fit the data centre, the loop.
+    Paper 001 (Shabka, Zervas), sections 3.1-3.2; Crowder, Johnson and Padberg, Oper. Res. 31
+    (1983) (cover inequalities); ours (module docstring).
     """
     from dmlopt.models.nara import bounds as nb
 
-    start = time.monotonic()
-    deadline = start + float(time_limit or COVER_SECONDS)
-    n = len(instance.requests)
-    index, coef, rhs = nb.aggregate_rows(instance, max_terms=max_terms)
-    rows: Rows = (list(index), list(coef), list(rhs))
-    trivial = float(nb._count_bound(instance))
-    best = trivial
-    first = math.nan
-    cuts: set[tuple[int, ...]] = set()
-    known_fit: set[tuple[int, ...]] = set()
-    rounds = checked = 0
-    done = False
-    while True:
-        rounds += 1
-        status, dual, x = _solve(n, rows, deadline - time.monotonic(), threads)
-        if math.isfinite(dual) and status not in ("Infeasible", "Not Set", "Load error",
-                                                  "Model error", "Solve error"):
-            best = min(best, float(math.floor(safe(dual, SENSE))))
-        if rounds == 1:
-            first = best
-        if x is None or time.monotonic() > deadline:
-            break
-        new = 0
-        for members in _chosen_sets(instance, x):
-            if time.monotonic() > deadline:
-                break
-            key = tuple(members)
-            if key in known_fit:
-                continue
-            checked += 1
-            left = max(min(fit_seconds, deadline - time.monotonic()), 1e-3)
-            if fit_bound(instance, members, time_limit=left, threads=threads) >= len(members):
-                known_fit.add(key)
-                continue
-            if shrink:
-                members = minimal_cover(instance, members, time_limit=fit_seconds,
-                                        threads=threads, deadline=deadline)
-            key = tuple(sorted(members))
-            if key not in cuts:
-                cuts.add(key)
-                rows[0].append(list(key))
-                rows[1].append([1.0] * len(key))
-                rows[2].append(float(len(key) - 1))
-                new += 1
-        if not new:
-            done = time.monotonic() <= deadline
-            break
-    metrics = {"aggregate": first, "cuts": float(len(cuts)), "rounds": float(rounds),
-               "checked": float(checked), "proven": float(done)}
+    best, _, metrics = cover_cuts(instance, time_limit=time_limit, threads=threads,
+                                  max_terms=max_terms, fit_seconds=fit_seconds, shrink=shrink)
     return BoundValue(best, solution=nb._primal(instance) if primal else None, metrics=metrics)
-
-
-def _estimate(instance: Instance, options: Any) -> Any:
-    from dmlopt.models.nara import bounds as nb
-
-    base = nb._schedule_estimate(instance, options)
-    return base
