@@ -27,6 +27,10 @@ paths. Valid at any stop: HiGHS's dual bound of the 0-1 program is an upper boun
 optimum, which is an upper bound on the episode's. Objective values are integers, so the bound
 is rounded down after the safety margin of :func:`dmlopt.bounds.safe`.
 
+``"cover"``: the same 0-1 program with cover cuts, sum of acc_i over S <= |S| - 1 for sets S of
+its selection's active requests that are proven not to fit the empty data centre at once; it is
+solved again until no set of the selection is proven infeasible or the time is spent
+(:mod:`dmlopt.models.nara.fitcuts`). Never above ``"aggregate"`` (its first round).
 ``"aggregate-lp"``: the LP relaxation of the same rows (no branching; weaker, milliseconds).
 ``"mip"`` and ``"lp"``: the generic dual bound and LP relaxation of formulation ``"offline"``
 (:mod:`dmlopt.bounds`); the MILP grows with requests x servers x candidate paths and is only
