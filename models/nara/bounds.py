@@ -27,6 +27,10 @@ paths. Valid at any stop: HiGHS's dual bound of the 0-1 program is an upper boun
 optimum, which is an upper bound on the episode's. Objective values are integers, so the bound
 is rounded down after the safety margin of :func:`dmlopt.bounds.safe`.
 
+``"cover"``: the same 0-1 program with cover cuts, sum of acc_i over S <= |S| - 1 for sets S of
+its selection's active requests that are proven not to fit the empty data centre at once; it is
+solved again until no set of the selection is proven infeasible or the time is spent
+(:mod:`dmlopt.models.nara.fitcuts`). Never above ``"aggregate"`` (its first round).
 ``"aggregate-lp"``: the LP relaxation of the same rows (no branching; weaker, milliseconds).
 ``"mip"`` and ``"lp"``: the generic dual bound and LP relaxation of formulation ``"offline"``
 (:mod:`dmlopt.bounds`); the MILP grows with requests x servers x candidate paths and is only
@@ -47,6 +51,7 @@ from dmlopt.bounds import lp_relaxation, mip_bound, safe
 from dmlopt.contract import Bound, BoundValue, Options, Size
 from dmlopt.errors import SolverError
 from dmlopt.models.nara.constants import BW_TOL, NAME, SENSE
+from dmlopt.models.nara.fitcuts import cover_bound
 from dmlopt.models.nara.instance import Instance
 
 #: bandwidth slack per link in the rows (the evaluator allows BW_TOL; twice that, to be safe)
@@ -857,6 +862,24 @@ def _schedule_estimate(instance: Instance, options: Any) -> Size:
                 work=base.work + 1e5 * n * n + 1e4 * steps)
 
 
+class CoverOptions(AggregateOptions):
+    """Options of the cover bound (:mod:`dmlopt.models.nara.fitcuts`)."""
+
+    fit_seconds: float = pydantic.Field(
+        5.0, gt=0, le=3600, description="seconds of one fit proof (the schedule bound of the "
+        "one-step episode of a set; a stopped proof only proves less)")
+    shrink: bool = pydantic.Field(
+        True, description="shrink every set proven not to fit to a minimal cover (deletion "
+        "filter) before its cut is added")
+
+
+def _cover_estimate(instance: Instance, options: Any) -> Size:
+    # rounds of the aggregate 0-1 program plus one small schedule bound per set checked
+    base = _aggregate_estimate(instance, options)
+    n = float(len(instance.requests))
+    return Size(memory=base.memory + 2000.0 * n * n, work=20.0 * base.work + 1e5 * n * n)
+
+
 #: the bound methods, strongest first (module docstring)
 BOUNDS: dict[str, Bound] = {
     "aggregate": Bound(aggregate_bound, AggregateOptions, _aggregate_estimate,
@@ -865,6 +888,9 @@ BOUNDS: dict[str, Bound] = {
     "schedule": Bound(schedule_bound, ScheduleOptions, _schedule_estimate,
                       "per-server schedules over time (Dantzig-Wolfe column generation, "
                       "Lagrangian bound at any stop) with the aggregate rows (HiGHS)"),
+    "cover": Bound(cover_bound, CoverOptions, _cover_estimate,
+                   "aggregate with cover cuts of the selected sets proven not to fit the data "
+                   "centre at once (fit proofs by the schedule bound of a one-step episode)"),
     "mip": mip_bound("offline"),
     "lp": lp_relaxation("offline"),
     "aggregate-lp": Bound(aggregate_lp_bound, AggregateOptions, _aggregate_estimate,
