@@ -173,16 +173,17 @@ def multi_rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
     masks = [int.from_bytes(row.tobytes()[::-1], "big")
              for row in np.packbits(compat, axis=1, bitorder="little")]
     tcl, tml = tc.tolist(), tm.tolist()
+    # every seed's preference list at once: a stable sort of each row on "not a neighbour"
+    prefs = by_size[np.argsort(~neigh[np.ix_(racks, by_size)], axis=1, kind="stable")].tolist()
     plans: dict[frozenset, tuple[list[int], int] | None] = {}
-    for r0 in racks.tolist():
+    for r0, pref in zip(racks.tolist(), prefs, strict=True):
         # greedy: walk the racks by preference (neighbours of r0 first, then most free) and
         # add each one still compatible with all chosen racks (compatibility only shrinks, so
         # this equals repeatedly adding the preferred compatible rack)
         chosen = [r0]
         ok = masks[r0]
         have_c, have_m = tcl[r0], tml[r0]
-        near = neigh[r0, by_size]
-        for r in (*by_size[near].tolist(), *by_size[~near].tolist()):
+        for r in pref:
             if have_c >= c and have_m >= m:
                 break
             if r == r0 or not (ok >> r) & 1:
