@@ -572,16 +572,11 @@ def _candidates(state: State, max_cand: int) -> tuple[list[list[int]], bool]:
         if [low] not in out:
             out.append([low])
         return out, True
-    useful = ((cf > 0) & (c > 0)) | ((mf > 0) & (m > 0))
-    elig = useful & state.access_now
-    gc = np.where(elig, np.minimum(cf, c), 0)
-    gm = np.where(elig, np.minimum(mf, m), 0)
-    tc = np.bincount(net.rack, weights=gc, minlength=net.n_racks)
-    tm = np.bincount(net.rack, weights=gm, minlength=net.n_racks)
+    elig, tc, tm = nf.rack_totals(state)
     ok = np.flatnonzero((tc >= c) & (tm >= m))
-    if not ok.size:
-        got = nf.plan(state)
-        return ([got] if got is not None else []), False
+    if not ok.size:   # netfit's plan: no server and no rack holds the request
+        multi = nf.multi_rack_plans(state, elig, tc, tm)
+        return ([min(multi, key=lambda x: x[0])[1]] if multi else []), False
     left = (tc[ok] - c) + (tm[ok] - m)
     out: list[list[int]] = []
     accbw = state.bw[net.access]
