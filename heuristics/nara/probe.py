@@ -148,6 +148,12 @@ def _rack_counts(cpu: np.ndarray, mem: np.ndarray, rack: np.ndarray, R: int, pc:
     return (cnt.reshape(R, vc * vm).astype(float) @ holds).T
 
 
+def _pick(order: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
+    """The servers of ``mask`` in the order ``order`` (None: the servers are already sorted
+    by rack, the identity order)."""
+    return np.flatnonzero(mask) if order is None else order[mask[order]]
+
+
 def _rack_stats(cpu: np.ndarray, mem: np.ndarray, acc: np.ndarray, rack: np.ndarray, R: int,
                 order: np.ndarray, pc: np.ndarray, pm: np.ndarray, pb: np.ndarray,
                 counts: np.ndarray | None = None
@@ -165,13 +171,13 @@ def _rack_stats(cpu: np.ndarray, mem: np.ndarray, acc: np.ndarray, rack: np.ndar
         fit = counts > 0
     else:
         # only servers with at least the smallest demands can hold a probe
-        srt = order[((cpu >= pc.min()) & (mem >= pm.min()))[order]]
+        srt = _pick(order, (cpu >= pc.min()) & (mem >= pm.min()))
         fit = _segments(((cpu[srt][None, :] >= pc[:, None])
                          & (mem[srt][None, :] >= pm[:, None])), rack[srt], R) > 0
     # only servers with free CPU or memory and an access link eligible for the smallest
     # bandwidth add to a rack sum (in rack order); integer sums, then floats: exactly the
     # one-hot products of placeable()
-    srt = order[((acc >= pb.min() - TOL) & ((cpu > 0) | (mem > 0)))[order]]
+    srt = _pick(order, (acc >= pb.min() - TOL) & ((cpu > 0) | (mem > 0)))
     cf, mf, ac, rk = cpu[srt], mem[srt], acc[srt], rack[srt]
     # with the thresholds pb - TOL sorted, server s is eligible for probe k exactly when more
     # than j_k (the thresholds below probe k's) lie at or under its access bandwidth
@@ -217,6 +223,7 @@ class Cache:
         self.index: dict[float, int] = {}          # bandwidth -> row of ``table``
         self.table = np.empty((0, R, R))
         self.order: tuple[np.ndarray, np.ndarray] | None = None
+        self.sorted_order: np.ndarray | None = None   # order[0], or None for the identity
         # per link of ``links``, the rack pairs (ra * R + rb) with a candidate path over it
         ra, rb, _ = np.nonzero(valid)
         hops = net.paths[valid]                   # (paths, max length), padded
@@ -292,11 +299,14 @@ class Probes:
         self._cache, self._state, self._checked = cache, state, False
         if cache.order is None:
             cache.order = _rack_order(net)
+            # None: the servers are in rack order already (every shipped topology)
+            cache.sorted_order = (None if np.array_equal(cache.order[0], np.arange(net.n_servers))
+                                  else cache.order[0])
         # servers per rack holding each probe alone (None: values not small integers)
         self.counts = _rack_counts(state.cpu_free, state.mem_free, net.rack, net.n_racks, pc,
                                    pm)
         self.fit, self.tc, self.tm = _rack_stats(state.cpu_free, state.mem_free, self.acc0,
-                                                 net.rack, net.n_racks, cache.order[0], pc,
+                                                 net.rack, net.n_racks, cache.sorted_order, pc,
                                                  pm, pb, self.counts)
         # the sums over compatible racks are needed only for probes no rack holds alone:
         # :meth:`_verdict` makes them for those probes; :attr:`cc`, :attr:`cm` on demand
