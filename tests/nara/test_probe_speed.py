@@ -112,8 +112,9 @@ def test_rack_statistics_equal_brute_force(seed) -> None:
     got = P._rack_stats(cpu, mem, acc, rack, R, order, pc, pm, pb)
     for name, a, b in zip(("fit", "tc", "tm"), got, want, strict=True):
         assert np.array_equal(a, b), name
-    # servers already in rack order (order None, the identity): same statistics
-    got = P._rack_stats(cpu, mem, acc, rack, R, None, pc, pm, pb)
+    # the same servers renumbered in rack order, passed with order None (the identity):
+    # the same per-rack statistics
+    got = P._rack_stats(cpu[order], mem[order], acc[order], rack[order], R, None, pc, pm, pb)
     for name, a, b in zip(("fit", "tc", "tm"), got, want, strict=True):
         assert np.array_equal(a, b), name
     counts = P._rack_counts(cpu, mem, rack, R, pc, pm)
