@@ -400,15 +400,8 @@ class Probes:
             self._ccb, self._cmb = np.empty((K, R)), np.empty((K, R))
         need = idx[~self._done[idx]]
         if need.size:
-            # one (R, R) product per distinct probe bandwidth, on the cached compatibility
-            # matrix itself (no (n, R, R) copy of the rows)
-            rows = self._cache.rows(self._state, self.pb[need], self._checked)
-            self._checked = True
-            table = self._cache.table
-            for row in np.unique(rows).tolist():
-                ks = need[rows == row]
-                sums = table[row] @ np.concatenate([self.tc[ks].T, self.tm[ks].T], axis=1)
-                self._ccb[ks], self._cmb[ks] = sums[:, :ks.size].T, sums[:, ks.size:].T
+            sums = np.matmul(self._compat(need), np.stack([self.tc[need], self.tm[need]], axis=2))
+            self._ccb[need], self._cmb[need] = sums[:, :, 0], sums[:, :, 1]
             self._done[need] = True
         return self._ccb[idx], self._cmb[idx]
 
