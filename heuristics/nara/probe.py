@@ -567,11 +567,24 @@ def _candidates(state: State, max_cand: int) -> tuple[list[list[int]], bool]:
     net, req = state.net, state.req
     c, m = req.c, req.m
     cf, mf = state.cpu_free, state.mem_free
-    fits, left = nf.single_fits(state)
+    fits = np.flatnonzero((cf >= c) & (mf >= m))
     if fits.size:
-        out = [[int(s)] for s in fits[:max_cand]]
+        # single_fits' first max_cand (least left, then lowest index) without sorting every
+        # fitting server: only those with left up to the max_cand-th smallest are sorted
+        left = ((cf[fits] - c) / np.maximum(net.cpu, 1)[fits]
+                + (mf[fits] - m) / np.maximum(net.mem, 1)[fits])
+        if fits.size > max_cand:
+            near = np.flatnonzero(left <= np.partition(left, max_cand - 1)[max_cand - 1])
+        else:
+            near = np.arange(fits.size)
+        top = near[np.lexsort((fits[near], left[near]))][:max_cand]
+        out = [[int(s)] for s in fits[top]]
+        # the fitting server with the least free access bandwidth, then least left, then
+        # lowest index
         accbw = state.bw[net.access[fits]]
-        low = int(fits[np.lexsort((left, accbw))[0]])
+        low_bw = np.flatnonzero(accbw == accbw.min())
+        low_left = low_bw[left[low_bw] == left[low_bw].min()]
+        low = int(fits[low_left[0]])
         if [low] not in out:
             out.append([low])
         return out, True
