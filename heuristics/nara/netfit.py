@@ -23,6 +23,7 @@ worst-fit rack and the rack with the most free access bandwidth were below best 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -91,13 +92,54 @@ def rack_totals(state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     net, req = state.net, state.req
     c, m = req.c, req.m
     cf, mf = state.cpu_free, state.mem_free
-    useful = ((cf > 0) & (c > 0)) | ((mf > 0) & (m > 0))
+    useful = ((cf > 0) | (mf > 0) if c > 0 and m > 0
+              else ((cf > 0) & (c > 0)) | ((mf > 0) & (m > 0)))
     elig = useful & state.access_now
+    per_rack = rack_block(net)
+    if per_rack:   # racks are consecutive runs of equal size: integer row sums (exact)
+        gc = np.minimum(cf, c)
+        gc *= elig
+        gm = np.minimum(mf, m)
+        gm *= elig
+        return (elig, gc.reshape(-1, per_rack).sum(axis=1).astype(float),
+                gm.reshape(-1, per_rack).sum(axis=1).astype(float))
     gc = np.where(elig, np.minimum(cf, c), 0)
     gm = np.where(elig, np.minimum(mf, m), 0)
     tc = np.bincount(net.rack, weights=gc, minlength=net.n_racks)
     tm = np.bincount(net.rack, weights=gm, minlength=net.n_racks)
     return elig, tc, tm
+
+
+_BLOCKS: dict[int, tuple[Any, int]] = {}
+
+
+def rack_block(net: Any) -> int:
+    """Servers per rack when the servers of every rack are one run of consecutive indices and
+    all racks have the same number of servers (every shipped topology), else 0.
+
+    Parameters
+    ----------
+    net : dmlopt.models.nara.topology.Net
+        The topology (``rack``: the rack of each server; ``n_racks``).
+
+    Returns
+    -------
+    int
+        S such that server s is in rack s // S, or 0. Computed once per topology object.
+
+    References
+    ----------
+    Ours: lets per-rack sums be row sums of an (R, S) view instead of weighted bincounts.
+    """
+    got = _BLOCKS.get(id(net))
+    if got is not None and got[0]() is net:
+        return got[1]
+    n, R = len(net.rack), int(net.n_racks)
+    size = n // R if R and n % R == 0 else 0
+    if size and not np.array_equal(net.rack, np.repeat(np.arange(R), size)):
+        size = 0
+    _BLOCKS[id(net)] = (weakref.ref(net), size)
+    return size
 
 
 def rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
@@ -173,16 +215,17 @@ def multi_rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
     masks = [int.from_bytes(row.tobytes()[::-1], "big")
              for row in np.packbits(compat, axis=1, bitorder="little")]
     tcl, tml = tc.tolist(), tm.tolist()
+    # every seed's preference list at once: a stable sort of each row on "not a neighbour"
+    prefs = by_size[np.argsort(~neigh[np.ix_(racks, by_size)], axis=1, kind="stable")].tolist()
     plans: dict[frozenset, tuple[list[int], int] | None] = {}
-    for r0 in racks.tolist():
+    for r0, pref in zip(racks.tolist(), prefs, strict=True):
         # greedy: walk the racks by preference (neighbours of r0 first, then most free) and
         # add each one still compatible with all chosen racks (compatibility only shrinks, so
         # this equals repeatedly adding the preferred compatible rack)
         chosen = [r0]
         ok = masks[r0]
         have_c, have_m = tcl[r0], tml[r0]
-        near = neigh[r0, by_size]
-        for r in (*by_size[near].tolist(), *by_size[~near].tolist()):
+        for r in pref:
             if have_c >= c and have_m >= m:
                 break
             if r == r0 or not (ok >> r) & 1:
@@ -209,10 +252,14 @@ def multi_rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
 
 def plan(state: State) -> list[int] | None:
     """Servers in pick order for the pending request, or None (drop)."""
-    # 1. one server, best fit
-    fits, _ = single_fits(state)
+    # 1. one server, best fit: the first of single_fits' order (least left, then lowest index)
+    net, req = state.net, state.req
+    cf, mf = state.cpu_free, state.mem_free
+    fits = np.flatnonzero((cf >= req.c) & (mf >= req.m))
     if fits.size:
-        return [int(fits[0])]
+        left = ((cf[fits] - req.c) / np.maximum(net.cpu, 1)[fits]
+                + (mf[fits] - req.m) / np.maximum(net.mem, 1)[fits])
+        return [int(fits[np.argmin(left)])]
     elig, tc, tm = rack_totals(state)
     # 2. one rack, best fit
     for got in rack_plans(state, elig, tc, tm):

@@ -112,6 +112,11 @@ def test_rack_statistics_equal_brute_force(seed) -> None:
     got = P._rack_stats(cpu, mem, acc, rack, R, order, pc, pm, pb)
     for name, a, b in zip(("fit", "tc", "tm"), got, want, strict=True):
         assert np.array_equal(a, b), name
+    # the same servers renumbered in rack order, passed with order None (the identity):
+    # the same per-rack statistics
+    got = P._rack_stats(cpu[order], mem[order], acc[order], rack[order], R, None, pc, pm, pb)
+    for name, a, b in zip(("fit", "tc", "tm"), got, want, strict=True):
+        assert np.array_equal(a, b), name
     counts = P._rack_counts(cpu, mem, rack, R, pc, pm)
     assert (counts is None) == (top == 500)
     if counts is not None:
@@ -312,3 +317,36 @@ def test_multi_rack_plans_equal_the_previous_code(topology) -> None:
         assert got == _old_multi_rack_plans(state, elig, tc, tm), j
         plans += len(got)
     assert plans > 0
+
+
+@pytest.mark.parametrize("max_cand", [1, 2, 4, 9])
+def test_one_server_candidates_equal_the_sorted_order(max_cand) -> None:
+    """The one-server candidates (partial selection of the best fits, the least-bandwidth fit
+    by minima) against the full sort of the previous code: :func:`single_fits`' first
+    ``max_cand`` and the first fit by (free access bandwidth, left) in that order. Many equal
+    fits and equal bandwidths: catches ties at the ``max_cand``-th fit cut off or broken to a
+    higher index, and the least-bandwidth fit taken by bandwidth alone (not then least left)."""
+    from dmlopt.heuristics.nara import netfit as nf
+    inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "gamma",
+                                    "n_requests": 64}, seed=2)
+    net = inst.net
+    rng = np.random.default_rng(max_cand)
+    state = State(inst)
+    checked = 0
+    for j in range(64):
+        state.begin(j)
+        S = net.n_servers
+        state.cpu_free = rng.integers(0, 6, S) * 10 * (rng.random(S) < rng.choice([0.02, 0.5]))
+        state.mem_free = rng.integers(0, 6, S) * 10
+        state.bw[net.access] = rng.choice([5.0, 20.0, 80.0], S)
+        fits, left = nf.single_fits(state)
+        if not fits.size:
+            continue
+        want = [[int(s)] for s in fits[:max_cand]]
+        low = int(fits[np.lexsort((left, state.bw[net.access[fits]]))[0]])
+        if [low] not in want:
+            want.append([low])
+        got, only_access = P._candidates(state, max_cand)
+        assert got == want and only_access, j
+        checked += 1
+    assert checked >= 10
