@@ -114,6 +114,24 @@ def test_nara_ties_go_to_the_first_heuristic_and_zero_bound_is_absolute(tmp_path
         "- | 1 of 1 | 2 / 2 | 0 / 0 (1) |" in text
 
 
+def test_nara_cover_rows_only_where_cover_ran(tmp_path):
+    """cover has rows of its own on the setting it ran on; a setting where only aggregate ran
+    gets no cover row (neither a missing bound nor a count of 0 of N)."""
+    u, z = "uniform(topology=alpha,n_requests=128)#0", "azure(topology=alpha,n_requests=128)#0"
+    df = rows([heur("nara", u, "tetris", 90), bound("nara", u, "aggregate", 115),
+               bound("nara", u, "cover", 100, time_limit=120.0),
+               heur("nara", z, "nara", 40), bound("nara", z, "aggregate", 50)])
+    text = nara_bounds.bounds(df, tmp_path)
+    # (115 - 90) / 115 = 21.7 %; (100 - 90) / 100 = 10.0 %
+    assert "| alpha, 128 requests, uniform | `aggregate` | 1 of 1 | `tetris` (1) | 90 | 115 | " \
+        "21.7 % | 21.7 % | 0 of 1 |" in text
+    assert "| alpha, 128 requests, uniform | `cover` | 1 of 1 | `tetris` (1) | 90 | 100 | " \
+        "10.0 % | 10.0 % | 1 of 1 |" in text
+    assert "Azure-like | `cover`" not in text and "Azure-like | `aggregate` | 1 of 1" in text
+    assert "`cover` (`aggregate` with cover cuts of active sets proven not to fit), time " \
+        "limit 120 s" in text
+
+
 def test_tabgp_windows_and_failed_bound(tmp_path):
     e0, e1 = "er(n=300,p=0.05,tau=3,l=6)#0", "er(n=300,p=0.05,tau=3,l=6)#1"
     d0 = "drift(n=1000,tau=10,l=16,m=5000)#0"
