@@ -7,9 +7,9 @@ alibaba); the objective is the number of accepted requests (maximised), the boun
 not to fit (upper bounds for every allocator and the offline optimum;
 :mod:`dmlopt.models.nara.bounds`), each in rows of its own. The certified gap of the best
 allocator is ``100 (bound - best) / bound`` (:mod:`dmlopt.benchmarks.tables.certified`), for
-the online allocators and, in a second table, for the offline allocator ``offline-search`` (it knows the
-whole episode): the difference between the two is the part of the online allocators' gap that is
-the price of being online.
+the online allocators and, in a second table, for the offline allocator ``offline-search`` (it
+knows the whole episode): the difference between the two is the part of the online allocators'
+gap that is the price of being online.
 """
 
 from __future__ import annotations
