@@ -7,30 +7,13 @@ them by sharing code.
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import pytest
 
 import dmlopt
 from dmlopt.models import tabgp as M
-
-
-def brute_force(n, l, k, alpha, edges, weights) -> float:
-    """Minimum of sum_t cut_t + alpha * migrations over all labellings with <= k per label."""
-    labellings = [a for a in itertools.product(range(l), repeat=n)
-                  if max(a.count(i) for i in range(l)) <= k]
-    best = None
-    for t, step in enumerate(edges):
-        cut = [sum(w for (u, v), w in zip(step, weights[t], strict=True) if a[u] != a[v])
-               for a in labellings]
-        if best is None:
-            best = cut
-            continue
-        best = [cut[j] + min(best[i] + alpha * sum(x != y for x, y in zip(a, b, strict=True))
-                             for i, a in enumerate(labellings))
-                for j, b in enumerate(labellings)]
-    return min(best)
+from tests.helpers.tabgp import brute_force
 
 
 def random_instance(rng: random.Random, n: int, l: int, k: int, tau: int, weighted: bool,
