@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from numba import njit
 
 _EPS = 1e-9
+#: search nodes of :func:`max_internal` between two looks at the clock
+CHUNK_NODES = 1 << 20
+
+
+class OutOfTime(Exception):
+    """:func:`max_internal` passed its deadline before its search ended."""
 
 
 @njit(cache=True)
@@ -130,15 +138,22 @@ def new_state(n: int, l: int) -> tuple:
             np.zeros(n + 1), np.zeros(n + 1, np.int64), np.zeros(2, np.int64))
 
 
-def max_internal(W: np.ndarray, l: int, k: int, need: float) -> tuple[float, np.ndarray]:
+def max_internal(W: np.ndarray, l: int, k: int, need: float,
+                 deadline: float | None = None) -> tuple[float, np.ndarray]:
     """The largest internal weight >= need of a partition into at most l clusters of at most
-    k (branch and bound: every leaf raises need), and its labels (-1s if none reaches need)."""
+    k (branch and bound: every leaf raises need), and its labels (-1s if none reaches need).
+    Raises :class:`OutOfTime` once ``time.perf_counter()`` passes ``deadline`` (looked at every
+    :data:`CHUNK_NODES` nodes)."""
     n = W.shape[0]
     top = topsums(W, k)
     st = new_state(n, l)
     best, labels = -np.inf, -np.ones(n, np.int64)
     while True:
-        code = dfs(W, top, l, k, need, *st, 1 << 60)
+        code = dfs(W, top, l, k, need, *st, CHUNK_NODES if deadline is not None else 1 << 60)
+        if code == 2:  # the budget: the search resumes from its saved state
+            if time.perf_counter() > deadline:
+                raise OutOfTime
+            continue
         if code == 0:
             return best, labels
         value = float(st[4][n])

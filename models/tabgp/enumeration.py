@@ -87,13 +87,21 @@ def _integral(instance: Any) -> bool:
     return float(instance.alpha).is_integer() and all(float(w).is_integer() for w in ws)
 
 
-def _min_cut(W: np.ndarray, l: int, k: int, start_internal: float) -> tuple[float, np.ndarray]:
+def _min_cut(W: np.ndarray, l: int, k: int, start_internal: float,
+             deadline: float | None = None) -> tuple[float, np.ndarray]:
     """The largest internal weight of a partition of W's graph into at most l clusters of at
-    most k vertices (so the least cut), and one such partition's labels."""
+    most k vertices (so the least cut), and one such partition's labels; SolverError once
+    ``time.perf_counter()`` passes ``deadline`` (no bound is known before it ends)."""
+    from dmlopt.errors import SolverError
+
     K = _kernels()
     order = np.argsort(-W.sum(axis=1), kind="stable")
     Wo = np.ascontiguousarray(W[np.ix_(order, order)])
-    best, labels = K.max_internal(Wo, l, k, start_internal - 1e-9)
+    try:
+        best, labels = K.max_internal(Wo, l, k, start_internal - 1e-9, deadline)
+    except K.OutOfTime:
+        raise SolverError("bound: enum: the least cuts of the steps were not found within the "
+                          "time limit: no bound") from None
     out = np.empty_like(labels)
     out[order] = labels
     return float(best), out
@@ -111,7 +119,9 @@ def enum_bound(instance: Any, *, time_limit: float | None = None, start: Any = N
     time_limit : float, optional
         Seconds (default :data:`ENUM_SECONDS`, checked every 2 million search nodes); when it
         stops the search, the bound is the sum of the per-step least cuts, still valid, and the
-        solution the best found so far.
+        solution the best found so far. When it passes before those least cuts are known
+        there is no bound: SolverError (``dmlopt.solve`` then runs the MIP, ``dmlopt.bound``
+        without a method the next method).
     start : Solution, optional
         A feasible solution whose cost starts the upper bound.
 
@@ -130,6 +140,8 @@ def enum_bound(instance: Any, *, time_limit: float | None = None, start: Any = N
     ------
     InstanceError
         If tau > 3, or ``start`` is not feasible.
+    SolverError
+        If the time limit passes before the static and per-step least cuts are found.
 
     References
     ----------
@@ -148,7 +160,8 @@ def enum_bound(instance: Any, *, time_limit: float | None = None, start: Any = N
     W = weight_matrices(instance)
     S = W.sum(axis=0)
     total_s = float(S.sum()) / 2
-    static_int, static_labels = _min_cut(S, l, k, 0.0)
+    deadline = t0 + limit
+    static_int, static_labels = _min_cut(S, l, k, 0.0, deadline)
     inc = np.tile(static_labels, (tau, 1))
     ub = total_s - static_int
     if isinstance(start, Solution):
@@ -158,7 +171,7 @@ def enum_bound(instance: Any, *, time_limit: float | None = None, start: Any = N
         if ev.objective < ub:
             ub, inc = float(ev.objective), np.asarray(start.assignment, dtype=np.int64)
     steps = [_min_cut(W[t], l, k, float(
-        (W[t] * (static_labels[:, None] == static_labels[None, :])).sum()) / 2)
+        (W[t] * (static_labels[:, None] == static_labels[None, :])).sum()) / 2, deadline)
         for t in range(tau)]
     cstar = np.array([float(W[t].sum()) / 2 - steps[t][0] for t in range(tau)])
     if alpha <= 0:  # migration is free: every step on its own

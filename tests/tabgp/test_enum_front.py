@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import time
 
 import numpy as np
 import pytest
@@ -171,6 +172,24 @@ def test_time_limit_keeps_a_valid_bound(monkeypatch):
     assert res.metrics["complete"] == 0.0
     assert res.bound == pytest.approx(res.metrics["step_cuts"], rel=1e-5)
     assert res.bound < 114 <= dmlopt.evaluate(inst, res.solution).objective
+
+
+def test_time_limit_before_the_least_cuts_gives_no_bound(monkeypatch):
+    # the clock passes while the least cuts are searched: no valid bound is known yet, so
+    # SolverError (never a value from an unfinished search), within the limit plus one chunk;
+    # the default solve then falls back to the MIP and never calls anything optimal unproven
+    from dmlopt.errors import SolverError
+    from dmlopt.models.tabgp import _enum_kernels
+
+    monkeypatch.setattr(_enum_kernels, "CHUNK_NODES", 1000)
+    inst = dmlopt.load("tabgp/n20-p08-tau3-s0")
+    t0 = time.perf_counter()
+    with pytest.raises(SolverError, match="least cuts"):
+        E.enum_bound(inst, time_limit=0.05)
+    assert time.perf_counter() - t0 < 0.05 + 2.0
+    res = dmlopt.solve(inst, threads=1, time_limit=2)
+    assert "enum not run" in (res.message or "")
+    assert res.status != "optimal" or res.objective == 326
 
 
 def test_default_solve_proves_the_n20_frontier():
