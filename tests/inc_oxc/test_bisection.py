@@ -64,14 +64,14 @@ def _undecided_between(monkeypatch, low: float, high: float) -> list[float]:
     asked: list[float] = []
     run = exact._run
 
-    def fake(instance, f, budget):
+    def fake(instance, f, budget, solver="highs"):
         asked.append(f)
         if low < f <= high:
             h, layout = fixed_f_model(instance, f, static=True)
             h.setOptionValue("time_limit", 0.0)
             h.run()
             return exact.classify(h), h, layout
-        return run(instance, f, budget)
+        return run(instance, f, budget, solver)
 
     monkeypatch.setattr(exact, "_run", fake)
     return asked
@@ -163,3 +163,62 @@ def test_the_default_solve_gives_the_bisection_its_share(monkeypatch):
     res = dmlopt.solve(inst, threads=1, time_limit=100)
     assert res.status == "optimal"
     assert seen == [pytest.approx(exact.SHARE * 100)] and exact.SHARE == 0.9
+
+
+def test_scip_copy_decides_as_highs_and_only_a_proof_is_infeasible():
+    # the SCIP copy of the fixed-f MILP: feasible just below the optimum (and its point is a
+    # placement the evaluator accepts), infeasible just above, undecided with no time; catches
+    # a copy that drops rows (feasible above), flips bounds (infeasible below) or a run that
+    # calls a time-out infeasible
+    inst = _instance("tight", 0)
+    f_star, _ = _brute_force(inst)
+    below = exact._run(inst, f_star * 0.999, None, "scip")
+    above = exact._run(inst, f_star * 1.001, None, "scip")
+    assert below[0] == exact.FEASIBLE and above[0] == exact.INFEASIBLE
+    from dmlopt.models.inc_oxc.bounds import _reached
+
+    reached, sol = _reached(inst, below[1], below[2], True)
+    assert f_star * 0.999 * (1 - 1e-6) <= reached <= f_star * (1 + 1e-9)
+    assert sol is not None and M.evaluate(inst, sol).feasible
+    # an 8-rack MILP just above its optimum's neighbourhood needs far more than 1 ms
+    big = dmlopt.generate("inc_oxc", {"generator": "small", "racks": 8}, seed=14)
+    h, _ = fixed_f_model(big, 2.0886, static=True)
+    assert exact._run_scip(h, 0.0)[0] == exact.UNDECIDED
+
+
+def _highs_undecided_above(monkeypatch, f_star: float) -> list[str]:
+    """HiGHS stops undecided on every MILP above f*; SCIP runs. Returns the solvers used."""
+    used: list[str] = []
+    run = exact._run
+
+    def fake(instance, f, budget, solver="highs"):
+        used.append(solver)
+        if solver == "highs" and f > f_star * (1 + 1e-9):
+            h, layout = fixed_f_model(instance, f, static=True)
+            h.setOptionValue("time_limit", 0.0)
+            h.run()
+            return exact.classify(h), h, layout
+        return run(instance, f, budget, solver)
+
+    monkeypatch.setattr(exact, "_run", fake)
+    return used
+
+
+@pytest.mark.parametrize("fallback", ["scip", "none"])
+def test_the_fallback_proves_what_highs_leaves_undecided(monkeypatch, fallback):
+    # the proof above the optimum is left to SCIP: with the fallback the bracket closes on the
+    # brute-force optimum, without it the upper end stays unproven; catches a fallback that is
+    # never called and one whose undecided result would still be taken as a proof
+    inst = _instance("tight", 0)
+    f_star, _ = _brute_force(inst)
+    used = _highs_undecided_above(monkeypatch, f_star)
+    hi, metrics, sol = exact.bisect_placements(inst, time_limit=30, probe=0.05,
+                                               fallback=fallback)
+    assert hi >= f_star * (1 - 1e-9)
+    assert M.evaluate(inst, sol).objective == pytest.approx(f_star, rel=1e-6)
+    if fallback == "scip":
+        assert "scip" in used and metrics["fallback_milps"] >= 1
+        assert hi <= f_star * (1 + 2e-5)
+    else:
+        assert "scip" not in used and metrics.get("fallback_milps", 0) == 0
+        assert hi > f_star * (1 + 2e-5)
