@@ -69,106 +69,6 @@ def single_fits(state: State) -> tuple[np.ndarray, np.ndarray]:
     return fits[order], left[order]
 
 
-class Tracker:
-    """Per-server and per-rack statistics of one episode's free capacities, kept up to date
-    from the servers the simulator reports as changed (ours).
-
-    A commit or a release changes the free CPU, the free memory and the access-link bandwidth
-    of its allocation's servers only, and :class:`~dmlopt.models.nara.sim.State` lists them
-    (``State.touched``); :meth:`sync` re-reads those servers alone (O(servers changed) scalar
-    updates, not a pass over every server). Kept: the access bandwidth of every server (a
-    copy, :attr:`acc`) and, when every free amount is an integer in [0, the largest
-    capacity], the count of servers per (rack, free CPU, free memory) value (:attr:`cnt`) and
-    per (free CPU, free memory) value over all racks (:attr:`glob`). From them the per-rack
-    one-server fit counts of a probe set (``_rack_counts`` of :mod:`.probe`) need no pass
-    over the servers (no key, bincount or range checks per request) and "some server holds
-    the request" is a look-up. A state whose arrays were replaced, or a list of changes the
-    tracker has not followed, is read again in full (O(servers): the first request of an
-    episode). Valid while the state changes by commits and releases only (``run_episode``).
-    """
-
-    def __init__(self, net: Any) -> None:
-        self.net = net
-        self.vc, self.vm = int(net.cpu.max()) + 1, int(net.mem.max()) + 1   # values per axis
-        self._held: tuple = ()   # the state and arrays synced (held: their ids stay theirs)
-        self._log: list[int] | None = None
-        self._pos = 0
-        self._cf: list[int] = []
-        self._mf: list[int] = []
-        self._rk = net.rack.tolist()
-        self._access = net.access.tolist()
-        self.acc = np.empty(0)
-        self.cnt: np.ndarray | None = None
-        self.glob: np.ndarray | None = None
-
-    def _rebuild(self, state: State) -> None:
-        net, vc, vm = self.net, self.vc, self.vm
-        cf, mf = state.cpu_free, state.mem_free
-        self.acc = state.bw[net.access]
-        self._cf, self._mf = cf.tolist(), mf.tolist()
-        self.cnt = self.glob = None
-        ints = np.issubdtype(cf.dtype, np.integer) and np.issubdtype(mf.dtype, np.integer)
-        R = net.n_racks
-        if (ints and cf.size and cf.min() >= 0 and cf.max() < vc and mf.min() >= 0
-                and mf.max() < vm and R * vc * vm <= 4_000_000):
-            self.cnt = np.bincount(net.rack * (vc * vm) + cf * vm + mf, minlength=R * vc * vm)
-            self.glob = self.cnt.reshape(R, vc * vm).sum(axis=0)
-
-    def sync(self, state: State) -> None:
-        """Bring the statistics to ``state`` (the state its pending request sees)."""
-        held = (state, state.cpu_free, state.mem_free, state.bw)
-        log = state.touched
-        same = len(self._held) == 4 and all(
-            a is b for a, b in zip(held, self._held, strict=True))
-        if not same or log is not self._log or self._pos > len(log):
-            self._held, self._log, self._pos = held, log, len(log)
-            self._rebuild(state)
-            return
-        if self._pos == len(log):
-            return
-        changed = dict.fromkeys(log[self._pos:])
-        self._pos = len(log)
-        cpu, mem, bw, acc = state.cpu_free, state.mem_free, state.bw, self.acc
-        cnt, glob, vc, vm = self.cnt, self.glob, self.vc, self.vm
-        for s in changed:
-            acc[s] = bw[self._access[s]]
-            a1, b1 = int(cpu[s]), int(mem[s])
-            a0, b0 = self._cf[s], self._mf[s]
-            if a0 == a1 and b0 == b1:
-                continue
-            self._cf[s], self._mf[s] = a1, b1
-            if cnt is None:
-                continue
-            if not (0 <= a1 < vc and 0 <= b1 < vm):
-                self.cnt = self.glob = cnt = glob = None
-                continue
-            base = self._rk[s] * (vc * vm)
-            cnt[base + a0 * vm + b0] -= 1
-            cnt[base + a1 * vm + b1] += 1
-            glob[a0 * vm + b0] -= 1
-            glob[a1 * vm + b1] += 1
-
-    def counts(self, pc: np.ndarray, pm: np.ndarray) -> np.ndarray | None:
-        """``_rack_counts`` of :mod:`.probe` on the synced state (the same values: the same
-        product over values up to the largest capacity instead of the largest free amount,
-        whose extra rows count no server), or None when the counts are not kept or a demand is not a
-        non-negative integer."""
-        if (self.cnt is None or not np.issubdtype(pc.dtype, np.integer)
-                or not np.issubdtype(pm.dtype, np.integer) or min(pc.min(), pm.min()) < 0):
-            return None
-        vc, vm, K = self.vc, self.vm, pc.size
-        holds = ((np.arange(vc)[:, None, None] >= pc[None, None, :])
-                 & (np.arange(vm)[None, :, None] >= pm[None, None, :])).reshape(vc * vm, K)
-        return (self.cnt.reshape(-1, vc * vm).astype(float) @ holds).T
-
-    def any_fit(self, c: int, m: int) -> bool:
-        """Some server of the synced state has free CPU >= c and free memory >= m (exact; True
-        when the counts are not kept, so the caller checks the servers)."""
-        if self.glob is None:
-            return True
-        return bool(self.glob.reshape(self.vc, self.vm)[max(c, 0):, max(m, 0):].any())
-
-
 def rack_totals(state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The servers that can contribute to the pending request (some free resource it asks
     for, and an access link that allows it), and per rack the CPU and memory they can give.
@@ -350,17 +250,12 @@ def multi_rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
     return out
 
 
-def plan(state: State, tracker: Tracker | None = None) -> list[int] | None:
-    """Servers in pick order for the pending request, or None (drop); ``tracker`` (synced to
-    ``state``) answers whether some server holds the request without a pass over the
-    servers."""
+def plan(state: State) -> list[int] | None:
+    """Servers in pick order for the pending request, or None (drop)."""
     # 1. one server, best fit: the first of single_fits' order (least left, then lowest index)
     net, req = state.net, state.req
     cf, mf = state.cpu_free, state.mem_free
-    if tracker is None or tracker.any_fit(req.c, req.m):
-        fits = np.flatnonzero((cf >= req.c) & (mf >= req.m))
-    else:
-        fits = np.empty(0, dtype=np.int64)
+    fits = np.flatnonzero((cf >= req.c) & (mf >= req.m))
     if fits.size:
         left = ((cf[fits] - req.c) / np.maximum(net.cpu, 1)[fits]
                 + (mf[fits] - req.m) / np.maximum(net.mem, 1)[fits])
@@ -376,12 +271,11 @@ def plan(state: State, tracker: Tracker | None = None) -> list[int] | None:
 
 def chooser(instance: Any):
     """The per-request choice function for :func:`~dmlopt.models.nara.sim.run_episode`."""
-    tracker = Tracker(instance.net)
+    del instance
 
     def choose(state: State, rng: np.random.Generator) -> bool:
         del rng
-        tracker.sync(state)
-        got = plan(state, tracker)
+        got = plan(state)
         if got is None:
             return False
         for s in got:

@@ -287,8 +287,7 @@ class Probes:
     those racks (same verdicts as :func:`placeable`, tested)."""
 
     def __init__(self, state: State, onehot: np.ndarray | None, pc: np.ndarray,
-                 pm: np.ndarray, pb: np.ndarray, cache: Cache | None = None,
-                 tracker: nf.Tracker | None = None) -> None:
+                 pm: np.ndarray, pb: np.ndarray, cache: Cache | None = None) -> None:
         """Per-rack statistics of the probes (pc, pm, pb: (K,) demands) on ``state``.
 
         Parameters
@@ -299,14 +298,11 @@ class Probes:
         pc, pm, pb : the probes' CPU, memory and bandwidth demands.
         cache : the episode's :class:`Cache` (the widest table and the compatibility matrices
             kept across requests), or None to compute them here.
-        tracker : the episode's :class:`~dmlopt.heuristics.nara.netfit.Tracker`, synced to
-            ``state``, or None: the access bandwidths and the one-server fit counts are then
-            read from the servers.
         """
         del onehot
         net = state.net
         self.net, self.pc, self.pm, self.pb = net, pc, pm, pb
-        self.acc0 = state.bw[net.access] if tracker is None else tracker.acc
+        self.acc0 = state.bw[net.access]
         if cache is None:
             cache = Cache(net)
         # the compatibility matrices are looked up only for the probes that need them
@@ -317,10 +313,8 @@ class Probes:
             cache.sorted_order = (None if np.array_equal(cache.order[0], np.arange(net.n_servers))
                                   else cache.order[0])
         # servers per rack holding each probe alone (None: values not small integers)
-        self.counts = None if tracker is None else tracker.counts(pc, pm)
-        if self.counts is None:
-            self.counts = _rack_counts(state.cpu_free, state.mem_free, net.rack, net.n_racks,
-                                       pc, pm)
+        self.counts = _rack_counts(state.cpu_free, state.mem_free, net.rack, net.n_racks, pc,
+                                   pm)
         self.fit, self.tc, self.tm = _rack_stats(state.cpu_free, state.mem_free, self.acc0,
                                                  net.rack, net.n_racks, cache.sorted_order, pc,
                                                  pm, pb, self.counts)
@@ -578,18 +572,12 @@ def after_taking(state: State, probes: Probes, cand: list[int]
     return cf, mf, acc
 
 
-def _candidates(state: State, max_cand: int, tracker: nf.Tracker | None = None
-                ) -> tuple[list[list[int]], bool]:
-    """Candidate plans (netfit's first) and whether they charge only access links;
-    ``tracker`` (synced to ``state``) answers whether some server fits without a pass over
-    the servers."""
+def _candidates(state: State, max_cand: int) -> tuple[list[list[int]], bool]:
+    """Candidate plans (netfit's first) and whether they charge only access links."""
     net, req = state.net, state.req
     c, m = req.c, req.m
     cf, mf = state.cpu_free, state.mem_free
-    if tracker is None or tracker.any_fit(c, m):
-        fits = np.flatnonzero((cf >= c) & (mf >= m))
-    else:
-        fits = np.empty(0, dtype=np.int64)
+    fits = np.flatnonzero((cf >= c) & (mf >= m))
     if fits.size:
         # single_fits' first max_cand (least left, then lowest index) without sorting every
         # fitting server: only those with left up to the max_cand-th smallest are sorted
@@ -617,7 +605,7 @@ def _candidates(state: State, max_cand: int, tracker: nf.Tracker | None = None
         return ([min(multi, key=lambda x: x[0])[1]] if multi else []), False
     left = (tc[ok] - c) + (tm[ok] - m)
     out: list[list[int]] = []
-    accbw = state.bw[net.access] if tracker is None else tracker.acc
+    accbw = state.bw[net.access]
     for r in ok[np.lexsort((ok, left))][:max_cand]:
         servers = net.rack_servers[r]
         servers = servers[elig[servers]]
@@ -645,7 +633,6 @@ def chooser(instance: Any, *, n_probe: int = 32, max_cand: int = 4, w_local: flo
     count = 0
     C, M = max(int(net.cpu.sum()), 1), max(int(net.mem.sum()), 1)
     cache = Cache(net)
-    tracker = nf.Tracker(net)
 
     def choose(state: State, _rng: np.random.Generator) -> bool:
         del _rng
@@ -658,8 +645,7 @@ def chooser(instance: Any, *, n_probe: int = 32, max_cand: int = 4, w_local: flo
         if not look:
             got = nf.plan(state)
             return got is not None and all(state.add(s) for s in got) and state.covered
-        tracker.sync(state)
-        cands, _ = _candidates(state, max_cand, tracker)
+        cands, _ = _candidates(state, max_cand)
         if not cands:
             return False
         if not select:
@@ -669,7 +655,7 @@ def chooser(instance: Any, *, n_probe: int = 32, max_cand: int = 4, w_local: flo
         if len(cands) > 1 or big:
             idx = rng.integers(0, count, n_probe)
             pc, pm, pb = seen_c[idx], seen_m[idx], seen_b[idx]
-            probes = Probes(state, None, pc, pm, pb, cache, tracker)
+            probes = Probes(state, None, pc, pm, pb, cache)
             best = None
             pls, locs = probes.after_all(state, cands)
             for i, cand in enumerate(cands):

@@ -32,8 +32,6 @@ import numpy as np
 from dmlopt.models import nara
 
 TOL = nara.BW_TOL
-#: entries of :attr:`State.touched` kept beyond 8 per server before the list is replaced
-_TOUCHED_CAP = 4096
 
 
 class State:
@@ -79,17 +77,6 @@ class State:
         self.rem_m = 0
         self._compat: np.ndarray | None = None
         self._access: np.ndarray | None = None
-        # reporting only (no effect on the simulation): the servers whose free CPU, free
-        # memory or access-link bandwidth a commit or a release changed, appended in order;
-        # a reader keeps this list object and its position in it, and rebuilds when the list
-        # is another (it is replaced by an empty one past _TOUCHED_CAP entries)
-        self.touched: list[int] = []
-
-    def _touch(self, servers: list[int]) -> None:
-        """Report ``servers`` as changed (:attr:`touched`)."""
-        if len(self.touched) > _TOUCHED_CAP + 8 * self.net.n_servers:
-            self.touched = []
-        self.touched.extend(servers)
 
     # ---------------------------------------------------------------- network queries
     def compat(self, b: float) -> np.ndarray:
@@ -132,7 +119,6 @@ class State:
             self.cpu_free[al.servers] += al.cpu
             self.mem_free[al.servers] += al.mem
             self.bw[links] += self.instance.requests[i].b
-            self._touch(al.servers)
 
     # ---------------------------------------------------------------- one request
     def begin(self, j: int) -> nara.Request:
@@ -243,7 +229,6 @@ class State:
         self.mem_free[al.servers] -= al.mem
         self.bw[link_arr] -= req.b
         self.held[j] = (al, link_arr)
-        self._touch(al.servers)
         heapq.heappush(self.heap, (j + req.t, j))
         self._record(al)
         return al

@@ -22,8 +22,8 @@ class _OldProbes(P.Probes):
     """The reference (verbatim ``__init__`` of the dense version)."""
 
     def __init__(self, state: State, onehot: np.ndarray, pc: np.ndarray, pm: np.ndarray,
-                 pb: np.ndarray, cache=None, tracker=None) -> None:
-        del cache, tracker   # the reference recomputes everything
+                 pb: np.ndarray, cache=None) -> None:
+        del cache   # the reference recomputes everything
         net = state.net
         if onehot is None:  # the allocators no longer build it: the reference does
             onehot = P._one_hot(net)
