@@ -178,9 +178,16 @@ def rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
 
 
 def _bit_rows(a: np.ndarray) -> list[int]:
-    """The rows of a bool matrix as Python ints (bit j: column j)."""
-    return [int.from_bytes(row.tobytes()[::-1], "big")
-            for row in np.packbits(a, axis=1, bitorder="little")]
+    """The rows of a bool matrix as Python ints (bit j: column j): the rows packed into
+    little-endian 64-bit words (one ``tolist`` for up to 64 columns)."""
+    rows, n = a.shape
+    words = max(-(-n // 64), 1)
+    padded = np.zeros((rows, 64 * words), dtype=bool)
+    padded[:, :n] = a
+    w = np.packbits(padded, axis=1, bitorder="little").view("<u8")   # (rows, words)
+    if words == 1:
+        return w[:, 0].tolist()
+    return [sum(x << (64 * k) for k, x in enumerate(row)) for row in w.tolist()]
 
 
 def multi_rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
