@@ -259,8 +259,8 @@ def multi_rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
         # the plan depends on the set of chosen racks only (the order below is total)
         key = frozenset(chosen)
         if key not in plans:
-            servers = np.concatenate([net.rack_servers[r][elig[net.rack_servers[r]]]
-                                      for r in chosen])
+            servers = np.concatenate([net.rack_servers[r] for r in chosen])
+            servers = servers[elig[servers]]
             got = _take(_contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
             plans[key] = None if got is None else (got, len({int(net.rack[s]) for s in got}))
         if plans[key] is None:

@@ -275,8 +275,9 @@ class Cache:
                 grown = np.empty((max(2 * self.table.shape[0], n + len(new)), *W.shape))
                 grown[:n] = self.table[:n]
                 self.table = grown
+            np.greater_equal(W[None, :, :], np.array(new)[:, None, None] - TOL,
+                             out=self.table[n:n + len(new)], casting="unsafe")
             for i, b in enumerate(new):
-                self.table[n + i] = np.greater_equal(W, b - TOL)
                 self.index[b] = n + i
         return np.array([self.index[float(b)] for b in bws], dtype=np.int64)
 
