@@ -177,6 +177,19 @@ def rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
             yield got
 
 
+def _bit_rows(a: np.ndarray) -> list[int]:
+    """The rows of a bool matrix as Python ints (bit j: column j): the rows packed into
+    little-endian 64-bit words (one ``tolist`` for up to 64 columns)."""
+    rows, n = a.shape
+    words = max(-(-n // 64), 1)
+    padded = np.zeros((rows, 64 * words), dtype=bool)
+    padded[:, :n] = a
+    w = np.packbits(padded, axis=1, bitorder="little").view("<u8")   # (rows, words)
+    if words == 1:
+        return w[:, 0].tolist()
+    return [sum(x << (64 * k) for k, x in enumerate(row)) for row in w.tolist()]
+
+
 def multi_rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
                      tm: np.ndarray) -> list[tuple[tuple[int, int, float], list[int]]]:
     """NetFit's step 3: one plan per seed rack over several mutually compatible racks, with
@@ -209,38 +222,45 @@ def multi_rack_plans(state: State, elig: np.ndarray, tc: np.ndarray,
     if not racks.size:
         return out
     # the preference order of every seed rack: neighbours of r0 first, each part by most free
-    # then index (a stable split of one sorted order); compatibility rows as bit masks;
+    # then index (a stable split of one sorted order, ``order``); compatibility and
+    # neighbourhood rows as bit masks over positions in that order (bit i: rack order[i]);
     # rack totals as Python floats (the same doubles, added in the same order)
     by_size = racks[np.lexsort((racks, -size[racks]))]
-    masks = [int.from_bytes(row.tobytes()[::-1], "big")
-             for row in np.packbits(compat, axis=1, bitorder="little")]
+    order = by_size.tolist()
+    masks = _bit_rows(compat[:, by_size])
+    near = _bit_rows(neigh[:, by_size])
+    every = (1 << len(order)) - 1
+    rank = dict(zip(order, range(len(order)), strict=True))
     tcl, tml = tc.tolist(), tm.tolist()
-    # every seed's preference list at once: a stable sort of each row on "not a neighbour"
-    prefs = by_size[np.argsort(~neigh[np.ix_(racks, by_size)], axis=1, kind="stable")].tolist()
     plans: dict[frozenset, tuple[list[int], int] | None] = {}
-    for r0, pref in zip(racks.tolist(), prefs, strict=True):
+    for r0 in racks.tolist():
         # greedy: walk the racks by preference (neighbours of r0 first, then most free) and
-        # add each one still compatible with all chosen racks (compatibility only shrinks, so
-        # this equals repeatedly adding the preferred compatible rack)
+        # add each one still compatible with all chosen racks. Compatibility only shrinks, so
+        # the next rack the walk adds is the first position not yet passed of the current part
+        # that is still compatible: the lowest set bit of (compatible & not passed), and the
+        # racks the walk would skip are never looked at
         chosen = [r0]
-        ok = masks[r0]
+        ok = masks[r0] & ~(1 << rank[r0])
         have_c, have_m = tcl[r0], tml[r0]
-        for r in pref:
-            if have_c >= c and have_m >= m:
-                break
-            if r == r0 or not (ok >> r) & 1:
-                continue
-            chosen.append(r)
-            ok &= masks[r]
-            have_c += tcl[r]
-            have_m += tml[r]
+        for part in (near[r0], every & ~near[r0]):
+            while have_c < c or have_m < m:
+                free = ok & part
+                if not free:
+                    break
+                i = (free & -free).bit_length() - 1
+                part &= ~((2 << i) - 1)   # positions up to i are passed
+                r = order[i]
+                chosen.append(r)
+                ok &= masks[r]
+                have_c += tcl[r]
+                have_m += tml[r]
         if have_c < c or have_m < m:
             continue
         # the plan depends on the set of chosen racks only (the order below is total)
         key = frozenset(chosen)
         if key not in plans:
-            servers = np.concatenate([net.rack_servers[r][elig[net.rack_servers[r]]]
-                                      for r in chosen])
+            servers = np.concatenate([net.rack_servers[r] for r in chosen])
+            servers = servers[elig[servers]]
             got = _take(_contrib_order(servers, cf, mf, c, m), cf, mf, c, m)
             plans[key] = None if got is None else (got, len({int(net.rack[s]) for s in got}))
         if plans[key] is None:

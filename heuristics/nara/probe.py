@@ -232,6 +232,12 @@ class Cache:
         by = np.argsort(pos, kind="stable")
         self._pairs_of, self._start = pair[by], np.searchsorted(pos[by], np.arange(pos.max(
             initial=-1) + 2))
+        # the same as a dense (links, R * R) 0/1 table when small enough: the pairs over the
+        # changed links are one ``any`` over its rows instead of a concatenation and a sort
+        self._over: np.ndarray | None = None
+        if self.links.size * R * R <= 16_000_000:
+            self._over = np.zeros((self.links.size, R * R), dtype=bool)
+            self._over[pos, pair] = True
         self._valid = valid.reshape(R * R, -1)
         self._paths = net.paths.reshape(R * R, *net.paths.shape[2:])
 
@@ -243,9 +249,13 @@ class Cache:
         if self.W is None:
             self.W, self.seen, self.index = widest(state), now, {}
         elif not np.array_equal(now, self.seen):
-            st = self._start
-            pairs = np.unique(np.concatenate([self._pairs_of[st[i]:st[i + 1]]
-                                              for i in np.flatnonzero(now != self.seen)]))
+            changed = np.flatnonzero(now != self.seen)
+            if self._over is not None:   # sorted, distinct: as np.unique below
+                pairs = np.flatnonzero(self._over[changed].any(axis=0))
+            else:
+                st = self._start
+                pairs = np.unique(np.concatenate([self._pairs_of[st[i]:st[i + 1]]
+                                                  for i in changed]))
             W = self.W.copy()
             W.flat[pairs] = np.where(self._valid[pairs],
                                      state.bw[self._paths[pairs]].min(axis=-1), -np.inf
@@ -265,8 +275,9 @@ class Cache:
                 grown = np.empty((max(2 * self.table.shape[0], n + len(new)), *W.shape))
                 grown[:n] = self.table[:n]
                 self.table = grown
+            np.greater_equal(W[None, :, :], np.array(new)[:, None, None] - TOL,
+                             out=self.table[n:n + len(new)], casting="unsafe")
             for i, b in enumerate(new):
-                self.table[n + i] = np.greater_equal(W, b - TOL)
                 self.index[b] = n + i
         return np.array([self.index[float(b)] for b in bws], dtype=np.int64)
 

@@ -113,3 +113,16 @@ def test_one_server_step_is_the_best_fit(seed) -> None:
         else:
             assert got is None or len(got) > 1, j
     assert hits >= 3
+
+
+@pytest.mark.parametrize("cols", [1, 7, 63, 64, 65, 130])
+def test_bit_rows_equal_a_loop(cols) -> None:
+    """The rows of a bool matrix as ints (netfit's several-rack step) against a loop setting
+    bit j for column j: catches bits read in the wrong byte or word order (65 and more columns
+    take two or more 64-bit words) and a padding bit set."""
+    rng = np.random.default_rng(cols)
+    a = rng.random((5, cols)) < 0.5
+    a[0] = True
+    a[1] = False
+    want = [sum(1 << j for j in range(cols) if row[j]) for row in a]
+    assert nf._bit_rows(a) == want

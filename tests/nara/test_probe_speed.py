@@ -227,17 +227,22 @@ def test_batched_candidates_equal_one_at_a_time(seed) -> None:
     assert (pl != base[0]).any() or (loc != base[1]).any()
 
 
+@pytest.mark.parametrize("dense", [True, False])
 @pytest.mark.parametrize("topology", ["beta", "gamma"])
-def test_cache_widest_follows_link_changes(topology) -> None:
+def test_cache_widest_follows_link_changes(topology, dense) -> None:
     """The cache's widest table, updated for the rack pairs over changed links only, equals
     :func:`widest` recomputed from scratch after each change (a few links, a whole tier, a
     release): catches a pair left out of a changed link's list (a path's last link, a pair in
-    one direction only) and an update that touches the diagonal."""
+    one direction only) and an update that touches the diagonal. ``dense``: the pairs from the
+    (links x pairs) table, else from the per-link lists (topologies too large for the table)."""
     inst = dmlopt.generate("nara", {"generator": "uniform", "topology": topology,
                                     "n_requests": 16}, seed=0)
     net = inst.net
     state = State(inst)
     cache = P.Cache(net)
+    assert cache._over is not None
+    if not dense:
+        cache._over = None
     rng = np.random.default_rng(1)
     core = np.setdiff1d(np.arange(net.n_links), net.access)
     assert np.array_equal(cache.widest(state), P.widest(state))
