@@ -9,6 +9,7 @@ import numpy as np
 
 from dmlopt.contract import Formulation
 from dmlopt.models.rar import config as _rar_config
+from dmlopt.models.rar import dominance as _rar_dominance
 from dmlopt.models.rar.evaluation import Assignment, Solution, assign_cu_ids
 from dmlopt.models.rar.instance import Instance, modes, node_work
 
@@ -650,6 +651,11 @@ def _size_aggregated(instance: Instance) -> tuple[int, int]:
     return n_vars, n_cons
 
 
+def _size_semiactive(instance: Instance) -> tuple[int, int]:
+    n_vars, n_cons = _size_aggregated(instance)
+    return n_vars, n_cons + sum(r.deadline - r.arrival for r in instance.requests)
+
+
 #: the exact models (module docstring); "config" decodes and warm-starts with its own
 FORMULATIONS: dict[str, Formulation] = {
     "paper": Formulation(build_paper, _size_paper,
@@ -657,6 +663,11 @@ FORMULATIONS: dict[str, Formulation] = {
     "aggregated": Formulation(build_aggregated, _size_aggregated,
                               "ours: modes (node count, CUs, duration) and start slots instead "
                               "of per-slot CU variables, symmetry breaking"),
+    "semiactive": Formulation(_rar_dominance.build_semiactive, _size_semiactive,
+                              "ours: aggregated restricted to semi-active schedules (every "
+                              "request starts at its arrival or right after another ends on "
+                              "a shared node or link)",
+                              warm_start=_rar_dominance.warm_start_semiactive),
     "config": Formulation(_rar_config.build_config, _rar_config.size_config,
                           "ours: one binary per (ring, node set, CUs, window) configuration",
                           decode=_rar_config.decode_config,

@@ -1,0 +1,179 @@
+"""The semi-active restriction of ``aggregated`` (models/rar/dominance.py): the same optimum as
+a brute force and as ``aggregated`` for every scheme, a family of instances on which wrong rows
+(starts at the arrival only, an off-by-one in the end slot) change the optimum, and
+``left_shift`` giving semi-active, no worse, warm-startable solutions."""
+
+from __future__ import annotations
+
+import pyomo.environ as pyo
+import pytest
+
+import dmlopt
+from dmlopt import solvers
+from dmlopt.models import rar
+from dmlopt.models.rar.dominance import build_semiactive, left_shift, warm_start_semiactive
+from tests.helpers.rar import TINY, _brute_force
+
+#: random instances where start slots matter: 4 requests on 5 slots, 3 CUs per node; one
+#: wavelength per link (wavelengths can bind) or four (they cannot)
+FAMILY = [dict(seed=s, nodes=4, extra_links=1, requests=4, slots=5, cus=3, wavelengths=wl,
+               rho=1) for s in range(4) for wl in (1, 4)]
+
+
+def _optimum(m) -> float:
+    run = solvers.run(m, "highs", threads=1, time_limit=60, mip_gap=0.0)
+    assert run.status == "optimal", run
+    return pyo.value(m.obj)
+
+
+def _rows_by_hand(inst, lag: int, arrival_only: bool = False):
+    """``aggregated`` with left-shift rows written here: any other request ending at t - lag
+    on any node or (always) anywhere; ``arrival_only`` forbids every later start."""
+    m = rar.build_aggregated(inst)
+    ms = m._rar_modes
+    starts: dict = {}
+    ends: dict = {}
+    for (j, q), var in m.q.items():
+        _, _, d, s = ms[j][q]
+        ends.setdefault(s + d - 1, []).append((j, var))
+        if s > inst.requests[j].arrival:
+            starts.setdefault((j, s), []).append(var)
+    m.wrong = pyo.ConstraintList()
+    for (j, t), lhs in starts.items():
+        rhs = [] if arrival_only else [v for i, v in ends.get(t - lag, []) if i != j]
+        m.wrong.add(sum(lhs) <= sum(rhs))
+    return m
+
+
+@pytest.mark.parametrize("spec", TINY)
+def test_semiactive_equals_the_brute_force(spec):
+    # catches rows that cut off every optimum (the start-at-arrival-only version is 0.5 or
+    # more above the brute force on FAMILY, below) or a model that drops schedules elsewhere
+    for scheme in rar.SCHEMES:
+        inst = rar.generate_random(scheme=scheme, **spec)
+        best = _brute_force(inst)[scheme]
+        res = dmlopt.solve(inst, formulation="semiactive", threads=1, time_limit=60,
+                           mip_gap=0.0)
+        assert res.status == "optimal"
+        assert res.objective == pytest.approx(best, rel=1e-9, abs=1e-9), (scheme, spec)
+
+
+def test_semiactive_equals_aggregated_on_the_family():
+    # catches rows with the end slot off by one (t or t - 2 instead of t - 1) or starts at the
+    # arrival only; these wrong versions are shown to differ on this family in the next test
+    for spec in FAMILY:
+        for scheme in rar.SCHEMES:
+            inst = rar.generate_random(scheme=scheme, **spec)
+            want = _optimum(rar.build_aggregated(inst))
+            got = _optimum(build_semiactive(inst))
+            assert got == pytest.approx(want, rel=1e-9, abs=1e-9), (spec, scheme)
+
+
+@pytest.mark.parametrize("wrong", ["arrival only", "end at t", "end at t - 2"])
+def test_the_family_catches_wrong_rows(wrong):
+    # the family of the previous test is strong enough: each wrong restriction changes the
+    # optimum (or empties the model) on at least one of its instances
+    lag = {"arrival only": 1, "end at t": 0, "end at t - 2": 2}[wrong]
+    caught = 0
+    for spec in FAMILY[:4]:
+        for scheme in ("MinCU", "MinT"):
+            inst = rar.generate_random(scheme=scheme, **spec)
+            want = _optimum(rar.build_aggregated(inst))
+            m = _rows_by_hand(inst, lag, arrival_only=wrong == "arrival only")
+            run = solvers.run(m, "highs", threads=1, time_limit=60, mip_gap=0.0)
+            caught += run.status != "optimal" or abs(pyo.value(m.obj) - want) > 1e-7
+    assert caught > 0, wrong
+
+
+def _semi_active(inst, sol) -> bool:
+    """Every deployed request starts at its arrival or right after another deployed request
+    that computes on one of its computing nodes (or, when wavelengths can bind, uses its
+    wavelength on one of its links) ends."""
+    from dmlopt.models.rar.formulations import _wavelengths_never_bind
+
+    bind = not _wavelengths_never_bind(inst)
+    for j, a in enumerate(sol.requests):
+        if a is None or a.start == inst.requests[j].arrival:
+            continue
+        links = set(rar.ring_links(inst, a.ring))
+        ok = False
+        for i, b in enumerate(sol.requests):
+            if i == j or b is None or b.end != a.start - 1:
+                continue
+            ok |= bool(set(a.nodes) & set(b.nodes))
+            ok |= bind and b.wavelength == a.wavelength and bool(
+                links & set(rar.ring_links(inst, b.ring)))
+        if not ok:
+            return False
+    return True
+
+
+def _rows_hold(m) -> bool:
+    for con in m.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(con.body)
+        if con.has_ub() and body > pyo.value(con.upper) + 1e-9:
+            return False
+        if con.has_lb() and body < pyo.value(con.lower) - 1e-9:
+            return False
+    return True
+
+
+def _late(inst, sol):
+    """Move every deployed request as late as the evaluator allows (last request first)."""
+    reqs = list(sol.requests)
+    for j in reversed(range(len(reqs))):
+        while reqs[j] is not None and reqs[j].end < inst.requests[j].deadline:
+            a = reqs[j]
+            trial = list(reqs)
+            trial[j] = a.model_copy(update={"start": a.start + 1, "end": a.end + 1})
+            if not dmlopt.evaluate(inst, rar.Solution(requests=trial)).feasible:
+                break
+            reqs = trial
+    return rar.Solution(requests=reqs)
+
+
+def test_left_shift_gives_semi_active_no_worse_starts():
+    # catches a shift that stops before the fixed point (one slot per request and pass: 5 of
+    # these 20 inputs end not semi-active) and one that checks the node's CUs but not its peak
+    # (MinCU worse); the inputs are RDDA's solutions moved as late as they can go
+    cases = [rar.generate_cpn6(seed=s, requests=8, scheme="MinCU") for s in range(10)]
+    cases += [rar.generate_random(seed=s, nodes=4, extra_links=1, requests=5, slots=6, cus=3,
+                                  wavelengths=1, rho=1, scheme="MinCU") for s in range(10)]
+    moved = 0
+    for inst in cases:
+        sol = _late(inst, dmlopt.heuristic(inst, "rdda").solution)
+        moved += not _semi_active(inst, sol)
+        before = dmlopt.evaluate(inst, sol)
+        shifted = left_shift(inst, sol)
+        after = dmlopt.evaluate(inst, shifted)
+        assert after.feasible, after.violations
+        assert after.objective <= before.objective + 1e-12
+        assert _semi_active(inst, shifted), inst.name
+        m = build_semiactive(inst)
+        warm_start_semiactive(m, inst, sol)
+        assert _rows_hold(m), inst.name
+    assert moved >= 10
+
+
+def test_a_later_start_breaks_a_row():
+    # catches rows that are never built (the model is then just `aggregated`): a deployed
+    # request moved one slot right with nothing ending just before it violates its row,
+    # while every row of `aggregated` still holds
+    inst = rar.generate_cpn6(seed=0, requests=4, scheme="MinCU")
+    sol = left_shift(inst, dmlopt.heuristic(inst, "rdda").solution)
+    for j, a in enumerate(sol.requests):
+        if a is None or a.end == inst.requests[j].deadline:
+            continue
+        moved = list(sol.requests)
+        moved[j] = a.model_copy(update={"start": a.start + 1, "end": a.end + 1})
+        later = rar.Solution(requests=moved)
+        if not dmlopt.evaluate(inst, later).feasible or _semi_active(inst, later):
+            continue
+        base = rar.build_aggregated(inst)
+        rar.warm_start(base, inst, later)
+        assert _rows_hold(base)
+        m = build_semiactive(inst)
+        rar.warm_start(m, inst, later)
+        assert not _rows_hold(m)
+        return
+    pytest.fail("no request of the RDDA solution can move right")
