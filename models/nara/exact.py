@@ -65,7 +65,7 @@ FIT_SECONDS = 5.0
 SET_BOUND_SECONDS = 10.0
 
 #: seconds of one feasibility MILP of a set
-SET_MILP_SECONDS = 60.0
+SET_MILP_SECONDS = 30.0
 
 
 class ExactOptions(Options):
