@@ -64,6 +64,9 @@ FIT_SECONDS = 5.0
 #: seconds of the schedule bound of an episode restricted to a set
 SET_BOUND_SECONDS = 10.0
 
+#: CPU seconds of the offline-search run on an episode restricted to a set
+SET_SEARCH_SECONDS = 5.0
+
 #: seconds of one feasibility MILP of a set
 SET_MILP_SECONDS = 30.0
 
@@ -239,6 +242,44 @@ def _select(n: int, rows: tuple[list[list[int]], list[list[float]], list[float]]
     return "undecided", None
 
 
+def search_set(instance: Instance, members: list[int], *, deadline: float,
+               seconds: float = SET_SEARCH_SECONDS) -> Solution | None:
+    """An allocation accepting every request of ``members``, looked for by ``offline-search``
+    (:mod:`dmlopt.heuristics.nara.offline`, through the registry) on :func:`sub_episode`.
+
+    Parameters
+    ----------
+    instance : Instance
+        A Nara episode.
+    members : list of int
+        Request indices.
+    deadline : float
+        ``time.monotonic()`` value: nothing starts after it.
+    seconds : float
+        CPU seconds of the search (default :data:`SET_SEARCH_SECONDS`).
+
+    Returns
+    -------
+    Solution or None
+        The allocation (a solution of ``instance``, to be evaluated by the caller) when the
+        search accepts every member, else None (which proves nothing).
+
+    References
+    ----------
+    Ours: the offline allocator of :mod:`dmlopt.heuristics.nara.offline` as a primal check.
+    """
+    from dmlopt.models.nara.bounds import _allocator
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return None
+    sub = sub_episode(instance, members)
+    got = _allocator("offline-search")(sub, time_limit=max(min(seconds, left), 1e-3))
+    if sum(al is not None for al in got.allocations) < len(members):
+        return None
+    return lift(instance, members, list(got.allocations))
+
+
 def decide_set(instance: Instance, members: list[int], *, deadline: float,
                set_seconds: float = SET_MILP_SECONDS, threads: int = 1,
                known_fit: set[tuple[int, ...]] | None = None
@@ -301,6 +342,9 @@ def decide_set(instance: Instance, members: list[int], *, deadline: float,
                          primal=False).bound
     if got < len(members):
         return CUT, sorted(members), None, "schedule"
+    sol = search_set(instance, members, deadline=deadline)
+    if sol is not None:
+        return FITS, None, sol, "search"
     left = deadline - time.monotonic()
     if left <= 0:
         return UNDECIDED, None, None, ""
@@ -374,8 +418,15 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
         rows = (index + cuts, coef + [[1.0] * len(c) for c in cuts],
                 rhs + [float(len(c) - 1) for c in cuts])
         status, members = _select(n, rows, aside, target, cost, left, threads)
+        if status == "infeasible" and not aside:
+            return "refuted", None
         if status == "infeasible":
-            return ("undecided" if aside else "refuted"), None
+            # only the sets set aside are left: each gets its share of the time left
+            outcome, sol, aside = _retry(instance, aside, cuts, deadline=deadline,
+                                         threads=threads, counts=counts)
+            if outcome != "progress":
+                return outcome, sol
+            continue
         if members is None:
             return "undecided", None
         counts["sets"] += 1
@@ -390,6 +441,31 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
         else:
             counts["undecided"] += 1
             aside.append(members)
+
+
+def _retry(instance: Instance, aside: list[list[int]], cuts: list[list[int]], *,
+           deadline: float, threads: int, counts: dict[str, float]
+           ) -> tuple[str, Solution | None, list[list[int]]]:
+    """Decide the sets set aside once more, each feasibility MILP with an equal share of the
+    time left; ("reached", allocation, ...) when one fits, ("progress", None, the sets still
+    undecided) when some were proven (their cuts appended), else ("undecided", None, ...)."""
+    still: list[list[int]] = []
+    for q, members in enumerate(aside):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            still += aside[q:]
+            break
+        outcome, sol = allocate_set(instance, members, time_limit=left / (len(aside) - q),
+                                    threads=threads)
+        if outcome == FITS and sol is not None:
+            return "reached", sol, still
+        if outcome == CUT:
+            cuts.append(sorted(members))
+            counts["milp"] += 1
+            counts["undecided"] -= 1
+        else:
+            still.append(members)
+    return ("progress" if len(still) < len(aside) else "undecided"), None, still
 
 
 def _start(instance: Instance, start: Any, search_seconds: float) -> tuple[Solution | None,

@@ -147,10 +147,12 @@ def test_default_solve_is_proven_optimal():
 
 
 def undecided_milp(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every feasibility MILP stops undecided (as at a time-out) and no schedule bound proves
-    anything (so no fit proof either): only the aggregate rows remain proofs."""
+    """Every feasibility MILP stops undecided (as at a time-out), the search of a set finds
+    nothing and no schedule bound proves anything (so no fit proof either): only the aggregate
+    rows remain proofs."""
     monkeypatch.setattr(exact, "allocate_set",
                         lambda instance, members, **kw: (exact.UNDECIDED, None))
+    monkeypatch.setattr(exact, "search_set", lambda instance, members, **kw: None)
     from dmlopt.models.nara import bounds as nb
 
     real = nb.schedule_bound
@@ -221,3 +223,30 @@ def test_time_limit_is_honoured():
     res = exact.acceptance_sets(inst, time_limit=3.0)
     assert time.perf_counter() - t < 3.0 + 5.0
     assert res.bound >= dmlopt.evaluate(inst, res.solution).objective
+
+
+def test_feasibility_milp_of_a_set():
+    # allocate_set says "fits" exactly for the sets whose restricted episode has the optimum
+    # |S| (offline-plain, solved on its own), with an allocation accepting just those requests,
+    # and "cut" for the others: an acceptance left free, a wrong restriction or a lost request
+    # in the lifting fails here
+    rng = np.random.default_rng(5)
+    outcomes = set()
+    for seed in SEEDS[:6]:
+        inst = episode(seed)
+        for _ in range(2):
+            k = int(rng.integers(3, len(inst.requests) + 1))
+            members = sorted(int(i) for i in rng.choice(len(inst.requests), size=k,
+                                                        replace=False))
+            sub = exact.sub_episode(inst, members)
+            best = dmlopt.solve(sub, "highs", formulation="offline-plain", threads=1,
+                                time_limit=120)
+            assert best.status == "optimal"
+            outcome, sol = exact.allocate_set(inst, members, time_limit=120)
+            outcomes.add(outcome)
+            assert outcome == (exact.FITS if best.objective == k else exact.CUT)
+            if sol is not None:
+                ev = dmlopt.evaluate(inst, sol)
+                assert ev.feasible
+                assert [i for i, al in enumerate(sol.allocations) if al is not None] == members
+    assert outcomes == {exact.FITS, exact.CUT}
