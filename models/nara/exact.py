@@ -76,7 +76,8 @@ class ExactOptions(Options):
 
     set_seconds: float = pydantic.Field(
         SET_MILP_SECONDS, gt=0, le=86400, description="seconds of one feasibility MILP of a "
-        "set of requests (a time-out decides nothing: the set is set aside, never a cut)")
+        "set of requests without a time limit (with one, the sets left open share the time "
+        "left); a time-out decides nothing, the set is never a cut")
     search_seconds: float = pydantic.Field(
         SEARCH_SECONDS, ge=0, le=86400, description="CPU seconds of the offline-search "
         "allocator run first (0: none; its allocation is only a start)")
@@ -282,7 +283,7 @@ def search_set(instance: Instance, members: list[int], *, deadline: float,
 
 def decide_set(instance: Instance, members: list[int], *, deadline: float,
                set_seconds: float = SET_MILP_SECONDS, threads: int = 1,
-               known_fit: set[tuple[int, ...]] | None = None
+               known_fit: set[tuple[int, ...]] | None = None, milp: bool = True
                ) -> tuple[str, list[int] | None, Solution | None, str]:
     """Decide whether the requests ``members`` can all be allocated together (module
     docstring, step 2).
@@ -302,6 +303,9 @@ def decide_set(instance: Instance, members: list[int], *, deadline: float,
     known_fit : set of tuple, optional
         Step sets already found to fit (not proven infeasible by the fit proof): skipped,
         and the sets found now are added.
+    milp : bool
+        Run the feasibility MILP last (default True; False leaves a set that the other checks
+        do not decide undecided).
 
     Returns
     -------
@@ -346,7 +350,7 @@ def decide_set(instance: Instance, members: list[int], *, deadline: float,
     if sol is not None:
         return FITS, None, sol, "search"
     left = deadline - time.monotonic()
-    if left <= 0:
+    if left <= 0 or not milp:
         return UNDECIDED, None, None, ""
     outcome, sol = allocate_set(instance, members, time_limit=min(set_seconds, left),
                                 threads=threads)
@@ -377,7 +381,8 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
     deadline : float
         ``time.monotonic()`` value at which the loop stops undecided.
     set_seconds : float
-        Seconds of one feasibility MILP (default :data:`SET_MILP_SECONDS`).
+        Seconds of one feasibility MILP of a set left open when there is no deadline (default
+        :data:`SET_MILP_SECONDS`; with one, those sets share the time left).
     threads : int
         HiGHS threads (default 1).
     counts : dict, optional
@@ -423,7 +428,8 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
         if status == "infeasible":
             # only the sets set aside are left: each gets its share of the time left
             outcome, sol, aside = _retry(instance, aside, cuts, deadline=deadline,
-                                         threads=threads, counts=counts)
+                                         threads=threads, counts=counts,
+                                         set_seconds=set_seconds)
             if outcome != "progress":
                 return outcome, sol
             continue
@@ -432,7 +438,7 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
         counts["sets"] += 1
         outcome, cut, sol, how = decide_set(instance, members, deadline=deadline,
                                             set_seconds=set_seconds, threads=threads,
-                                            known_fit=known_fit)
+                                            known_fit=known_fit, milp=False)
         if outcome == CUT and cut is not None:
             cuts.append(cut)
             counts[how] += 1
@@ -444,18 +450,25 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
 
 
 def _retry(instance: Instance, aside: list[list[int]], cuts: list[list[int]], *,
-           deadline: float, threads: int, counts: dict[str, float]
+           deadline: float, threads: int, counts: dict[str, float], set_seconds: float
            ) -> tuple[str, Solution | None, list[list[int]]]:
-    """Decide the sets set aside once more, each feasibility MILP with an equal share of the
-    time left; ("reached", allocation, ...) when one fits, ("progress", None, the sets still
-    undecided) when some were proven (their cuts appended), else ("undecided", None, ...)."""
+    """Decide the sets set aside (those the fit proofs, the schedule bound and a short search
+    left open) with an equal share of the time left each: a quarter for ``offline-search`` on
+    the restricted episode, the rest for the feasibility MILP; ("reached", allocation, ...)
+    when one fits, ("progress", None, the sets still undecided) when some were proven (their
+    cuts appended), else ("undecided", None, ...)."""
     still: list[list[int]] = []
     for q, members in enumerate(aside):
         left = deadline - time.monotonic()
         if left <= 0:
             still += aside[q:]
             break
-        outcome, sol = allocate_set(instance, members, time_limit=left / (len(aside) - q),
+        share = left / (len(aside) - q) if math.isfinite(left) else set_seconds / 0.75
+        found = search_set(instance, members, deadline=deadline, seconds=0.25 * share)
+        if found is not None:
+            return "reached", found, still
+        left = deadline - time.monotonic()
+        outcome, sol = allocate_set(instance, members, time_limit=min(0.75 * share, left),
                                     threads=threads)
         if outcome == FITS and sol is not None:
             return "reached", sol, still
@@ -513,7 +526,8 @@ def acceptance_sets(instance: Instance, *, time_limit: float | None = None, thre
         An allocation to begin from (``dmlopt.solve``'s warm start); used when the evaluator
         accepts it.
     set_seconds : float
-        Seconds of one feasibility MILP of a set (default :data:`SET_MILP_SECONDS`).
+        Seconds of one feasibility MILP of a set left open without a time limit (default
+        :data:`SET_MILP_SECONDS`; with one, those sets share the time left).
     search_seconds : float
         CPU seconds of ``offline-search`` run first (default :data:`SEARCH_SECONDS`; 0: netfit
         alone).
