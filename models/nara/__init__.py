@@ -87,9 +87,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dmlopt.models.nara.bounds import BOUNDS
+from dmlopt.models.nara.bounds import BOUNDS as _BOUNDS
 from dmlopt.models.nara.constants import BW_TOL, NAME, PAPER, SENSE, TITLE
 from dmlopt.models.nara.evaluation import evaluate
+from dmlopt.models.nara.exact import ACCEPTANCE_SETS, acceptance_sets
 from dmlopt.models.nara.formulations import (
     FORMULATIONS,
     build,
@@ -142,6 +143,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+#: every bound method, strongest first: those of :mod:`.bounds`, then the exact method
+#: ``acceptance-sets`` of :mod:`.exact` (what ``dmlopt.solve`` runs first by default)
+BOUNDS = {**_BOUNDS, "acceptance-sets": ACCEPTANCE_SETS}
+
 #: a tiny ``dmlopt.generate`` spec, 4 requests on the alpha topology: solves in about a
 #: second with every formulation; tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "uniform", "n_requests": 4}
@@ -154,5 +159,5 @@ __all__ = [
     'canonical', 'warm_start', 'DISTRIBUTIONS', 'UNIFORM_MAX', 'EPISODE', 'mean_sizes',
     'holding_mean', 'load_topology', 'generate_uniform', 'generate_azure', 'generate_alibaba',
     'TraceParams', 'UniformParams', 'generator_size', 'GENERATORS', 'EXAMPLE',
-    'BOUNDS',
+    'BOUNDS', 'ACCEPTANCE_SETS', 'acceptance_sets',
 ]
