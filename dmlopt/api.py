@@ -261,7 +261,10 @@ def _solve_mip(problem: Any, instance: Any, *, formulation: str, solver: str,
     ``time.perf_counter`` value) the solver's time limit is what is left after the build."""
     entry = problem.formulation(formulation)
     t0 = time.perf_counter()
-    model = entry.build(instance)
+    until = deadline if deadline is not None else (
+        None if time_limit is None else t0 + time_limit)
+    with solvers.build_deadline(until):
+        model = entry.build(instance)
     if start is not None:
         (entry.warm_start or problem.model.warm_start)(model, instance, start)
     t_build = time.perf_counter() - t0

@@ -10,11 +10,13 @@ to Pyomo's ``SolverFactory`` unchanged.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import io
 import math
 import os
 import re
 import sys
+import time
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -154,6 +156,63 @@ def prepare_highs(threads: int | None) -> None:
         # scheduler already (resetting a scheduler that was never started is harmless)
         reset_highs_scheduler()
     _highs_threads = threads
+
+
+#: the ``time.perf_counter`` value by which the model being built must be solved (None: none)
+_BUILD_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "dmlopt_build_deadline", default=None)
+
+
+@contextlib.contextmanager
+def build_deadline(deadline: float | None) -> Any:
+    """Within the block, :func:`build_seconds` caps what a model's build may spend on a
+    relaxation (e.g. an objective cut) by the time left until ``deadline``.
+
+    Parameters
+    ----------
+    deadline : float or None
+        A ``time.perf_counter`` value (``dmlopt.solve``'s time limit), or None for no limit.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        A context in which :func:`build_seconds` sees the deadline.
+
+    References
+    ----------
+    Ours.
+    """
+    token = _BUILD_DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _BUILD_DEADLINE.reset(token)
+
+
+def build_seconds(cap: float, share: float = 0.5) -> float:
+    """Seconds a relaxation computed while building a model may take: ``cap``, or ``share`` of
+    the time left before the solve's deadline when that is less (at least 0.01 s).
+
+    Parameters
+    ----------
+    cap : float
+        The relaxation's own limit in seconds.
+    share : float, optional
+        Share of the time left it may take (default 0.5; the solver gets the rest).
+
+    Returns
+    -------
+    float
+        Seconds.
+
+    References
+    ----------
+    Ours.
+    """
+    deadline = _BUILD_DEADLINE.get()
+    if deadline is None:
+        return cap
+    return max(min(cap, share * (deadline - time.perf_counter())), 0.01)
 
 
 def highspy_model() -> Any:

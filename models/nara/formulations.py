@@ -347,7 +347,8 @@ def objective_cut(instance: Instance) -> float:
         most :data:`CUT_SCHEDULE_REQUESTS` requests, else the ``aggregate`` bound, each with
         :data:`CUT_SECONDS` seconds and one thread (:mod:`dmlopt.models.nara.bounds`; both
         are valid at any stop, moved up by the safety margin of :func:`dmlopt.bounds.safe` and
-        rounded down to an integer).
+        rounded down to an integer). Under ``dmlopt.solve``'s time limit the bound gets at
+        most half the time left (:func:`dmlopt.solvers.build_seconds`).
 
     References
     ----------
@@ -356,11 +357,13 @@ def objective_cut(instance: Instance) -> float:
     over time (its LP value on the 32-request alpha episodes is about 29.5), the cut gives
     its branch and bound the stronger bound from the start.
     """
+    from dmlopt import solvers
     from dmlopt.models.nara import bounds as nb
 
+    seconds = solvers.build_seconds(CUT_SECONDS)
     if len(instance.requests) <= CUT_SCHEDULE_REQUESTS:
-        return nb.schedule_bound(instance, time_limit=CUT_SECONDS, primal=False).bound
-    return nb.aggregate_bound(instance, time_limit=CUT_SECONDS, primal=False).bound
+        return nb.schedule_bound(instance, time_limit=seconds, primal=False).bound
+    return nb.aggregate_bound(instance, time_limit=seconds, primal=False).bound
 
 
 def build_offline(instance: Instance, cuts: str = "strong") -> Any:
