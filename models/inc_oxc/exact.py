@@ -7,8 +7,8 @@ largest f at which it is feasible. :func:`bisect_placements` searches f with the
 * a feasible MILP gives a placement and circuits; the evaluator's closed form (the best f of
   that placement, :func:`dmlopt.models.inc_oxc.evaluation.best_f`) is the lower end, usually
   above the f asked, and the next MILP asks just above it;
-* an infeasible one (proven by HiGHS or SCIP) is the upper end; the search ends when the two are within
-  ``precision`` (relative), and the lower end's solution is then optimal within it.
+* an infeasible one (proven by HiGHS or SCIP) is the upper end; the search ends when the two
+  are within ``precision`` (relative), and the lower end's solution is then optimal within it.
 
 Under a time limit a MILP near f* can take most of the time either way (proving infeasibility
 just above f*, or finding a placement just below it). The step just above the lower end (the
