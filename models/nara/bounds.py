@@ -181,36 +181,76 @@ def aggregate_rows(instance: Instance, dffs: tuple[Callable[[float], float], ...
     return index, coef, rhs
 
 
-def _solve_rows(n: int, rows: tuple[list[list[int]], list[list[float]], list[float]], *,
-                integer: bool, time_limit: float, threads: int,
-                cost: np.ndarray | None = None) -> tuple[str, float, float]:
-    """Maximise sum acc (or cost' acc) over the rows with HiGHS; (status, objective, dual
-    bound)."""
+def binary_program(n: int, rows: tuple[list[list[int]], list[list[float]], list[float]], *,
+                   time_limit: float, threads: int, integer: bool = True,
+                   cost: np.ndarray | None = None, sense: str = "max",
+                   lower: list[float] | None = None) -> Any:
+    """Build and run, with HiGHS, the program over n variables in [0, 1] (0-1 when
+    ``integer``) with the sparse rows ``lower <= sum coef x <= rhs``.
+
+    Parameters
+    ----------
+    n : int
+        Number of variables (one per request).
+    rows : tuple
+        (column indices per row, coefficients per row, right-hand sides).
+    time_limit : float
+        Seconds (at least 1 ms is asked).
+    threads : int
+        HiGHS threads.
+    integer : bool, optional
+        0-1 variables (default) or their LP relaxation.
+    cost : numpy.ndarray or None, optional
+        Objective coefficients (default: all ones).
+    sense : {"max", "min"}, optional
+        Direction of the objective (default "max").
+    lower : list of float or None, optional
+        Left-hand sides per row (default: none).
+
+    Returns
+    -------
+    highspy.Highs
+        The model after the run (status, solution and dual bound to read).
+
+    References
+    ----------
+    Ours.
+    """
     import highspy
 
     index, coef, rhs = rows
     h = solvers.highspy_model()
-    h.setOptionValue("output_flag", False)
     solvers.prepare_highs(threads)
     h.setOptionValue("threads", threads)
-    h.setOptionValue("time_limit", float(time_limit))
+    h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
     lp = highspy.HighsLp()
     lp.num_col_ = n
     lp.num_row_ = len(rhs)
     lp.col_cost_ = np.ones(n) if cost is None else np.asarray(cost, dtype=float)
     lp.col_lower_ = np.zeros(n)
     lp.col_upper_ = np.ones(n)
-    lp.row_lower_ = np.full(len(rhs), -highspy.kHighsInf)
+    lp.row_lower_ = (np.full(len(rhs), -highspy.kHighsInf) if lower is None
+                     else np.asarray(lower, dtype=float))
     lp.row_upper_ = np.asarray(rhs, dtype=float)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
     lp.a_matrix_.start_ = np.cumsum([0] + [len(r) for r in index]).astype(np.int32)
     lp.a_matrix_.index_ = np.asarray([i for r in index for i in r], dtype=np.int32)
     lp.a_matrix_.value_ = np.asarray([v for r in coef for v in r], dtype=float)
-    lp.sense_ = highspy.ObjSense.kMaximize
+    lp.sense_ = highspy.ObjSense.kMaximize if sense == "max" else highspy.ObjSense.kMinimize
     if integer:
         lp.integrality_ = [highspy.HighsVarType.kInteger] * n
     h.passModel(lp)
     solvers.run_highspy(h)
+    return h
+
+
+def _solve_rows(n: int, rows: tuple[list[list[int]], list[list[float]], list[float]], *,
+                integer: bool, time_limit: float, threads: int,
+                cost: np.ndarray | None = None) -> tuple[str, float, float]:
+    """Maximise sum acc (or cost' acc) over the rows with HiGHS; (status, objective, dual
+    bound)."""
+    h = binary_program(n, rows, time_limit=time_limit, threads=threads, integer=integer,
+                       cost=cost)
     status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()
     if integer:

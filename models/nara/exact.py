@@ -208,31 +208,15 @@ def _select(n: int, rows: tuple[list[list[int]], list[list[float]], list[float]]
     when HiGHS proves there is none, ("undecided", None) at a stop without a set."""
     import highspy
 
+    from dmlopt.models.nara.bounds import binary_program
+
     index, coef, rhs = rows
     idx = list(index) + list(aside) + [list(range(n))]
     cf = list(coef) + [[1.0] * len(a) for a in aside] + [[1.0] * n]
     up = list(rhs) + [float(len(a) - 1) for a in aside] + [float(target)]
     lo = [-highspy.kHighsInf] * (len(rhs) + len(aside)) + [float(target)]
-    h = solvers.highspy_model()
-    solvers.prepare_highs(threads)
-    h.setOptionValue("threads", threads)
-    h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = len(up)
-    lp.col_cost_ = np.asarray(cost, dtype=float)
-    lp.col_lower_ = np.zeros(n)
-    lp.col_upper_ = np.ones(n)
-    lp.row_lower_ = np.asarray(lo, dtype=float)
-    lp.row_upper_ = np.asarray(up, dtype=float)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.cumsum([0] + [len(r) for r in idx]).astype(np.int32)
-    lp.a_matrix_.index_ = np.asarray([i for r in idx for i in r], dtype=np.int32)
-    lp.a_matrix_.value_ = np.asarray([v for r in cf for v in r], dtype=float)
-    lp.sense_ = highspy.ObjSense.kMinimize
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-    h.passModel(lp)
-    solvers.run_highspy(h)
+    h = binary_program(n, (idx, cf, up), time_limit=time_limit, threads=threads, cost=cost,
+                       sense="min", lower=lo)
     status = h.modelStatusToString(h.getModelStatus())
     if status == "Infeasible":
         return "infeasible", None

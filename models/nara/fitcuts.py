@@ -36,7 +36,6 @@ import time
 
 import numpy as np
 
-from dmlopt import solvers
 from dmlopt.bounds import safe
 from dmlopt.contract import BoundValue
 from dmlopt.models.nara.constants import SENSE
@@ -159,29 +158,9 @@ def minimal_cover(instance: Instance, members: list[int], *, time_limit: float =
 def _solve(n: int, rows: Rows, time_limit: float, threads: int
            ) -> tuple[str, float, np.ndarray | None]:
     """Maximise sum acc over ``rows`` (0-1); (status, dual bound, solution or None)."""
-    import highspy
+    from dmlopt.models.nara.bounds import binary_program
 
-    index, coef, rhs = rows
-    h = solvers.highspy_model()
-    solvers.prepare_highs(threads)
-    h.setOptionValue("threads", threads)
-    h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = len(rhs)
-    lp.col_cost_ = np.ones(n)
-    lp.col_lower_ = np.zeros(n)
-    lp.col_upper_ = np.ones(n)
-    lp.row_lower_ = np.full(len(rhs), -highspy.kHighsInf)
-    lp.row_upper_ = np.asarray(rhs, dtype=float)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.cumsum([0] + [len(r) for r in index]).astype(np.int32)
-    lp.a_matrix_.index_ = np.asarray([i for r in index for i in r], dtype=np.int32)
-    lp.a_matrix_.value_ = np.asarray([v for r in coef for v in r], dtype=float)
-    lp.sense_ = highspy.ObjSense.kMaximize
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-    h.passModel(lp)
-    solvers.run_highspy(h)
+    h = binary_program(n, rows, time_limit=time_limit, threads=threads)
     status = h.modelStatusToString(h.getModelStatus())
     dual = float(h.getInfo().mip_dual_bound)
     sol = h.getSolution()
