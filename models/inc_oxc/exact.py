@@ -369,8 +369,9 @@ SHARE = 0.9
 #: the exact method dmlopt.solve runs first (``Bound.exact``)
 BISECTION = Bound(bisection_function, BisectionOptions, _estimate,
                   "exact for static port pairings (the paper's model): bisection on f over "
-                  "the fixed-f MILP with integer circuits, each MILP within a share of the time "
-                  "(dmlopt.solve runs it first)", exact=("paper", "strong"), share=SHARE)
+                  "the fixed-f MILP with integer circuits, each MILP within a share of the time, "
+                  "SCIP taking over the last step HiGHS leaves undecided (dmlopt.solve runs "
+                  "it first)", exact=("paper", "strong"), share=SHARE)
 
 #: every bound method of the problem, strongest first: those of
 #: :mod:`dmlopt.models.inc_oxc.bounds` with ``bisection`` before ``placements-static`` (the
