@@ -11,13 +11,21 @@ from dmlopt.benchmarks.papers import Paper, Plan
 
 def library() -> Iterator[Spec]:
     """The reference-library entries: the offline bound's 16-request episodes on topology
-    alpha (``offline`` formulation warm-started by NetFit)."""
+    alpha (``offline`` formulation warm-started by NetFit) and the frontier, the five
+    32-request episodes of the ``bound`` table (the default solve, which runs the exact
+    ``acceptance-sets`` first, warm-started by ``offline-search``; 600 s each)."""
     for s in range(10):
         yield Spec(f"alpha-uniform-r16-s{s}", "nara",
                    {"paper": "001", "table": "offline bound (section 4)", "generator": "uniform",
                     "params": {"topology": "alpha", "n_requests": 16}, "seed": s},
                    {"generator": "uniform", "topology": "alpha", "n_requests": 16}, s,
                    "offline", "netfit")
+    for s in range(5):
+        yield Spec(f"alpha-uniform-r32-s{s}", "nara",
+                   {"paper": "001", "table": "frontier: 32 requests", "generator": "uniform",
+                    "params": {"topology": "alpha", "n_requests": 32}, "seed": s},
+                   {"generator": "uniform", "topology": "alpha", "n_requests": 32}, s,
+                   "offline", "offline-search", time_limit=600.0, default_solve=True)
 
 
 # growth minutes: wall minutes of the full run measured on 2026-11-25 with --workers 1 on the

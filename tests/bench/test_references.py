@@ -189,3 +189,25 @@ def test_builder_bad_input_is_one_line_and_exit_2(argv, words, capsys, tmp_path,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("library: ") and words in err
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_default_solve_records_name_the_exact_method_that_proved_them(tmp_path):
+    """A spec with ``default_solve`` runs ``dmlopt.solve`` without naming the formulation, so
+    the problem's exact method runs first; a record it proves names that method (``bound:``)
+    and verifies; without the flag the named formulation's MIP runs alone. Catches a flag the
+    builder ignores and a record whose method ``--verify`` rejects."""
+    gen = {"generator": "uniform", "topology": "alpha", "n_requests": 6}
+    prov = {"paper": "001", "table": "test", "generator": "uniform",
+            "params": {"topology": "alpha", "n_requests": 6}, "seed": 2}
+    recs = {}
+    for flag in (True, False):
+        spec = library.Spec(f"tiny-{flag}", "nara", prov, gen, 2, "offline", "netfit",
+                            default_solve=flag)
+        recs[flag] = library.build(spec, tmp_path, 60.0)
+    assert recs[True]["method"] == "bound:acceptance-sets"
+    assert recs[False]["method"] == "highs:offline"
+    assert recs[True]["status"] == recs[False]["status"] == "optimal"
+    assert recs[True]["objective"] == recs[False]["objective"]
+    path = tmp_path / "nara" / "references.json"
+    library._write(path, list(recs.values()))
+    assert references.verify(references.records(root=tmp_path)) == []
