@@ -58,15 +58,16 @@ def test_default_solve_equals_the_strong_mip(racks, jobs, seed):
     assert dmlopt.evaluate(inst, res.solution).objective == res.objective
 
 
-def _undecided_between(monkeypatch, low: float, high: float) -> list[float]:
-    """Every fixed-f MILP with low < f <= high stops undecided, as at a time limit; the
-    others run. Returns the list of f asked."""
-    asked: list[float] = []
+def _undecided_between(monkeypatch, low: float, high: float,
+                       solvers: tuple[str, ...] = ("highs", "scip")) -> list[tuple[float, str]]:
+    """Every fixed-f MILP with low < f <= high run by one of ``solvers`` stops undecided, as at
+    a time limit; the others run. Returns the (f, solver) pairs asked."""
+    asked: list[tuple[float, str]] = []
     run = exact._run
 
     def fake(instance, f, budget, solver="highs"):
-        asked.append(f)
-        if low < f <= high:
+        asked.append((f, solver))
+        if low < f <= high and solver in solvers:
             h, layout = fixed_f_model(instance, f, static=True)
             h.setOptionValue("time_limit", 0.0)
             h.run()
@@ -85,7 +86,7 @@ def test_an_undecided_feasible_step_is_not_taken_as_infeasible(monkeypatch):
     f_star, _ = _brute_force(inst)
     asked = _undecided_between(monkeypatch, 0.5 * f_star, f_star * (1 - 1e-3))
     hi, metrics, sol = exact.bisect_placements(inst, time_limit=60)
-    assert any(0.5 * f_star < f <= f_star * (1 - 1e-3) for f in asked)  # the case happened
+    assert any(0.5 * f_star < f <= f_star * (1 - 1e-3) for f, _ in asked)  # the case happened
     assert metrics["undecided"] >= 1
     assert hi >= f_star * (1 - 1e-9)
     if sol is not None:
@@ -186,24 +187,6 @@ def test_scip_copy_decides_as_highs_and_only_a_proof_is_infeasible():
     assert exact._run_scip(h, 0.0)[0] == exact.UNDECIDED
 
 
-def _highs_undecided_above(monkeypatch, f_star: float) -> list[str]:
-    """HiGHS stops undecided on every MILP above f*; SCIP runs. Returns the solvers used."""
-    used: list[str] = []
-    run = exact._run
-
-    def fake(instance, f, budget, solver="highs"):
-        used.append(solver)
-        if solver == "highs" and f > f_star * (1 + 1e-9):
-            h, layout = fixed_f_model(instance, f, static=True)
-            h.setOptionValue("time_limit", 0.0)
-            h.run()
-            return exact.classify(h), h, layout
-        return run(instance, f, budget, solver)
-
-    monkeypatch.setattr(exact, "_run", fake)
-    return used
-
-
 @pytest.mark.parametrize("fallback", ["scip", "none"])
 def test_the_fallback_proves_what_highs_leaves_undecided(monkeypatch, fallback):
     # the proof above the optimum is left to SCIP: with the fallback the bracket closes on the
@@ -211,9 +194,10 @@ def test_the_fallback_proves_what_highs_leaves_undecided(monkeypatch, fallback):
     # never called and one whose undecided result would still be taken as a proof
     inst = _instance("tight", 0)
     f_star, _ = _brute_force(inst)
-    used = _highs_undecided_above(monkeypatch, f_star)
+    asked = _undecided_between(monkeypatch, f_star * (1 + 1e-9), float("inf"), ("highs",))
     hi, metrics, sol = exact.bisect_placements(inst, time_limit=30, probe=0.05,
                                                fallback=fallback)
+    used = [solver for _, solver in asked]
     assert hi >= f_star * (1 - 1e-9)
     assert M.evaluate(inst, sol).objective == pytest.approx(f_star, rel=1e-6)
     if fallback == "scip":
