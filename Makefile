@@ -11,11 +11,14 @@ EXTRAS := test,cluster
 
 .PHONY: test bench lint venv lock test-latest clean mutation
 
+# bytecode is compiled at install: where PYTHONDONTWRITEBYTECODE is set, every process (the CLI,
+# its tests) would otherwise compile pyomo and pandas again (2.7 s instead of 0.8 s per import)
 $(BIN)/dmlopt: pyproject.toml $(LOCK)
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -r $(LOCK)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode -r $(LOCK)
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
+	$(BIN)/python -m compileall -q dmlopt models heuristics benchmarks data
 	touch $(BIN)/dmlopt
 
 venv: $(BIN)/dmlopt
