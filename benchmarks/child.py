@@ -69,7 +69,8 @@ def execute(payload: dict[str, Any], instance: Any = None) -> dict[str, Any]:
             opts = payload["options"]
             out["solver_version"] = solvers.version(opts["solver"])
             res = api.solve(
-                inst, opts["solver"], formulation=opts["formulation"],
+                inst, opts["solver"],
+                formulation=None if opts.get("default_solve") else opts["formulation"],
                 time_limit=opts.get("time_limit"), mip_gap=opts.get("mip_gap"),
                 threads=opts.get("threads"), warm_start=opts.get("warm_start"),
                 solver_options=opts.get("solver_options"),

@@ -33,7 +33,10 @@ The harness kills any run ``grace`` seconds past its limit. ``time_limit``, ``ki
 ``grace`` and ``threads`` may also be given per group and per method (the most specific wins;
 ``kill_limit`` on heuristic methods only, ``time_limit`` on exact and bound methods only). A
 solver method may also give ``mip_gap``, ``warm_start`` (a heuristic name) and
-``solver_options`` (a table passed to the solver). A bound method (``dmlopt bound``, the
+``solver_options`` (a table passed to the solver), and ``default_solve = true`` to run what
+``dmlopt.solve`` runs when no formulation is named (the problem's exact method first, e.g.
+Nara's ``acceptance-sets``, then the MIP of the default formulation; without it a solver
+method runs the named or default formulation's MIP alone). A bound method (``dmlopt bound``, the
 problem's ``BOUNDS``) gets ``options`` and its ``time_limit``; the report grades every run
 against the best bound of its instance (the certified gap).
 
@@ -97,7 +100,7 @@ _GROUP_KEYS = {"problem", "instances", "methods", "time_limit", "kill_limit", "g
 _FILE_KEYS = {"file"}
 _GEN_KEYS = {"generator", "params", "seeds"}
 _SOLVER_KEYS = {"solver", "formulation", "time_limit", "grace", "threads", "mip_gap",
-                "warm_start", "solver_options"}
+                "warm_start", "solver_options", "default_solve"}
 _HEUR_KEYS = {"heuristic", "options", "seeds", "kill_limit", "grace"}
 _BOUND_KEYS = {"bound", "options", "time_limit", "grace"}
 
@@ -559,6 +562,16 @@ def _solver_method(ctx: _Ctx, w: str, spec: dict, problem: registry.Problem,
     lim = _limits(ctx, w, spec, limits)
     options: dict[str, Any] = {"solver": solver, "formulation": form,
                                "time_limit": lim["time_limit"], "threads": lim["threads"]}
+    if "default_solve" in spec:
+        ds = spec["default_solve"]
+        if not isinstance(ds, bool):
+            raise ctx.err(f"{w}.default_solve", ds, "must be true or false")
+        if ds and form != api.default_formulation(problem, solver):
+            raise ctx.err(f"{w}.formulation", form, "must be left out or be the default "
+                          f"formulation ({api.default_formulation(problem, solver)!r}) with "
+                          "default_solve = true")
+        if ds:
+            options["default_solve"] = True
     if "mip_gap" in spec:
         gap = ctx.number(f"{w}.mip_gap", spec["mip_gap"], positive=False)
         ctx.setting(f"{w}.mip_gap", "mip_gap", gap)

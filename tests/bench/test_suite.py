@@ -159,3 +159,50 @@ def test_unknown_suite_name(capsys):
 def test_report_of_missing_store(tmp_path, capsys):
     assert main(["report", str(tmp_path / "none.sqlite"), "-o", str(tmp_path / "r")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+DEFAULT_SOLVE_BAD = [
+    ('formulation = "paper", time_limit = 5', 'formulation = "paper", default_solve = "yes"',
+     "groups[0].methods[0].default_solve: 'yes' must be true or false"),
+    ('formulation = "paper", time_limit = 5', 'formulation = "paper", default_solve = 1',
+     "groups[0].methods[0].default_solve: 1 must be true or false"),
+    ('formulation = "paper", time_limit = 5', 'formulation = "paper", default_solve = true',
+     "groups[0].methods[0].formulation: 'paper' must be left out or be the default formulation"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), DEFAULT_SOLVE_BAD)
+def test_bad_default_solve_exits_2(suite_dir, capsys, old, new, expected):
+    test_bad_suite_exits_2_with_one_line(suite_dir, capsys, GOOD_GROUP.replace(old, new),
+                                         expected)
+
+
+NARA_GROUP = """
+[[groups]]
+problem = "nara"
+instances = [
+  { generator = "uniform", params = { topology = "alpha", n_requests = 6 }, seeds = [3] },
+]
+methods = [
+  { solver = "highs", time_limit = 60 },
+  { solver = "highs", default_solve = true, time_limit = 60 },
+]
+"""
+
+
+def test_default_solve_runs_the_exact_method_first(tmp_path):
+    """``default_solve = true`` runs what ``dmlopt.solve`` runs without a formulation (Nara's
+    exact ``acceptance-sets`` first), the plain method the MIP alone: catches a harness that
+    drops the key (both runs would be the MIP alone) or applies it to every solver method."""
+    from dmlopt.benchmarks.child import execute
+
+    path = tmp_path / "s.toml"
+    path.write_text('name = "s"\n' + NARA_GROUP)
+    tasks = [t for t in suite_mod.load(path).tasks if t.kind == "exact"]
+    assert len(tasks) == 2 and len({t.key for t in tasks}) == 2
+    rows = {bool(t.options.get("default_solve")): execute(t.as_payload()) for t in tasks}
+    assert all(t.method == "highs:offline" for t in tasks)
+    assert "bound_acceptance-sets" in rows[True]["metrics"], rows[True]
+    assert not any("acceptance-sets" in k for k in rows[False]["metrics"]), rows[False]
+    assert rows[True]["status"] == rows[False]["status"] == "optimal"
+    assert rows[True]["objective"] == rows[False]["objective"]

@@ -112,3 +112,21 @@ def test_titles_with_sizes_come_from_the_runs():
     small = next(t for t in rar.TABLES if t.name == "small")
     df = rows([run("rar", f"cpn6(requests={n},scheme=MinCU)#0", "rdda", 1.0) for n in (2, 4)])
     assert small.title_of(df).endswith("the 6-node network, 2 and 4 requests")
+
+
+def test_nara_bound_takes_the_tightest_offline_bound():
+    """Two offline runs of one episode (the MIP alone stopped at bound 29.6, the default solve
+    proving 28): the table's bound is 28 with its status, the allocators below it. Catches a
+    table that takes the first offline row, or rounds the bound up."""
+    from dmlopt.benchmarks.tables import nara
+
+    e = "uniform(topology=alpha,n_requests=32)#0"
+    mip = run("nara", e, "highs:offline", 26.0, status="time_limit")
+    mip["bound"] = 29.6
+    exact = run("nara", e, "highs:offline", 28.0, status="optimal",
+                options='{"default_solve": true}')
+    exact["bound"] = 28.0
+    df = rows([mip, exact, run("nara", e, "netfit", 25.0), run("nara", e, "tetris", 21.0)])
+    text = nara.bound(df)
+    assert f"| `{e}` | optimal | 28 | 21 | 25 |" in text, text
+    assert "| total | | 28 | 21 (25.0% below) | 25 (10.7% below) |" in text, text
