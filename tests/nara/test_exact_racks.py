@@ -95,3 +95,41 @@ def test_rack_patterns_time_limit():
     assert time.perf_counter() - t < 3.0 + 6.0
     assert outcome == exact.UNDECIDED or (outcome == exact.FITS
                                           and dmlopt.evaluate(inst, sol).feasible)
+
+
+def test_acceptance_sets_with_rack_patterns(monkeypatch):
+    # the exact method deciding its open sets by rack patterns, with offline-search never
+    # finding anything (every allocation then comes from a pattern check) from the empty
+    # start: bound and evaluated count equal offline-plain's optimum on every episode; a
+    # set_check that is not passed down (the MILP runs instead) leaves "patterns" unused and
+    # fails the spy below
+    from tests.nara.test_exact import empty_start, optimum
+
+    empty_start(monkeypatch)
+    monkeypatch.setattr(exact, "search_set", lambda *a, **k: None)
+    calls = []
+    real = racks.decide_by_racks
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(racks, "decide_by_racks", spy)
+    for seed in SEEDS[:6]:
+        inst = episode(seed)
+        res = exact.acceptance_sets(inst, time_limit=120, set_check="racks")
+        ev = dmlopt.evaluate(inst, res.solution)
+        assert ev.feasible
+        assert res.bound == optimum(seed) == ev.objective
+        assert res.metrics["proven"] == 1.0
+    assert calls
+
+
+def test_set_check_option_is_validated():
+    # an unknown way of deciding sets is refused by the options, naming the field
+    import pydantic
+    import pytest
+
+    assert exact.ExactOptions().set_check == exact.SET_CHECK
+    with pytest.raises(pydantic.ValidationError, match="set_check"):
+        exact.ExactOptions(set_check="lp")
