@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pydantic
@@ -70,6 +70,10 @@ SET_SEARCH_SECONDS = 5.0
 #: seconds of one feasibility MILP of a set
 SET_MILP_SECONDS = 30.0
 
+#: how a set left open is decided: "milp" (the feasibility MILP of :func:`allocate_set`) or
+#: "racks" (rack patterns, :func:`dmlopt.models.nara.racks.decide_by_racks`)
+SET_CHECK = "milp"
+
 
 class ExactOptions(Options):
     """Options of the exact method ``acceptance-sets``."""
@@ -84,6 +88,10 @@ class ExactOptions(Options):
     bound_seconds: float = pydantic.Field(
         BOUND_SECONDS, gt=0, le=86400, description="seconds of the schedule bound of the "
         "whole episode (the first upper bound)")
+    set_check: Literal["milp", "racks"] = pydantic.Field(
+        SET_CHECK, description="how a set left open is decided: 'milp' (the feasibility MILP "
+        "of the set) or 'racks' (rack relaxation and feasibility MILPs with the racks of "
+        "every request fixed, logic-based Benders); a time-out decides nothing either way")
 
 
 def sub_episode(instance: Instance, members: list[int]) -> Instance:
@@ -349,7 +357,7 @@ def decide_set(instance: Instance, members: list[int], *, deadline: float,
 def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, deadline: float,
                   set_seconds: float = SET_MILP_SECONDS, threads: int = 1,
                   counts: dict[str, float] | None = None, known_fit: set[tuple[int, ...]] | None
-                  = None) -> tuple[str, Solution | None]:
+                  = None, set_check: str = SET_CHECK) -> tuple[str, Solution | None]:
     """Is there an allocation accepting ``target`` requests? The no-good loop of the module
     docstring.
 
@@ -374,6 +382,9 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
         ``milp`` (cuts by each check), ``undecided`` (sets set aside).
     known_fit : set of tuple, optional
         Step sets known not to be refuted by the fit proof (shared between calls).
+    set_check : str
+        How a set left open is decided (default :data:`SET_CHECK`): "milp"
+        (:func:`allocate_set`) or "racks" (:func:`dmlopt.models.nara.racks.decide_by_racks`).
 
     Returns
     -------
@@ -413,7 +424,7 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
             # only the sets set aside are left: each gets its share of the time left
             outcome, sol, aside = _retry(instance, aside, cuts, deadline=deadline,
                                          threads=threads, counts=counts,
-                                         set_seconds=set_seconds)
+                                         set_seconds=set_seconds, set_check=set_check)
             if outcome != "progress":
                 return outcome, sol
             continue
@@ -434,11 +445,12 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
 
 
 def _retry(instance: Instance, aside: list[list[int]], cuts: list[list[int]], *,
-           deadline: float, threads: int, counts: dict[str, float], set_seconds: float
-           ) -> tuple[str, Solution | None, list[list[int]]]:
+           deadline: float, threads: int, counts: dict[str, float], set_seconds: float,
+           set_check: str = SET_CHECK) -> tuple[str, Solution | None, list[list[int]]]:
     """Decide the sets set aside (those the fit proofs, the schedule bound and a short search
     left open) with an equal share of the time left each: a quarter for ``offline-search`` on
-    the restricted episode, the rest for the feasibility MILP; ("reached", allocation, ...)
+    the restricted episode, the rest for the feasibility MILP (``set_check`` "milp") or the
+    rack patterns ("racks"); ("reached", allocation, ...)
     when one fits, ("progress", None, the sets still undecided) when some were proven (their
     cuts appended), else ("undecided", None, ...)."""
     still: list[list[int]] = []
@@ -452,8 +464,15 @@ def _retry(instance: Instance, aside: list[list[int]], cuts: list[list[int]], *,
         if found is not None:
             return "reached", found, still
         left = deadline - time.monotonic()
-        outcome, sol = allocate_set(instance, members, time_limit=min(0.75 * share, left),
-                                    threads=threads)
+        if set_check == "racks":
+            from dmlopt.models.nara.racks import decide_by_racks
+
+            outcome, sol, _ = decide_by_racks(
+                instance, members, deadline=time.monotonic() + min(0.75 * share, left),
+                threads=threads)
+        else:
+            outcome, sol = allocate_set(instance, members, time_limit=min(0.75 * share, left),
+                                        threads=threads)
         if outcome == FITS and sol is not None:
             return "reached", sol, still
         if outcome == CUT:
@@ -493,7 +512,8 @@ def _start(instance: Instance, start: Any, search_seconds: float) -> tuple[Solut
 def acceptance_sets(instance: Instance, *, time_limit: float | None = None, threads: int = 1,
                     start: Any = None, set_seconds: float = SET_MILP_SECONDS,
                     search_seconds: float = SEARCH_SECONDS,
-                    bound_seconds: float = BOUND_SECONDS) -> BoundValue:
+                    bound_seconds: float = BOUND_SECONDS, set_check: str = SET_CHECK
+                    ) -> BoundValue:
     """Offline optimum of a Nara episode by the no-good loop over acceptance sets (module
     docstring): exact for formulations ``offline``, ``offline-basic`` and ``offline-plain``.
 
@@ -517,6 +537,10 @@ def acceptance_sets(instance: Instance, *, time_limit: float | None = None, thre
         alone).
     bound_seconds : float
         Seconds of the ``schedule`` bound of the episode (default :data:`BOUND_SECONDS`).
+    set_check : str
+        How the sets left open are decided (default :data:`SET_CHECK`): "milp" (the
+        feasibility MILP of :func:`allocate_set`) or "racks" (rack patterns,
+        :func:`dmlopt.models.nara.racks.decide_by_racks`).
 
     Returns
     -------
@@ -559,7 +583,7 @@ def acceptance_sets(instance: Instance, *, time_limit: float | None = None, thre
         targets += 1
         outcome, sol = decide_target(instance, upper, cuts, deadline=deadline,
                                      set_seconds=set_seconds, threads=threads, counts=counts,
-                                     known_fit=known_fit)
+                                     known_fit=known_fit, set_check=set_check)
         if outcome == "refuted":
             upper -= 1
         elif outcome == "reached" and sol is not None:
