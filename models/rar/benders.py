@@ -1,0 +1,400 @@
+"""RAR (paper 003), MinCU: logic-based Benders on the activated CUs (``capacity-benders``).
+
+MinCU's eq. (4) is the blocking rate plus alpha times the activated CUs, sum_n A_n (each node's
+peak CU use). Deciding *how many* CUs each node may activate and *which* requests are deployed
+fixes the objective; what remains is whether a schedule exists. :func:`capacity_benders`
+splits the problem there:
+
+* Master: the node-choice relaxation of ``aggregated``
+  (:func:`dmlopt.models.rar.partial.build_node_choice`: deployments ``eta``, computing nodes
+  ``y`` and activated CUs ``A`` integral, modes, starts and wavelengths in [0, 1]) with each A_n
+  written by threshold binaries z_{n,c} = [A_n >= c] (A_n = sum_c z_{n,c}, z_{n,c} >=
+  z_{n,c+1}), plus the cuts found so far. Every schedule is feasible in it with its own
+  objective, so its optimum is a lower bound on eq. (4).
+* Subproblem for the master's (A*, D*) (its activated CUs and deployed set): formulation
+  ``aggregated`` with A_n <= A*_n, eta_j = [j in D*] and no objective. A schedule it finds
+  costs at most the master's value (a bound), so it is optimal; it is evaluated by the core.
+* Cut: when HiGHS proves the subproblem *infeasible* (a time-out proves nothing and is never
+  a cut), no schedule deploys all of D* within A*, nor any superset of D* within any A <= A*
+  (both only shrink the feasible set). So every schedule has A_n > A*_n for some node n or
+  leaves some j in D* undeployed:
+
+      sum_{n in N'} z_{n, A*_n + 1} + sum_{j in D'} (1 - eta_j) >= 1
+
+  with N' the nodes below their CU count and D' = D*. Before the cut is added it is lifted
+  and shrunk, each step kept only while its check stays proven infeasible: each node in turn
+  is raised to its full CU count (it then leaves N'), else one CU at a time (A*_n grows, and
+  the cut removes a larger down-set of capacity vectors); then each request is dropped from
+  D'. A check that times out keeps the element as it is (the cut stays valid, only weaker).
+
+The master's dual bound at each round is a valid lower bound (each cut removes no schedule),
+and the method stops when a subproblem has a schedule (its evaluated objective meets the
+master's bound) or at the time limit, returning the best bound seen and the best evaluated
+schedule found (the filter's feasible checks are schedules too). Other schemes are refused.
+
+It is not what ``dmlopt.solve`` runs: on the 6-node network with 10 requests the master's
+optimal capacity vectors of one objective value are many and each cut removes few of them
+(docs/rar.md, "Frontier: capacity Benders"), so ``aggregated`` stays the default.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dmlopt import solvers
+from dmlopt.bounds import safe
+from dmlopt.contract import BoundValue
+from dmlopt.errors import InstanceError, SolverError
+from dmlopt.models.rar.constants import SENSE
+from dmlopt.models.rar.instance import Instance
+
+#: outcomes of one subproblem
+FEASIBLE, INFEASIBLE, UNDECIDED = "feasible", "infeasible", "undecided"
+
+
+@dataclass
+class _Mip:
+    """The ``aggregated`` model of an instance as a highspy model, with the pyomo columns."""
+
+    model: Any  # the pyomo model (decode reads its variable values)
+    columns: list[Any]
+    cost: np.ndarray
+    offset: float
+    lower: np.ndarray
+    upper: np.ndarray
+    integer: np.ndarray
+    matrix: Any  # scipy CSC, rows x columns
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    eta: list[int] = field(default_factory=list)  # column of eta[j]
+    A: list[int] = field(default_factory=list)  # column of A[n]
+    relax: list[int] = field(default_factory=list)  # columns node-choice relaxes
+
+
+def _compile(instance: Instance) -> _Mip:
+    """``aggregated`` (MinCU) compiled to arrays by Pyomo's standard-form compiler."""
+    import pyomo.environ as pyo
+    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+    from dmlopt.models.rar.formulations import build_aggregated
+    from dmlopt.models.rar.partial import KEPT_INTEGRAL
+
+    m = build_aggregated(instance)
+    info = LinearStandardFormCompiler().write(m, mixed_form=True, set_sense=None)
+    cols = list(info.columns)
+    inf = math.inf
+    lower = np.array([-inf if v.lb is None else float(v.lb) for v in cols])
+    upper = np.array([inf if v.ub is None else float(v.ub) for v in cols])
+    integer = np.array([v.is_integer() or v.is_binary() for v in cols])
+    rhs = np.asarray(info.rhs, dtype=float)
+    kind = np.array([r.bound_type for r in info.rows])
+    row_lower = np.where(kind <= 0, rhs, -inf)
+    row_upper = np.where(kind >= 0, rhs, inf)
+    pos = {id(v): i for i, v in enumerate(cols)}
+    nr, nn = len(instance.requests), len(instance.nodes)
+    sense = 1.0 if m.obj.sense == pyo.minimize else -1.0
+    out = _Mip(model=m, columns=cols, cost=sense * np.asarray(info.c.toarray()[0], dtype=float),
+               offset=float(np.asarray(info.c_offset).ravel()[0]) if np.size(info.c_offset)
+               else 0.0, lower=lower, upper=upper, integer=integer,
+               matrix=info.A.tocsc(), row_lower=row_lower, row_upper=row_upper)
+    out.eta = [pos[id(m.eta[j])] for j in range(nr)]
+    out.A = [pos[id(m.A[n])] for n in range(nn)]
+    keep = {id(v) for name in KEPT_INTEGRAL for v in getattr(m, name).values()}
+    out.relax = [i for i, v in enumerate(cols) if integer[i] and id(v) not in keep]
+    return out
+
+
+def _highs(mip: _Mip, threads: int, *, objective: bool) -> Any:
+    """A highspy model of ``mip`` (its objective, or none)."""
+    import highspy
+
+    solvers.prepare_highs(threads)
+    h = solvers.highspy_model()
+    h.setOptionValue("threads", int(threads))
+    h.setOptionValue("mip_rel_gap", 0.0)
+    inf = highspy.kHighsInf
+    n = len(mip.columns)
+    h.addVars(n, np.where(np.isinf(mip.lower), -inf, mip.lower),
+              np.where(np.isinf(mip.upper), inf, mip.upper))
+    if objective:
+        h.changeColsCost(n, np.arange(n, dtype=np.int32), mip.cost)
+    rows = mip.matrix.tocsr()
+    h.addRows(rows.shape[0], np.where(np.isinf(mip.row_lower), -inf, mip.row_lower),
+              np.where(np.isinf(mip.row_upper), inf, mip.row_upper), rows.nnz,
+              rows.indptr.astype(np.int32), rows.indices.astype(np.int32),
+              rows.data.astype(float))
+    idx = np.flatnonzero(mip.integer).astype(np.int32)
+    h.changeColsIntegrality(len(idx), idx,
+                            np.full(len(idx), highspy.HighsVarType.kInteger))
+    return h
+
+
+def _run(h: Any, seconds: float) -> str:
+    """Run ``h`` for at most ``seconds``; the HiGHS model status as a string."""
+    import highspy
+
+    h.setOptionValue("time_limit", max(float(seconds), 0.01))
+    solvers.run_highspy(h)
+    status = h.getModelStatus()
+    if status == highspy.HighsModelStatus.kOptimal:
+        return "optimal"
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return "infeasible"
+    if status == highspy.HighsModelStatus.kInterrupt:
+        raise KeyboardInterrupt
+    return "undecided"
+
+
+class _Master:
+    """The node-choice relaxation with threshold binaries z_{n,c} and the cuts (module
+    docstring)."""
+
+    def __init__(self, mip: _Mip, caps: list[int], threads: int) -> None:
+        import highspy
+
+        self.mip = mip
+        self.h = h = _highs(mip, threads, objective=True)
+        idx = np.asarray(mip.relax, dtype=np.int32)
+        if len(idx):
+            h.changeColsIntegrality(len(idx), idx,
+                                    np.full(len(idx), highspy.HighsVarType.kContinuous))
+        n0 = len(mip.columns)
+        self.z: dict[tuple[int, int], int] = {}
+        for n, cap in enumerate(caps):
+            for c in range(1, cap + 1):
+                self.z[n, c] = n0 + len(self.z)
+        nz = len(self.z)
+        h.addVars(nz, np.zeros(nz), np.ones(nz))
+        zi = np.arange(n0, n0 + nz, dtype=np.int32)
+        h.changeColsIntegrality(nz, zi, np.full(nz, highspy.HighsVarType.kInteger))
+        for n, cap in enumerate(caps):
+            # A_n = sum_c z_{n,c}
+            cols = [mip.A[n]] + [self.z[n, c] for c in range(1, cap + 1)]
+            vals = [1.0] + [-1.0] * cap
+            h.addRow(0.0, 0.0, len(cols), np.asarray(cols, np.int32), np.asarray(vals))
+            for c in range(1, cap):  # z_{n,c} >= z_{n,c+1}
+                h.addRow(0.0, highspy.kHighsInf, 2,
+                         np.asarray([self.z[n, c], self.z[n, c + 1]], np.int32),
+                         np.asarray([1.0, -1.0]))
+        self.cuts = 0
+
+    def add_cut(self, capacity: dict[int, int], deployed: list[int]) -> None:
+        """sum_{n} z_{n, capacity[n] + 1} + sum_{j in deployed} (1 - eta_j) >= 1."""
+        import highspy
+
+        cols = [self.z[n, a + 1] for n, a in capacity.items()] + [self.mip.eta[j]
+                                                                  for j in deployed]
+        vals = [1.0] * len(capacity) + [-1.0] * len(deployed)
+        h = self.h
+        h.addRow(1.0 - len(deployed), highspy.kHighsInf, len(cols), np.asarray(cols, np.int32),
+                 np.asarray(vals, dtype=float))
+        self.cuts += 1
+
+    def solve(self, seconds: float) -> tuple[str, float, np.ndarray | None]:
+        """(status, dual bound in eq. (4) units, column values or None)."""
+        status = _run(self.h, seconds)
+        info = self.h.getInfo()
+        if status == "infeasible":  # every schedule cut off: cannot happen with valid cuts
+            raise SolverError("capacity-benders: the master became infeasible")
+        bound = info.mip_dual_bound
+        bound = -math.inf if bound is None or not math.isfinite(bound) else bound + \
+            self.mip.offset
+        sol = self.h.getSolution()
+        x = np.asarray(sol.col_value) if info.primal_solution_status == 2 else None
+        return status, bound, x
+
+
+class _Sub:
+    """``aggregated`` without objective: is there a schedule deploying exactly a set D within
+    activated CUs A? (module docstring)."""
+
+    def __init__(self, mip: _Mip, caps: list[int], threads: int) -> None:
+        self.mip = mip
+        self.caps = caps
+        self.h = _highs(mip, threads, objective=False)
+        self.seconds: list[float] = []
+
+    def check(self, capacity: dict[int, int], deployed: set[int], seconds: float
+              ) -> tuple[str, np.ndarray | None]:
+        """FEASIBLE (with the column values), INFEASIBLE (proven by HiGHS) or UNDECIDED."""
+        mip = self.mip
+        for j, col in enumerate(mip.eta):
+            v = 1.0 if j in deployed else 0.0
+            self.h.changeColBounds(col, v, v)
+        for n, col in enumerate(mip.A):
+            self.h.changeColBounds(col, 0.0, float(capacity.get(n, self.caps[n])))
+        t = time.process_time()
+        status = _run(self.h, seconds)
+        self.seconds.append(time.process_time() - t)
+        if status == "optimal":
+            return FEASIBLE, np.asarray(self.h.getSolution().col_value)
+        if status == "infeasible":
+            return INFEASIBLE, None
+        return UNDECIDED, None
+
+
+def _decode(instance: Instance, mip: _Mip, x: np.ndarray) -> Any:
+    """The Solution of the column values ``x`` of ``aggregated``."""
+    from dmlopt.models.rar.formulations import decode
+
+    for v, val in zip(mip.columns, x, strict=True):
+        v.set_value(float(round(val)) if v.is_integer() or v.is_binary() else float(val),
+                    skip_validation=True)
+    return decode(mip.model, instance)
+
+
+@dataclass
+class _Best:
+    """The best evaluated schedule so far."""
+
+    instance: Instance
+    objective: float = math.inf
+    solution: Any = None
+
+    def offer(self, solution: Any) -> None:
+        from dmlopt.models.rar.evaluation import evaluate
+
+        if solution is None:
+            return
+        ev = evaluate(self.instance, solution)
+        if ev.feasible and ev.objective < self.objective:
+            self.objective, self.solution = ev.objective, solution
+
+
+def _shrink(sub: _Sub, capacity: dict[int, int], deployed: list[int], best: _Best,
+            mip: _Mip, instance: Instance, seconds: float, deadline: float,
+            counts: dict[str, float]) -> tuple[dict[int, int], list[int]]:
+    """The deletion filter and lifting (module docstring): raise each node's capacity as far
+    as the check stays proven infeasible (to its full CU count: the node leaves the cut), then
+    drop each request whose removal keeps it infeasible."""
+    cap = dict(capacity)
+    dep = list(deployed)
+
+    def infeasible(trial_cap: dict[int, int], trial_dep: set[int]) -> bool:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return False
+        out, x = sub.check(trial_cap, trial_dep, min(seconds, left))
+        counts["checks"] += 1
+        counts["undecided_checks"] += out == UNDECIDED
+        if x is not None:
+            best.offer(_decode(instance, mip, x))
+        return out == INFEASIBLE
+
+    for n in list(cap):
+        trial_cap = {k: v for k, v in cap.items() if k != n}
+        if infeasible(trial_cap, set(dep)):
+            cap = trial_cap
+            continue
+        while cap[n] + 1 < sub.caps[n] and infeasible({**cap, n: cap[n] + 1}, set(dep)):
+            cap[n] += 1
+    for j in list(dep):
+        if infeasible(cap, set(dep) - {j}):
+            dep.remove(j)
+    return cap, dep
+
+
+def capacity_benders(instance: Instance, *, time_limit: float | None = None,
+                     check_seconds: float = 10.0, filter: bool = True, threads: int = 1,
+                     start: Any = None) -> BoundValue:
+    """Logic-based Benders on MinCU's activated CUs (module docstring): a bound and a schedule.
+
+    Parameters
+    ----------
+    instance : Instance
+        A RAR instance with scheme MinCU.
+    time_limit : float or None, default None
+        Seconds (wall clock) for the whole method; the bound stays valid at any stop (None:
+        until it ends).
+    check_seconds : float, default 10.0
+        Seconds one deletion-filter check may take; an undecided check keeps its element in
+        the cut.
+    filter : bool, default True
+        Shrink each cut by the deletion filter (False: the cut of the master's whole (A*, D*)).
+    threads : int, default 1
+        HiGHS threads.
+    start : Solution or None, default None
+        A schedule to begin from (``dmlopt.solve``'s warm start); kept when the evaluator finds
+        it feasible.
+
+    Returns
+    -------
+    BoundValue
+        The best master dual bound (eq. (4) units, moved by :func:`dmlopt.bounds.safe`), the
+        best evaluated schedule found (or None) and metrics: ``iterations`` (master solves),
+        ``cuts``, ``cut_nodes`` and ``cut_requests`` (mean sizes of N' and D'), ``checks`` and
+        ``undecided_checks`` (filter checks), ``sub_seconds`` and ``sub_max_seconds`` (CPU
+        seconds of all subproblem and filter runs, and the longest), ``master_seconds`` (CPU),
+        ``proven`` (1.0 when a subproblem schedule met the bound) and ``seconds`` (wall).
+
+    Raises
+    ------
+    InstanceError
+        The scheme is not MinCU.
+    SolverError
+        The master became infeasible (a wrong cut; never with valid ones).
+
+    References
+    ----------
+    Ours, on paper 003 (Chen et al., JOCN 16(5), 2024), section 4.D: logic-based Benders
+    decomposition (Hooker and Ottosson, Math. Program. 96, 2003) of the ``aggregated``
+    formulation, the master over activated CUs and deployments, the subproblem a feasibility
+    check of eqs. (7)-(9), (17), (21)-(24) with both fixed.
+    """
+    if instance.scheme != "MinCU":
+        raise InstanceError("scheme", instance.scheme,
+                            "capacity-benders solves the MinCU scheme only")
+    t0 = time.perf_counter()
+    deadline = math.inf if time_limit is None else t0 + float(time_limit)
+    caps = [nd.cus for nd in instance.nodes]
+    mip = _compile(instance)
+    master = _Master(mip, caps, threads)
+    sub = _Sub(mip, caps, threads)
+    best = _Best(instance)
+    best.offer(start)
+    bound = -math.inf
+    counts = {"iterations": 0.0, "checks": 0.0, "undecided_checks": 0.0, "proven": 0.0,
+              "master_seconds": 0.0}
+    sizes: list[tuple[int, int]] = []
+    tol = 1e-9
+    while True:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            break
+        c0 = time.process_time()
+        status, value, x = master.solve(left)
+        counts["master_seconds"] += time.process_time() - c0
+        counts["iterations"] += 1
+        bound = max(bound, value)
+        if status != "optimal" or x is None or best.objective <= bound + tol:
+            break
+        capacity = {n: int(round(x[col])) for n, col in enumerate(mip.A)
+                    if round(x[col]) < caps[n]}
+        deployed = [j for j, col in enumerate(mip.eta) if x[col] > 0.5]
+        left = deadline - time.perf_counter()
+        out, y = sub.check(capacity, set(deployed), left)
+        if out == FEASIBLE:
+            best.offer(_decode(instance, mip, y))
+            counts["proven"] = float(best.objective <= bound + 1e-6)
+            break
+        if out == UNDECIDED:  # a time-out is never a cut
+            break
+        if filter:
+            capacity, deployed = _shrink(sub, capacity, deployed, best, mip, instance,
+                                         check_seconds, deadline, counts)
+        master.add_cut(capacity, deployed)
+        sizes.append((len(capacity), len(deployed)))
+    metrics = {**counts, "cuts": float(master.cuts),
+               "cut_nodes": float(np.mean([s[0] for s in sizes])) if sizes else 0.0,
+               "cut_requests": float(np.mean([s[1] for s in sizes])) if sizes else 0.0,
+               "sub_seconds": float(sum(sub.seconds)),
+               "sub_max_seconds": float(max(sub.seconds, default=0.0)),
+               "seconds": time.perf_counter() - t0}
+    if not math.isfinite(bound):
+        raise SolverError("capacity-benders: the master gave no bound within the time limit")
+    return BoundValue(safe(bound, SENSE), solution=best.solution, metrics=metrics)

@@ -1,0 +1,117 @@
+"""Capacity Benders for MinCU (models/rar/benders.py): its bound and schedule equal the brute
+force and ``aggregated`` optima on random tiny instances; a time-out is never a cut and the cut
+keeps its deployment part (both mutants are run here and caught); the time limit holds."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import dmlopt
+from dmlopt.errors import InstanceError, SolverError
+from dmlopt.models import rar
+from dmlopt.models.rar import benders
+from tests.helpers.rar import TINY, _brute_force
+
+#: random MinCU instances (4 nodes, 4 wavelengths per link) on which the master's first
+#: capacity vector has no schedule, so the result depends on the cuts: the first needs a cut
+#: whose deployment part matters (its optimum blocks a request), the others 1-4 cuts
+CUT = [dict(seed=3, requests=4, slots=4, cus=2), dict(seed=3, requests=4, slots=5, cus=3),
+       dict(seed=6, requests=4, slots=5, cus=3), dict(seed=12, requests=4, slots=4, cus=2)]
+
+
+def _inst(spec: dict) -> rar.Instance:
+    return rar.generate_random(scheme="MinCU", nodes=4, extra_links=1, wavelengths=4, rho=1,
+                               **spec)
+
+
+def _checked(inst: rar.Instance, bv) -> float:
+    """The evaluated objective of the method's schedule, which must meet its bound."""
+    assert bv.solution is not None
+    ev = rar.evaluate(inst, bv.solution)
+    assert ev.feasible
+    assert ev.objective == pytest.approx(bv.bound, abs=1e-5)
+    return ev.objective
+
+
+@pytest.mark.parametrize("spec", TINY)
+def test_equals_the_brute_force(spec):
+    # catches a cut that removes a schedule (bound above the optimum) and a decode that loses
+    # the subproblem's schedule (objective above the bound)
+    inst = rar.generate_random(scheme="MinCU", **spec)
+    bv = benders.capacity_benders(inst, time_limit=60)
+    assert _checked(inst, bv) == pytest.approx(_brute_force(inst)["MinCU"], abs=1e-9)
+    assert bv.metrics["proven"] == 1.0
+
+
+@pytest.mark.parametrize("spec", CUT)
+def test_equals_aggregated_where_cuts_are_needed(spec):
+    # the same with cuts: the method's optimum is aggregated's (HiGHS, gap 0)
+    inst = _inst(spec)
+    bv = benders.capacity_benders(inst, time_limit=60)
+    assert bv.metrics["cuts"] >= 1  # the family exercises the cuts and the filter
+    ref = dmlopt.solve(inst, formulation="aggregated", threads=1, time_limit=60, mip_gap=0.0)
+    assert ref.status == "optimal"
+    assert _checked(inst, bv) == pytest.approx(ref.objective, abs=1e-9)
+
+
+def test_a_cut_without_its_deployment_part_is_caught(monkeypatch):
+    # the mutant "capacity only" cut (drops sum (1 - eta_j)) forbids blocking a request at the
+    # cut capacities: on CUT[0], whose optimum blocks one, its bound passes the optimum
+    inst = _inst(CUT[0])
+    good = benders.capacity_benders(inst, time_limit=60)
+    assert sum(a is None for a in good.solution.requests) >= 1
+    add = benders._Master.add_cut
+    monkeypatch.setattr(benders._Master, "add_cut",
+                        lambda self, capacity, deployed: add(self, capacity, []))
+    bad = benders.capacity_benders(inst, time_limit=60)
+    assert bad.bound > good.bound + 0.05
+
+
+def _time_outs(monkeypatch) -> None:
+    """Every subproblem check ends undecided, as at a time limit."""
+    check = benders._Sub.check
+
+    def undecided(self, capacity, deployed, seconds):
+        check(self, capacity, deployed, seconds)
+        return "undecided", None
+
+    monkeypatch.setattr(benders._Sub, "check", undecided)
+
+
+@pytest.mark.parametrize("spec", CUT[:2])
+def test_a_time_out_is_never_a_cut(monkeypatch, spec):
+    # with every check timed out, the method stops at the master's first bound: still at most
+    # the optimum, no cut, no schedule
+    inst = _inst(spec)
+    opt = benders.capacity_benders(inst, time_limit=60).bound
+    _time_outs(monkeypatch)
+    bv = benders.capacity_benders(inst, time_limit=60)
+    assert bv.bound <= opt + 1e-9
+    assert bv.metrics["cuts"] == 0 and bv.solution is None
+    # the mutant that treats the time-out as a proof of infeasibility cuts a capacity vector
+    # that has a schedule: its bound passes the optimum (or the master runs dry)
+    monkeypatch.setattr(benders, "UNDECIDED", "mutant")
+    try:
+        bad = benders.capacity_benders(inst, time_limit=60).bound
+    except SolverError:
+        bad = float("inf")
+    assert bad > opt + 1e-6
+
+
+def test_the_time_limit_holds():
+    # a 10-request instance the method does not finish: it returns within the limit (plus the
+    # model build and a HiGHS stop) with a valid bound, at most the library's best schedule
+    inst = dmlopt.load("rar/cpn6-r10-mincu-s3")
+    t0 = time.perf_counter()
+    bv = benders.capacity_benders(inst, time_limit=8)
+    assert time.perf_counter() - t0 < 8 + 4
+    assert bv.bound <= 34 / 60 + 1e-9
+    assert bv.metrics["proven"] == 0.0
+
+
+def test_other_schemes_are_refused():
+    inst = rar.generate_random(scheme="MinT", **TINY[0])
+    with pytest.raises(InstanceError, match="scheme"):
+        benders.capacity_benders(inst, time_limit=10)
