@@ -69,6 +69,10 @@ def test_a_cut_without_its_deployment_part_is_caught(monkeypatch):
     assert bad.bound > good.bound + 0.05
 
 
+#: the mutant below runs until its limit (it keeps cutting vectors that have schedules)
+MUTANT_SECONDS = 10
+
+
 def _time_outs(monkeypatch) -> None:
     """Every subproblem check ends undecided, as at a time limit."""
     check = benders._Sub.check
@@ -94,7 +98,7 @@ def test_a_time_out_is_never_a_cut(monkeypatch, spec):
     # that has a schedule: its bound passes the optimum (or the master runs dry)
     monkeypatch.setattr(benders, "UNDECIDED", "mutant")
     try:
-        bad = benders.capacity_benders(inst, time_limit=60).bound
+        bad = benders.capacity_benders(inst, time_limit=MUTANT_SECONDS).bound
     except SolverError:
         bad = float("inf")
     assert bad > opt + 1e-6
@@ -106,7 +110,7 @@ def test_the_time_limit_holds():
     inst = dmlopt.load("rar/cpn6-r10-mincu-s3")
     t0 = time.perf_counter()
     bv = benders.capacity_benders(inst, time_limit=8)
-    assert time.perf_counter() - t0 < 8 + 4
+    assert time.perf_counter() - t0 < 8 + 20  # slack for a loaded machine; no limit: hours
     assert bv.bound <= 34 / 60 + 1e-9
     assert bv.metrics["proven"] == 0.0
 
