@@ -349,6 +349,13 @@ def capacity_benders(instance: Instance, *, time_limit: float | None = None,
     if instance.scheme != "MinCU":
         raise InstanceError("scheme", instance.scheme,
                             "capacity-benders solves the MinCU scheme only")
+    solvers.check_settings(time_limit, None, threads)
+    if isinstance(check_seconds, bool) or not isinstance(check_seconds, int | float) or not (
+            0 < check_seconds < math.inf):
+        raise InstanceError("check_seconds", check_seconds,
+                            "must be a finite number of seconds > 0")
+    if not isinstance(filter, bool):
+        raise InstanceError("filter", filter, "must be True or False")
     t0 = time.perf_counter()
     deadline = math.inf if time_limit is None else t0 + float(time_limit)
     caps = [nd.cus for nd in instance.nodes]

@@ -119,3 +119,15 @@ def test_other_schemes_are_refused():
     inst = rar.generate_random(scheme="MinT", **TINY[0])
     with pytest.raises(InstanceError, match="scheme"):
         benders.capacity_benders(inst, time_limit=10)
+
+
+@pytest.mark.parametrize(("kw", "field"), [
+    ({"time_limit": -1}, "time_limit"), ({"time_limit": float("nan")}, "time_limit"),
+    ({"time_limit": True}, "time_limit"), ({"check_seconds": 0}, "check_seconds"),
+    ({"check_seconds": "x"}, "check_seconds"), ({"check_seconds": float("inf")}, "check_seconds"),
+    ({"threads": 0}, "threads"), ({"filter": "yes"}, "filter")])
+def test_bad_arguments_are_refused_naming_the_field(kw, field):
+    # catches a nan or negative limit taken as "no limit" (the method then runs for hours)
+    inst = dmlopt.load("rar/cpn6-r10-mincu-s3")
+    with pytest.raises(InstanceError, match=field):
+        benders.capacity_benders(inst, **kw)
