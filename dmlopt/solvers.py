@@ -242,6 +242,52 @@ def highspy_model() -> Any:
     return h
 
 
+def add_arrays(h: Any, lower: Any, upper: Any, rows: Any, row_lower: Any, row_upper: Any, *,
+               cost: Any = None, integer: Any = None) -> None:
+    """Add columns and rows given as arrays to a direct ``highspy.Highs`` model.
+
+    Parameters
+    ----------
+    h : highspy.Highs
+        A model (from :func:`highspy_model`), usually empty.
+    lower, upper : array_like of float
+        Column bounds; +-inf (numpy's) is HiGHS's infinity.
+    rows : scipy.sparse matrix
+        The constraint matrix, one row per constraint (converted to CSR).
+    row_lower, row_upper : array_like of float
+        Row bounds; +-inf is HiGHS's infinity.
+    cost : array_like of float, optional
+        Column costs (None: no objective).
+    integer : array_like of bool, optional
+        Columns that are integer (None: none).
+
+    Returns
+    -------
+    None
+    """
+    import highspy
+    import numpy as np
+
+    inf = highspy.kHighsInf
+
+    def bounds(x: Any) -> Any:
+        x = np.asarray(x, dtype=float)
+        return np.where(np.isposinf(x), inf, np.where(np.isneginf(x), -inf, x))
+
+    n = len(lower)
+    h.addVars(n, bounds(lower), bounds(upper))
+    if cost is not None:
+        h.changeColsCost(n, np.arange(n, dtype=np.int32), np.asarray(cost, dtype=float))
+    mat = rows.tocsr()
+    h.addRows(mat.shape[0], bounds(row_lower), bounds(row_upper), mat.nnz,
+              mat.indptr.astype(np.int32), mat.indices.astype(np.int32),
+              mat.data.astype(float))
+    if integer is not None:
+        idx = np.flatnonzero(integer).astype(np.int32)
+        h.changeColsIntegrality(len(idx), idx,
+                                np.full(len(idx), highspy.HighsVarType.kInteger))
+
+
 def run_highspy(h: Any) -> None:
     """Run a direct ``highspy.Highs`` model as ``h.run()`` does, but stop it on Ctrl-C.
 

@@ -111,26 +111,12 @@ def _compile(instance: Instance) -> _Mip:
 
 def _highs(mip: _Mip, threads: int, *, objective: bool) -> Any:
     """A highspy model of ``mip`` (its objective, or none)."""
-    import highspy
-
     solvers.prepare_highs(threads)
     h = solvers.highspy_model()
     h.setOptionValue("threads", int(threads))
     h.setOptionValue("mip_rel_gap", 0.0)
-    inf = highspy.kHighsInf
-    n = len(mip.columns)
-    h.addVars(n, np.where(np.isinf(mip.lower), -inf, mip.lower),
-              np.where(np.isinf(mip.upper), inf, mip.upper))
-    if objective:
-        h.changeColsCost(n, np.arange(n, dtype=np.int32), mip.cost)
-    rows = mip.matrix.tocsr()
-    h.addRows(rows.shape[0], np.where(np.isinf(mip.row_lower), -inf, mip.row_lower),
-              np.where(np.isinf(mip.row_upper), inf, mip.row_upper), rows.nnz,
-              rows.indptr.astype(np.int32), rows.indices.astype(np.int32),
-              rows.data.astype(float))
-    idx = np.flatnonzero(mip.integer).astype(np.int32)
-    h.changeColsIntegrality(len(idx), idx,
-                            np.full(len(idx), highspy.HighsVarType.kInteger))
+    solvers.add_arrays(h, mip.lower, mip.upper, mip.matrix, mip.row_lower, mip.row_upper,
+                       cost=mip.cost if objective else None, integer=mip.integer)
     return h
 
 

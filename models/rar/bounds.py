@@ -307,8 +307,6 @@ def _wavelength_rows(inst: Instance, opts: list, w_col: dict[int, int], row: Any
 
 def _solve_lp(lp: dict[str, Any], time_limit: float | None
               ) -> tuple[str, float, np.ndarray]:
-    import highspy
-
     from dmlopt import solvers
 
     solvers.prepare_highs(1)
@@ -317,16 +315,8 @@ def _solve_lp(lp: dict[str, Any], time_limit: float | None
     h.setOptionValue("threads", 1)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
-    inf = highspy.kHighsInf
-    n = len(lp["cost"])
-    h.addVars(n, np.array(lp["lower"], dtype=float),
-              np.where(np.isinf(lp["upper"]), inf, lp["upper"]).astype(float))
-    h.changeColsCost(n, np.arange(n, dtype=np.int32), np.array(lp["cost"], dtype=float))
-    mat = lp["rows"]
-    h.addRows(mat.shape[0], np.where(np.isinf(lp["row_lower"]), -inf, lp["row_lower"]),
-              np.where(np.isinf(lp["row_upper"]), inf, lp["row_upper"]), mat.nnz,
-              mat.indptr.astype(np.int32), mat.indices.astype(np.int32),
-              mat.data.astype(float))
+    solvers.add_arrays(h, lp["lower"], lp["upper"], lp["rows"], lp["row_lower"],
+                       lp["row_upper"], cost=lp["cost"])
     solvers.run_highspy(h)
     status = h.modelStatusToString(h.getModelStatus())
     value = h.getInfo().objective_function_value
