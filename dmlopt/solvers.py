@@ -288,6 +288,45 @@ def add_arrays(h: Any, lower: Any, upper: Any, rows: Any, row_lower: Any, row_up
                                 np.full(len(idx), highspy.HighsVarType.kInteger))
 
 
+def triplet_model(lower: Any, upper: Any, integer: Any, row_lower: Any, row_upper: Any,
+                  entries: Any, *, threads: int = 1, time_limit: float | None = None) -> Any:
+    """A silent direct ``highspy.Highs`` model of columns, rows and (row, column, value) entries.
+
+    Parameters
+    ----------
+    lower, upper : array_like of float
+        Column bounds; +-inf is HiGHS's infinity.
+    integer : array_like of bool
+        Columns that are integer.
+    row_lower, row_upper : array_like of float
+        Row bounds; +-inf is HiGHS's infinity.
+    entries : sequence of (int, int, float)
+        The nonzeros of the constraint matrix as (row, column, value); a (row, column) pair
+        given twice adds up.
+    threads : int, optional
+        HiGHS threads (default 1).
+    time_limit : float or None, optional
+        Seconds (at least 0.01 is asked); None: no limit.
+
+    Returns
+    -------
+    highspy.Highs
+        The model, not yet run (:func:`run_highspy`), with no objective.
+    """
+    import numpy as np
+    import scipy.sparse as sp
+
+    h = highspy_model()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", int(threads))
+    if time_limit is not None:
+        h.setOptionValue("time_limit", max(float(time_limit), 0.01))
+    ent = np.array(list(entries), dtype=[("r", np.int64), ("c", np.int64), ("v", float)])
+    mat = sp.csr_matrix((ent["v"], (ent["r"], ent["c"])), shape=(len(row_lower), len(lower)))
+    add_arrays(h, lower, upper, mat, row_lower, row_upper, integer=np.asarray(integer, bool))
+    return h
+
+
 def run_highspy(h: Any) -> None:
     """Run a direct ``highspy.Highs`` model as ``h.run()`` does, but stop it on Ctrl-C.
 

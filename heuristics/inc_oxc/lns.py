@@ -61,21 +61,9 @@ class _Model:
         return len(self.rlo) - 1
 
     def highs(self, time_limit: float) -> Any:
-        """A silent one-thread HiGHS model (:func:`dmlopt.solvers.highspy_model`)."""
-        h = solvers.highspy_model()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("threads", 1)
-        h.setOptionValue("time_limit", max(float(time_limit), 0.01))
-        n = len(self.lo)
-        h.addVars(n, np.array(self.lo, float), np.array(self.hi, float))
-        h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.array(self.integ, np.uint8))
-        ent = np.array(self.ent, dtype=[("r", np.int64), ("c", np.int64), ("v", float)])
-        ent.sort(order=["r", "c"])
-        nrows = len(self.rlo)
-        starts = np.searchsorted(ent["r"], np.arange(nrows)).astype(np.int32)
-        h.addRows(nrows, np.array(self.rlo, float), np.array(self.rhi, float), len(ent),
-                  starts, ent["c"].astype(np.int32), ent["v"])
-        return h
+        """A silent one-thread HiGHS model (:func:`dmlopt.solvers.triplet_model`)."""
+        return solvers.triplet_model(self.lo, self.hi, self.integ, self.rlo, self.rhi,
+                                     self.ent, time_limit=time_limit)
 
 
 def _fixed_use(instance: Instance, f: float, wrack: np.ndarray, ps_rack: np.ndarray,

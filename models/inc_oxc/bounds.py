@@ -749,28 +749,7 @@ def fixed_f_model(instance: Instance, f: float, *, static: bool = True) -> Any:
                     entries.append((wside[s], x, r))
                     if s != t:
                         entries.append((load[(s, t)], x, r))
-    return _highs_model(cols_lo, cols_hi, integ, rows_lo, rows_hi, entries), layout
-
-
-def _highs_model(cols_lo: list[float], cols_hi: list[float], integ: list[bool],
-                 rows_lo: list[float], rows_hi: list[float],
-                 entries: list[tuple[int, int, float]]) -> Any:
-    """A silent one-thread HiGHS model of these columns, rows and (row, col, value) entries."""
-
-    h = solvers.highspy_model()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    n = len(cols_lo)
-    h.addVars(n, np.array(cols_lo, float), np.array(cols_hi, float))
-    h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
-                            np.array([1 if b else 0 for b in integ], np.uint8))
-    ent = np.array(entries, dtype=[("r", np.int64), ("c", np.int64), ("v", float)])
-    ent.sort(order=["r", "c"])
-    nrows = len(rows_lo)
-    starts = np.searchsorted(ent["r"], np.arange(nrows)).astype(np.int32)
-    h.addRows(nrows, np.array(rows_lo, float), np.array(rows_hi, float), len(ent), starts,
-              ent["c"].astype(np.int32), ent["v"])
-    return h
+    return solvers.triplet_model(cols_lo, cols_hi, integ, rows_lo, rows_hi, entries), layout
 
 
 class PlacementsOptions(Options):
