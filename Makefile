@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 UV_VERSION := 0.13.9
 LOCK := requirements-lock.txt
-EXTRAS := test,cluster
+EXTRAS := test,cluster,cpsat
 
 .PHONY: test bench lint venv lock test-latest clean mutation
 
@@ -43,7 +43,7 @@ mutation: venv
 
 # re-resolve the lock: the newest versions pyproject.toml allows, for every platform
 lock: venv
-	$(BIN)/uv pip compile pyproject.toml --extra test --extra cluster --universal \
+	$(BIN)/uv pip compile pyproject.toml --extra test --extra cluster --extra cpsat --universal \
 	  --python-version 3.11 --quiet -o $(LOCK)
 
 # the tests against the newest allowed versions, in a separate .venv-latest
