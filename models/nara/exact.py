@@ -22,7 +22,14 @@ no-good loop (:func:`decide_target`):
      allocation of U requests (evaluated, then U is reached); HiGHS's status *Infeasible*
      makes S a cut; a time-out decides nothing, S is set aside (a temporary row that is
      never counted as a proof), and the value U can then neither be proven nor refuted by
-     this loop.
+     this loop;
+   * with the set check "cpsat" (the default "auto" when the optional package ``ortools`` is
+     installed, :func:`resolve_set_check`), the CP-SAT model of the restricted episode with
+     every request accepted (:func:`dmlopt.models.nara.cpsat.allocate_set`) takes the
+     feasibility MILP's place: a short first check (:data:`CPSAT_FIRST_SECONDS`) of every set
+     the other checks leave open, then the share of the time left of the sets set aside;
+     only CP-SAT's status INFEASIBLE makes S a cut, a solution is an allocation of U
+     requests (evaluated), UNKNOWN at the time limit decides nothing.
 
 The method starts from the better of the caller's start and ``offline-search`` (the allocator
 of :mod:`dmlopt.heuristics.nara.offline`, through the registry) and the ``schedule`` bound
@@ -422,7 +429,8 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
         HiGHS threads (default 1).
     counts : dict, optional
         Counters updated in place: ``sets`` (sets decided or tried), ``fit``, ``schedule``,
-        ``milp``, ``cpsat`` (cuts by each check), ``undecided`` (sets set aside).
+        ``milp``, ``cpsat`` (cuts by each check), ``cpsat_fits`` (sets allocated by
+        CP-SAT), ``undecided`` (sets set aside).
     known_fit : set of tuple, optional
         Step sets known not to be refuted by the fit proof (shared between calls).
     set_check : str
@@ -449,7 +457,7 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
 
     counts = {} if counts is None else counts
     set_check = resolve_set_check(set_check)
-    for key in ("sets", "fit", "schedule", "milp", "cpsat", "undecided"):
+    for key in ("sets", "fit", "schedule", "milp", "cpsat", "cpsat_fits", "undecided"):
         counts.setdefault(key, 0.0)
     n = len(instance.requests)
     index, coef, rhs = nb.aggregate_rows(instance)
@@ -492,6 +500,7 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
             cuts.append(cut)
             counts[how] += 1
         elif outcome == FITS and sol is not None:
+            counts["cpsat_fits"] += how == "cpsat"
             return "reached", sol
         else:
             counts["undecided"] += 1
@@ -533,6 +542,7 @@ def _retry(instance: Instance, aside: list[list[int]], cuts: list[list[int]], *,
             outcome, sol = allocate_set(instance, members, time_limit=min(0.75 * share, left),
                                         threads=threads)
         if outcome == FITS and sol is not None:
+            counts["cpsat_fits"] = counts.get("cpsat_fits", 0.0) + (set_check == "cpsat")
             return "reached", sol, still
         if outcome == CUT:
             cuts.append(sorted(members))
@@ -597,9 +607,11 @@ def acceptance_sets(instance: Instance, *, time_limit: float | None = None, thre
     bound_seconds : float
         Seconds of the ``schedule`` bound of the episode (default :data:`BOUND_SECONDS`).
     set_check : str
-        How the sets left open are decided (default :data:`SET_CHECK`): "milp" (the
-        feasibility MILP of :func:`allocate_set`) or "racks" (rack patterns,
-        :func:`dmlopt.models.nara.racks.decide_by_racks`).
+        How the sets left open are decided (default :data:`SET_CHECK`, "auto": "cpsat" when
+        ``ortools`` is installed, else "milp"; :func:`resolve_set_check`): "milp" (the
+        feasibility MILP of :func:`allocate_set`), "racks" (rack patterns,
+        :func:`dmlopt.models.nara.racks.decide_by_racks`) or "cpsat" (the CP-SAT model,
+        :func:`dmlopt.models.nara.cpsat.allocate_set`).
 
     Returns
     -------
@@ -608,8 +620,9 @@ def acceptance_sets(instance: Instance, *, time_limit: float | None = None, thre
         lowered by every target proven infeasible); ``solution``: the best allocation found
         (the core evaluates it; it is optimal when it meets the bound); metrics ``schedule``
         (the first bound), ``start`` (the starting count), ``targets`` (targets asked),
-        ``sets``, ``fit``, ``schedule_cuts``, ``milp`` (cuts by each check), ``undecided``,
-        ``proven`` (1 when the bound meets the best count), ``seconds``.
+        ``sets``, ``fit``, ``schedule_cuts``, ``milp``, ``cpsat`` (cuts by each check),
+        ``cpsat_fits`` (sets allocated by CP-SAT), ``undecided``, ``proven`` (1 when the
+        bound meets the best count), ``seconds``.
 
     References
     ----------
@@ -659,6 +672,7 @@ def acceptance_sets(instance: Instance, *, time_limit: float | None = None, thre
                "targets": float(targets), "sets": counts.get("sets", 0.0),
                "fit": counts.get("fit", 0.0), "schedule_cuts": counts.get("schedule", 0.0),
                "milp": counts.get("milp", 0.0), "cpsat": counts.get("cpsat", 0.0),
+               "cpsat_fits": counts.get("cpsat_fits", 0.0),
                "undecided": counts.get("undecided", 0.0),
                "proven": float(lo >= upper), "seconds": time.monotonic() - t0}
     return BoundValue(float(upper), solution=best, metrics=metrics)
@@ -684,5 +698,5 @@ SHARE = 0.9
 ACCEPTANCE_SETS = Bound(
     acceptance_sets, ExactOptions, _estimate,
     "exact offline optimum: no-good loop over the acceptance sets of the aggregate rows, each "
-    "set decided by fit covers, the schedule bound or a feasibility MILP (dmlopt.solve runs "
-    "it first)", exact=("offline", "offline-basic", "offline-plain"), share=SHARE)
+    "set decided by fit covers, the schedule bound or a feasibility model (CP-SAT when ortools "
+    "is installed, else a MILP; dmlopt.solve runs it first)", exact=("offline", "offline-basic", "offline-plain"), share=SHARE)
