@@ -699,4 +699,5 @@ ACCEPTANCE_SETS = Bound(
     acceptance_sets, ExactOptions, _estimate,
     "exact offline optimum: no-good loop over the acceptance sets of the aggregate rows, each "
     "set decided by fit covers, the schedule bound or a feasibility model (CP-SAT when ortools "
-    "is installed, else a MILP; dmlopt.solve runs it first)", exact=("offline", "offline-basic", "offline-plain"), share=SHARE)
+    "is installed, else a MILP; dmlopt.solve runs it first)",
+    exact=("offline", "offline-basic", "offline-plain"), share=SHARE)

@@ -16,7 +16,14 @@ pytest.importorskip("ortools")
 import dmlopt  # noqa: E402
 from dmlopt.models.nara import cpsat, exact  # noqa: E402
 from dmlopt.models.nara.constants import BW_TOL  # noqa: E402
-from tests.nara.test_exact import SEEDS, empty_start, episode, optimum, weak_first_bound  # noqa: E402
+from tests.nara.test_exact import (  # noqa: E402
+    SEEDS,
+    empty_start,
+    episode,
+    optimum,
+    tiny,
+    weak_first_bound,
+)
 
 
 def sub_optimum(inst, members: list[int]) -> int:
@@ -58,10 +65,9 @@ def test_set_check_against_restricted_optimum():
     # episode accepts all of it, and "cut" otherwise: both answers occur
     rng = np.random.default_rng(7)
     seen = set()
-    for seed in SEEDS:
+    for seed, size in itertools.product(SEEDS, (2, 3, 5)):
         inst = episode(seed)
-        members = sorted(int(i) for i in rng.choice(7, size=int(rng.integers(3, 7)),
-                                                    replace=False))
+        members = sorted(int(i) for i in rng.choice(7, size=size, replace=False))
         outcome, sol = cpsat.allocate_set(inst, members, time_limit=60)
         fits = sub_optimum(inst, members) == len(members)
         assert outcome == (cpsat.FITS if fits else cpsat.CUT)
@@ -115,15 +121,17 @@ def wrong_symmetry(md, instance, x):
 
 
 def test_wrong_symmetry_row_is_caught(monkeypatch):
-    # the first-use rows keep the optimum on every tiny episode (test above, and the
-    # model without them here); a wrong symmetry row falls below the optimum on some episode
+    # the first-use rows keep the optimum (the random episodes above, and four requests that
+    # each fill one server, held together: optimum 4 by offline-plain); a wrong symmetry row
+    # forbids the feasible relabelling "each request on its own server" and falls to 2 there
+    full = tiny([(10, 10, 0.6, 4)] * 4)
+    opt = dmlopt.solve(full, "highs", formulation="offline-plain", threads=1, time_limit=60)
+    assert opt.status == "optimal" and opt.objective == 4
+    assert cpsat.solve(full, time_limit=60).bound == 4
     for seed in SEEDS[:3]:
-        res = cpsat.solve(episode(seed), time_limit=60, symmetry=False)
-        assert res.bound == optimum(seed)
+        assert cpsat.solve(episode(seed), time_limit=60, symmetry=False).bound == optimum(seed)
     monkeypatch.setattr(cpsat, "_first_use", wrong_symmetry)
-    below = [seed for seed in SEEDS if cpsat.solve(episode(seed), time_limit=60).bound
-             < optimum(seed)]
-    assert below
+    assert cpsat.solve(full, time_limit=60).bound < 4
 
 
 def test_relabel_keeps_the_allocation_and_meets_first_use():
@@ -188,18 +196,24 @@ def test_time_limit_honoured():
     assert time.monotonic() - t < 12.0
 
 
-@pytest.mark.parametrize("seed", SEEDS[:5])
-def test_acceptance_sets_with_cpsat_reaches_the_optimum(seed, monkeypatch):
-    # from the empty allocation and the weak first bound the loop with the CP-SAT set check
-    # reaches and proves the optimum of offline-plain
+def test_acceptance_sets_with_cpsat_reaches_the_optimum(monkeypatch):
+    # from the empty allocation and the weak first bound, with the search of a set disabled,
+    # the loop with the CP-SAT set check reaches and proves the optimum of offline-plain: the
+    # sets it reaches are allocated by CP-SAT (a check that decoded a wrong allocation fails
+    # the evaluation, one that cut a fitting set gives a bound below the optimum)
     empty_start(monkeypatch)
-    inst = episode(seed)
-    weak_first_bound(monkeypatch, inst)
-    res = exact.acceptance_sets(inst, time_limit=120, set_check="cpsat")
-    ev = dmlopt.evaluate(inst, res.solution)
-    assert ev.feasible
-    assert res.bound == optimum(seed) == ev.objective
-    assert res.metrics["proven"] == 1.0
+    monkeypatch.setattr(exact, "search_set", lambda instance, members, **kw: None)
+    fits = 0.0
+    for seed in SEEDS[:6]:
+        inst = episode(seed)
+        weak_first_bound(monkeypatch, inst)
+        res = exact.acceptance_sets(inst, time_limit=120, set_check="cpsat")
+        ev = dmlopt.evaluate(inst, res.solution)
+        assert ev.feasible
+        assert res.bound == optimum(seed) == ev.objective
+        assert res.metrics["proven"] == 1.0
+        fits += res.metrics["cpsat_fits"]
+    assert fits > 0
 
 
 def test_auto_uses_cpsat_when_installed():
