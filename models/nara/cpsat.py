@@ -264,7 +264,7 @@ def build(instance: Instance, *, fix_all: bool = False, target: int | None = Non
 
     net = instance.net
     reqs = instance.requests
-    n, S, R = len(reqs), net.n_servers, net.n_racks
+    n, S = len(reqs), net.n_servers
     md = cp_model.CpModel()
     max_c, max_m = max(int(net.cpu.max()), 1), max(int(net.mem.max()), 1)
     need = [max(-(-r.c // max_c), -(-r.m // max_m), 1) for r in reqs]
@@ -300,7 +300,7 @@ def build(instance: Instance, *, fix_all: bool = False, target: int | None = Non
             md.Add(sum(x[i, s] for s in srv) >= 2).OnlyEnforceIf(u)
             md.Add(sum(x[i, s] for s in srv) <= 1).OnlyEnforceIf(u.Not())
     z, y = _paths(md, instance, x)
-    rows = _capacities(md, instance, x, a, g, v, y, need, redundant)
+    rows = _capacities(md, instance, x, a, g, v, y, redundant)
     if symmetry:
         rows["first_use"] = _first_use(md, instance, x)
     if redundant and not fix_all:
@@ -311,7 +311,6 @@ def build(instance: Instance, *, fix_all: bool = False, target: int | None = Non
         md.Add(sum(acc) >= int(target))
     elif not fix_all:
         md.Maximize(sum(acc))
-    del R
     return Model(md, acc, x, a, g, z, rows)
 
 
@@ -348,7 +347,7 @@ def _paths(md: Any, instance: Instance, x: dict[tuple[int, int], Any]
 
 
 def _capacities(md: Any, instance: Instance, x: dict, a: dict, g: dict, v: dict, y: dict,
-                need: list[int], redundant: bool) -> dict[str, int]:
+                redundant: bool) -> dict[str, int]:
     """CPU, memory and access-link rows per maximal active set and server, link rows per
     maximal active set and link, and (``redundant``) the access-link conflict cliques."""
     from dmlopt.models.nara.formulations import _conflict_cliques
@@ -382,7 +381,6 @@ def _capacities(md: Any, instance: Instance, x: dict, a: dict, g: dict, v: dict,
             if on and sum(b_int[i] for i in on) > cap_int[e]:
                 md.Add(sum(b_int[i] * y[i, e] for i in on) <= cap_int[e])
                 rows["capacity"] += 1
-    del need
     return rows
 
 
