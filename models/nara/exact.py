@@ -22,7 +22,14 @@ no-good loop (:func:`decide_target`):
      allocation of U requests (evaluated, then U is reached); HiGHS's status *Infeasible*
      makes S a cut; a time-out decides nothing, S is set aside (a temporary row that is
      never counted as a proof), and the value U can then neither be proven nor refuted by
-     this loop.
+     this loop;
+   * with the set check "cpsat" (the default "auto" when the optional package ``ortools`` is
+     installed, :func:`resolve_set_check`), the CP-SAT model of the restricted episode with
+     every request accepted (:func:`dmlopt.models.nara.cpsat.allocate_set`) takes the
+     feasibility MILP's place: a short first check (:data:`CPSAT_FIRST_SECONDS`) of every set
+     the other checks leave open, then the share of the time left of the sets set aside;
+     only CP-SAT's status INFEASIBLE makes S a cut, a solution is an allocation of U
+     requests (evaluated), UNKNOWN at the time limit decides nothing.
 
 The method starts from the better of the caller's start and ``offline-search`` (the allocator
 of :mod:`dmlopt.heuristics.nara.offline`, through the registry) and the ``schedule`` bound
@@ -70,9 +77,50 @@ SET_SEARCH_SECONDS = 5.0
 #: seconds of one feasibility MILP of a set
 SET_MILP_SECONDS = 30.0
 
-#: how a set left open is decided: "milp" (the feasibility MILP of :func:`allocate_set`) or
-#: "racks" (rack patterns, :func:`dmlopt.models.nara.racks.decide_by_racks`)
-SET_CHECK = "milp"
+#: how a set left open is decided: "auto" ("cpsat" when OR-Tools is installed, else "milp"),
+#: "milp" (the feasibility MILP of :func:`allocate_set`), "racks" (rack patterns,
+#: :func:`dmlopt.models.nara.racks.decide_by_racks`) or "cpsat" (the CP-SAT model of
+#: :func:`dmlopt.models.nara.cpsat.allocate_set`)
+SET_CHECK = "auto"
+
+#: seconds of the first CP-SAT check of a set the other checks leave open (set_check "cpsat")
+CPSAT_FIRST_SECONDS = 10.0
+
+
+def resolve_set_check(set_check: str) -> str:
+    """The set check in force: "auto" is "cpsat" when ``ortools`` imports, else "milp".
+
+    Parameters
+    ----------
+    set_check : {"auto", "milp", "racks", "cpsat"}
+        The option.
+
+    Returns
+    -------
+    str
+        "milp", "racks" or "cpsat".
+
+    Raises
+    ------
+    InstanceError
+        ``set_check`` is "cpsat" and ``ortools`` cannot be imported, or an unknown name
+        (field ``set_check``).
+
+    References
+    ----------
+    Ours.
+    """
+    from dmlopt.errors import InstanceError
+    from dmlopt.models.nara import cpsat
+
+    if set_check == "auto":
+        return "cpsat" if cpsat.available() else "milp"
+    if set_check == "cpsat" and not cpsat.available():
+        raise InstanceError("set_check", set_check, "needs the optional package ortools "
+                            "(pip install ortools); use 'auto', 'milp' or 'racks'")
+    if set_check not in ("milp", "racks", "cpsat"):
+        raise InstanceError("set_check", set_check, "is not one of auto, milp, racks, cpsat")
+    return set_check
 
 
 class ExactOptions(Options):
@@ -88,10 +136,12 @@ class ExactOptions(Options):
     bound_seconds: float = pydantic.Field(
         BOUND_SECONDS, gt=0, le=86400, description="seconds of the schedule bound of the "
         "whole episode (the first upper bound)")
-    set_check: Literal["milp", "racks"] = pydantic.Field(
+    set_check: Literal["auto", "milp", "racks", "cpsat"] = pydantic.Field(
         SET_CHECK, description="how a set left open is decided: 'milp' (the feasibility MILP "
-        "of the set) or 'racks' (rack relaxation and feasibility MILPs with the racks of "
-        "every request fixed, logic-based Benders); a time-out decides nothing either way")
+        "of the set), 'racks' (rack relaxation and feasibility MILPs with the racks of "
+        "every request fixed, logic-based Benders), 'cpsat' (the CP-SAT model of the set; "
+        "needs the optional package ortools) or 'auto' ('cpsat' when ortools is installed, "
+        "else 'milp'); a time-out decides nothing either way")
 
 
 def sub_episode(instance: Instance, members: list[int]) -> Instance:
@@ -379,12 +429,16 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
         HiGHS threads (default 1).
     counts : dict, optional
         Counters updated in place: ``sets`` (sets decided or tried), ``fit``, ``schedule``,
-        ``milp`` (cuts by each check), ``undecided`` (sets set aside).
+        ``milp``, ``cpsat`` (cuts by each check), ``cpsat_fits`` (sets allocated by
+        CP-SAT), ``undecided`` (sets set aside).
     known_fit : set of tuple, optional
         Step sets known not to be refuted by the fit proof (shared between calls).
     set_check : str
-        How a set left open is decided (default :data:`SET_CHECK`): "milp"
-        (:func:`allocate_set`) or "racks" (:func:`dmlopt.models.nara.racks.decide_by_racks`).
+        How a set left open is decided (default :data:`SET_CHECK`, :func:`resolve_set_check`):
+        "milp" (:func:`allocate_set`), "racks"
+        (:func:`dmlopt.models.nara.racks.decide_by_racks`) or "cpsat" (a first CP-SAT check of
+        :data:`CPSAT_FIRST_SECONDS` when the other checks leave a set open, then
+        :func:`dmlopt.models.nara.cpsat.allocate_set` for the sets set aside).
 
     Returns
     -------
@@ -402,7 +456,8 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
     from dmlopt.models.nara import bounds as nb
 
     counts = {} if counts is None else counts
-    for key in ("sets", "fit", "schedule", "milp", "undecided"):
+    set_check = resolve_set_check(set_check)
+    for key in ("sets", "fit", "schedule", "milp", "cpsat", "cpsat_fits", "undecided"):
         counts.setdefault(key, 0.0)
     n = len(instance.requests)
     index, coef, rhs = nb.aggregate_rows(instance)
@@ -434,10 +489,18 @@ def decide_target(instance: Instance, target: int, cuts: list[list[int]], *, dea
         outcome, cut, sol, how = decide_set(instance, members, deadline=deadline,
                                             set_seconds=set_seconds, threads=threads,
                                             known_fit=known_fit, milp=False)
+        if outcome == UNDECIDED and set_check == "cpsat" and deadline > time.monotonic():
+            from dmlopt.models.nara import cpsat
+
+            outcome, sol = cpsat.allocate_set(
+                instance, members, workers=threads,
+                time_limit=min(CPSAT_FIRST_SECONDS, deadline - time.monotonic()))
+            cut, how = (sorted(members), "cpsat") if outcome == CUT else (None, "cpsat")
         if outcome == CUT and cut is not None:
             cuts.append(cut)
             counts[how] += 1
         elif outcome == FITS and sol is not None:
+            counts["cpsat_fits"] += how == "cpsat"
             return "reached", sol
         else:
             counts["undecided"] += 1
@@ -464,7 +527,12 @@ def _retry(instance: Instance, aside: list[list[int]], cuts: list[list[int]], *,
         if found is not None:
             return "reached", found, still
         left = deadline - time.monotonic()
-        if set_check == "racks":
+        if set_check == "cpsat":
+            from dmlopt.models.nara import cpsat
+
+            outcome, sol = cpsat.allocate_set(instance, members, workers=threads,
+                                              time_limit=max(min(0.75 * share, left), 1e-3))
+        elif set_check == "racks":
             from dmlopt.models.nara.racks import decide_by_racks
 
             outcome, sol, _ = decide_by_racks(
@@ -474,10 +542,11 @@ def _retry(instance: Instance, aside: list[list[int]], cuts: list[list[int]], *,
             outcome, sol = allocate_set(instance, members, time_limit=min(0.75 * share, left),
                                         threads=threads)
         if outcome == FITS and sol is not None:
+            counts["cpsat_fits"] = counts.get("cpsat_fits", 0.0) + (set_check == "cpsat")
             return "reached", sol, still
         if outcome == CUT:
             cuts.append(sorted(members))
-            counts["milp"] += 1
+            counts["cpsat" if set_check == "cpsat" else "milp"] += 1
             counts["undecided"] -= 1
         else:
             still.append(members)
@@ -538,9 +607,11 @@ def acceptance_sets(instance: Instance, *, time_limit: float | None = None, thre
     bound_seconds : float
         Seconds of the ``schedule`` bound of the episode (default :data:`BOUND_SECONDS`).
     set_check : str
-        How the sets left open are decided (default :data:`SET_CHECK`): "milp" (the
-        feasibility MILP of :func:`allocate_set`) or "racks" (rack patterns,
-        :func:`dmlopt.models.nara.racks.decide_by_racks`).
+        How the sets left open are decided (default :data:`SET_CHECK`, "auto": "cpsat" when
+        ``ortools`` is installed, else "milp"; :func:`resolve_set_check`): "milp" (the
+        feasibility MILP of :func:`allocate_set`), "racks" (rack patterns,
+        :func:`dmlopt.models.nara.racks.decide_by_racks`) or "cpsat" (the CP-SAT model,
+        :func:`dmlopt.models.nara.cpsat.allocate_set`).
 
     Returns
     -------
@@ -549,8 +620,9 @@ def acceptance_sets(instance: Instance, *, time_limit: float | None = None, thre
         lowered by every target proven infeasible); ``solution``: the best allocation found
         (the core evaluates it; it is optimal when it meets the bound); metrics ``schedule``
         (the first bound), ``start`` (the starting count), ``targets`` (targets asked),
-        ``sets``, ``fit``, ``schedule_cuts``, ``milp`` (cuts by each check), ``undecided``,
-        ``proven`` (1 when the bound meets the best count), ``seconds``.
+        ``sets``, ``fit``, ``schedule_cuts``, ``milp``, ``cpsat`` (cuts by each check),
+        ``cpsat_fits`` (sets allocated by CP-SAT), ``undecided``, ``proven`` (1 when the
+        bound meets the best count), ``seconds``.
 
     References
     ----------
@@ -563,6 +635,7 @@ def acceptance_sets(instance: Instance, *, time_limit: float | None = None, thre
     """
     from dmlopt.models.nara.bounds import schedule_bound
 
+    set_check = resolve_set_check(set_check)
     t0 = time.monotonic()
     deadline = math.inf if time_limit is None else t0 + float(time_limit)
 
@@ -598,7 +671,9 @@ def acceptance_sets(instance: Instance, *, time_limit: float | None = None, thre
     metrics = {"schedule": float(first), "start": float(value) if math.isfinite(value) else 0.0,
                "targets": float(targets), "sets": counts.get("sets", 0.0),
                "fit": counts.get("fit", 0.0), "schedule_cuts": counts.get("schedule", 0.0),
-               "milp": counts.get("milp", 0.0), "undecided": counts.get("undecided", 0.0),
+               "milp": counts.get("milp", 0.0), "cpsat": counts.get("cpsat", 0.0),
+               "cpsat_fits": counts.get("cpsat_fits", 0.0),
+               "undecided": counts.get("undecided", 0.0),
                "proven": float(lo >= upper), "seconds": time.monotonic() - t0}
     return BoundValue(float(upper), solution=best, metrics=metrics)
 
@@ -623,5 +698,6 @@ SHARE = 0.9
 ACCEPTANCE_SETS = Bound(
     acceptance_sets, ExactOptions, _estimate,
     "exact offline optimum: no-good loop over the acceptance sets of the aggregate rows, each "
-    "set decided by fit covers, the schedule bound or a feasibility MILP (dmlopt.solve runs "
-    "it first)", exact=("offline", "offline-basic", "offline-plain"), share=SHARE)
+    "set decided by fit covers, the schedule bound or a feasibility model (CP-SAT when ortools "
+    "is installed, else a MILP; dmlopt.solve runs it first)",
+    exact=("offline", "offline-basic", "offline-plain"), share=SHARE)

@@ -147,13 +147,18 @@ def test_default_solve_is_proven_optimal():
 
 
 def undecided_milp(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every feasibility MILP stops undecided (as at a time-out), the search of a set finds
-    nothing and no schedule bound proves anything (so no fit proof either): only the aggregate
-    rows remain proofs."""
+    """Every feasibility MILP (and CP-SAT check) stops undecided (as at a time-out), the
+    search of a set finds nothing and no schedule bound proves anything (so no fit proof
+    either): only the aggregate rows remain proofs."""
     monkeypatch.setattr(exact, "allocate_set",
                         lambda instance, members, **kw: (exact.UNDECIDED, None))
     monkeypatch.setattr(exact, "search_set", lambda instance, members, **kw: None)
     from dmlopt.models.nara import bounds as nb
+    from dmlopt.models.nara import cpsat
+
+    # the CP-SAT set check (set_check "auto" with ortools installed) stops undecided too
+    monkeypatch.setattr(cpsat, "allocate_set",
+                        lambda instance, members, **kw: (exact.UNDECIDED, None))
 
     real = nb.schedule_bound
 
