@@ -119,6 +119,8 @@ def build(spec: Spec, root: Path, time_limit: float, old: dict | None = None) ->
             method = res.method
             if ran and res.message.startswith(f"proven optimal by the {ran[0]} bound"):
                 method = f"bound:{ran[0]}"
+            if any(k.startswith("cpsat") and v for k, v in res.metrics.items()):
+                solver += f", ortools {version('ortools')}"  # CP-SAT decided sets on the way
         if old is not None:
             sol, bound, res_status = _merge(inst, spec.problem, old, base, sol, bound)
             seconds += float(old["seconds"])

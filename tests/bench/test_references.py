@@ -211,3 +211,29 @@ def test_default_solve_records_name_the_exact_method_that_proved_them(tmp_path):
     path = tmp_path / "nara" / "references.json"
     library._write(path, list(recs.values()))
     assert references.verify(references.records(root=tmp_path)) == []
+
+
+def test_records_decided_with_cpsat_name_ortools(tmp_path, monkeypatch):
+    """A default solve whose exact method used CP-SAT on the way (a ``cpsat*`` metric above 0)
+    records ortools beside highspy; one that did not records highspy alone. Catches a record
+    whose provenance hides the second solver."""
+    pytest.importorskip("ortools")
+    real = dmlopt.solve
+    used = {"flag": False}
+
+    def solve(*args, **kwargs):
+        res = real(*args, **kwargs)
+        res.metrics["cpsat_fits_acceptance-sets"] = 1.0 if used["flag"] else 0.0
+        return res
+
+    monkeypatch.setattr(library.dmlopt, "solve", solve)
+    gen = {"generator": "uniform", "topology": "alpha", "n_requests": 6}
+    prov = {"paper": "001", "table": "test", "generator": "uniform",
+            "params": {"topology": "alpha", "n_requests": 6}, "seed": 2}
+    for flag in (False, True):
+        used["flag"] = flag
+        spec = library.Spec(f"tiny-{flag}", "nara", prov, gen, 2, "offline", "netfit",
+                            default_solve=True)
+        solver = library.build(spec, tmp_path, 60.0)["solver"]
+        assert solver.startswith("highspy ")
+        assert ("ortools" in solver) is flag
