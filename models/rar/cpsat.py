@@ -11,7 +11,10 @@ per node n a cumulative resource of capacity A*_n over the slots, used by k CUs 
   |S|), u_{j,n} = [n in the chosen set] and v_{j,n,i} = u_{j,n} and m_{j,i};
 * one start variable s_j per request, d_i <= t_d - s_j + 1 when m_{j,i};
 * per (j, n, i) an optional interval of size d_i at s_j present iff v_{j,n,i}, and per node
-  one cumulative of those intervals with demands k_i and capacity A*_n.
+  one cumulative of those intervals with demands k_i and capacity A*_n;
+* optionally (redundant) per node n and slot interval [t1, t2]: sum k_i o_{j,i}(t1, t2)
+  v_{j,n,i} <= (t2 - t1 + 1) A_n, with o the fewest slots of [t1, t2] a window of d_i slots
+  inside [t_a, t_d] covers (the start-free relaxation's rows).
 
 Modes needing more CUs than A*_n on a node, and node sets with such a node for every mode, are
 left out before the model is built. Wavelengths are not modelled: the check refuses instances
@@ -240,7 +243,7 @@ class CheckResult:
 
 
 def check(instance: Instance, capacity: list[int], deployed: set[int] | list[int], *,
-          seconds: float = 10.0, workers: int = 1) -> CheckResult:
+          seconds: float = 10.0, workers: int = 1, energy: bool = False) -> CheckResult:
     """Is there a schedule deploying exactly ``deployed`` with at most ``capacity[n]`` activated
     CUs on each node n? (module docstring).
 
@@ -256,6 +259,9 @@ def check(instance: Instance, capacity: list[int], deployed: set[int] | list[int
         Wall seconds for CP-SAT (``max_time_in_seconds``).
     workers : int, default 1
         CP-SAT workers (threads).
+    energy : bool, default False
+        Add the redundant rows per node and slot interval (module docstring); they slowed
+        the checks measured (docs/rar.md, "Frontier: capacity Benders with a CP-SAT check").
 
     Returns
     -------
@@ -287,7 +293,7 @@ def check(instance: Instance, capacity: list[int], deployed: set[int] | list[int
         raise InstanceError("deployed", sorted(deployed), "names a request that does not exist")
     cap = [min(int(c), nd.cus) for c, nd in zip(capacity, nodes, strict=True)]
     c0 = time.process_time()
-    built = _build(instance, cap, set(deployed))
+    built = _build(instance, cap, set(deployed), energy=energy)
     if built.impossible:
         return CheckResult(INFEASIBLE, None, time.process_time() - c0)
     solver = _solver(seconds, workers)
