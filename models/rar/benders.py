@@ -32,9 +32,15 @@ and the method stops when a subproblem has a schedule (its evaluated objective m
 master's bound) or at the time limit, returning the best bound seen and the best evaluated
 schedule found (the filter's feasible checks are schedules too). Other schemes are refused.
 
+The subproblem is decided by HiGHS on ``aggregated`` (``check="highs"``) or by CP-SAT on the
+same schedules stated as cumulative scheduling (``check="cpsat"``,
+:mod:`dmlopt.models.rar.cpsat`; needs ``ortools`` and wavelengths that cannot bind), which
+decides the near-boundary checks in seconds where HiGHS often times out.
+
 It is not what ``dmlopt.solve`` runs: on the 6-node network with 10 requests the master's
-optimal capacity vectors of one objective value are many and each cut removes few of them
-(docs/rar.md, "Frontier: capacity Benders"), so ``aggregated`` stays the default.
+optimal capacity vectors of one objective value are many and each cut removes few of them,
+with either check (docs/rar.md, "Frontier: capacity Benders"), so ``aggregated`` stays the
+default.
 """
 
 from __future__ import annotations
@@ -199,15 +205,16 @@ class _Sub:
     """``aggregated`` without objective: is there a schedule deploying exactly a set D within
     activated CUs A? (module docstring)."""
 
-    def __init__(self, mip: _Mip, caps: list[int], threads: int) -> None:
+    def __init__(self, instance: Instance, mip: _Mip, caps: list[int], threads: int) -> None:
+        self.instance = instance
         self.mip = mip
         self.caps = caps
         self.h = _highs(mip, threads, objective=False)
         self.seconds: list[float] = []
 
     def check(self, capacity: dict[int, int], deployed: set[int], seconds: float
-              ) -> tuple[str, np.ndarray | None]:
-        """FEASIBLE (with the column values), INFEASIBLE (proven by HiGHS) or UNDECIDED."""
+              ) -> tuple[str, Any]:
+        """FEASIBLE (with the decoded Solution), INFEASIBLE (proven by HiGHS) or UNDECIDED."""
         mip = self.mip
         for j, col in enumerate(mip.eta):
             v = 1.0 if j in deployed else 0.0
@@ -218,10 +225,33 @@ class _Sub:
         status = _run(self.h, seconds)
         self.seconds.append(time.process_time() - t)
         if status == "optimal":
-            return FEASIBLE, np.asarray(self.h.getSolution().col_value)
+            x = np.asarray(self.h.getSolution().col_value)
+            return FEASIBLE, _decode(self.instance, mip, x)
         if status == "infeasible":
             return INFEASIBLE, None
         return UNDECIDED, None
+
+
+class _CpsatSub:
+    """The same check by CP-SAT (:func:`dmlopt.models.rar.cpsat.check`)."""
+
+    def __init__(self, instance: Instance, caps: list[int], workers: int) -> None:
+        self.instance = instance
+        self.caps = caps
+        self.workers = workers
+        self.seconds: list[float] = []
+
+    def check(self, capacity: dict[int, int], deployed: set[int], seconds: float
+              ) -> tuple[str, Any]:
+        """FEASIBLE (with an evaluated Solution), INFEASIBLE (proven by CP-SAT) or
+        UNDECIDED."""
+        from dmlopt.models.rar import cpsat
+
+        cap = [capacity.get(n, c) for n, c in enumerate(self.caps)]
+        res = cpsat.check(self.instance, cap, deployed, seconds=max(float(seconds), 0.01),
+                          workers=self.workers)
+        self.seconds.append(res.seconds)
+        return res.status, res.solution
 
 
 def _decode(instance: Instance, mip: _Mip, x: np.ndarray) -> Any:
@@ -252,9 +282,9 @@ class _Best:
             self.objective, self.solution = ev.objective, solution
 
 
-def _shrink(sub: _Sub, capacity: dict[int, int], deployed: list[int], best: _Best,
-            mip: _Mip, instance: Instance, seconds: float, deadline: float,
-            counts: dict[str, float]) -> tuple[dict[int, int], list[int]]:
+def _shrink(sub: _Sub | _CpsatSub, capacity: dict[int, int], deployed: list[int], best: _Best,
+            seconds: float, deadline: float, counts: dict[str, float]
+            ) -> tuple[dict[int, int], list[int]]:
     """The deletion filter and lifting (module docstring): raise each node's capacity as far
     as the check stays proven infeasible (to its full CU count: the node leaves the cut), then
     drop each request whose removal keeps it infeasible."""
@@ -265,11 +295,10 @@ def _shrink(sub: _Sub, capacity: dict[int, int], deployed: list[int], best: _Bes
         left = deadline - time.perf_counter()
         if left <= 0:
             return False
-        out, x = sub.check(trial_cap, trial_dep, min(seconds, left))
+        out, sol = sub.check(trial_cap, trial_dep, min(seconds, left))
         counts["checks"] += 1
         counts["undecided_checks"] += out == UNDECIDED
-        if x is not None:
-            best.offer(_decode(instance, mip, x))
+        best.offer(sol)
         return out == INFEASIBLE
 
     for n in list(cap):
@@ -285,9 +314,27 @@ def _shrink(sub: _Sub, capacity: dict[int, int], deployed: list[int], best: _Bes
     return cap, dep
 
 
+def _use_cpsat(instance: Instance, check: str) -> bool:
+    """Whether ``check`` (capacity_benders's option) selects CP-SAT for this instance."""
+    from dmlopt.models.rar import cpsat
+
+    if check not in ("highs", "cpsat", "auto"):
+        raise InstanceError("check", check, "must be 'highs', 'cpsat' or 'auto'")
+    if check == "highs":
+        return False
+    ok = cpsat.available() and cpsat.applicable(instance)
+    if check == "cpsat" and not cpsat.available():
+        raise SolverError("capacity-benders: check='cpsat' needs the package ortools "
+                          "(pip install ortools)")
+    if check == "cpsat" and not ok:
+        raise InstanceError("check", check, "CP-SAT models MinCU instances whose wavelengths "
+                            "cannot bind (|R| <= rho min_l |W_l|) only")
+    return ok
+
+
 def capacity_benders(instance: Instance, *, time_limit: float | None = None,
                      check_seconds: float = 10.0, filter: bool = True, threads: int = 1,
-                     start: Any = None) -> BoundValue:
+                     start: Any = None, check: str = "highs") -> BoundValue:
     """Logic-based Benders on MinCU's activated CUs (module docstring): a bound and a schedule.
 
     Parameters
@@ -307,6 +354,11 @@ def capacity_benders(instance: Instance, *, time_limit: float | None = None,
     start : Solution or None, default None
         A schedule to begin from (``dmlopt.solve``'s warm start); kept when the evaluator finds
         it feasible.
+    check : {"highs", "cpsat", "auto"}, default "highs"
+        Who decides the subproblems: HiGHS on ``aggregated``, or CP-SAT on the cumulative
+        scheduling model of :mod:`dmlopt.models.rar.cpsat` (needs ``ortools`` and an instance
+        :func:`~dmlopt.models.rar.cpsat.applicable` accepts), with ``threads`` workers;
+        "auto" takes CP-SAT when both hold, else HiGHS.
 
     Returns
     -------
@@ -316,14 +368,17 @@ def capacity_benders(instance: Instance, *, time_limit: float | None = None,
         ``cuts``, ``cut_nodes`` and ``cut_requests`` (mean sizes of N' and D'), ``checks`` and
         ``undecided_checks`` (filter checks), ``sub_seconds`` and ``sub_max_seconds`` (CPU
         seconds of all subproblem and filter runs, and the longest), ``master_seconds`` (CPU),
-        ``proven`` (1.0 when a subproblem schedule met the bound) and ``seconds`` (wall).
+        ``proven`` (1.0 when a subproblem schedule met the bound), ``cpsat`` (1.0 when CP-SAT
+        decided the subproblems) and ``seconds`` (wall).
 
     Raises
     ------
     InstanceError
-        The scheme is not MinCU.
+        The scheme is not MinCU, an argument is out of its range, or ``check="cpsat"`` on an
+        instance whose wavelengths can bind.
     SolverError
-        The master became infeasible (a wrong cut; never with valid ones).
+        ``check="cpsat"`` without ``ortools`` installed, or the master became infeasible (a
+        wrong cut; never with valid ones).
 
     References
     ----------
@@ -342,17 +397,19 @@ def capacity_benders(instance: Instance, *, time_limit: float | None = None,
                             "must be a finite number of seconds > 0")
     if not isinstance(filter, bool):
         raise InstanceError("filter", filter, "must be True or False")
+    use_cpsat = _use_cpsat(instance, check)
     t0 = time.perf_counter()
     deadline = math.inf if time_limit is None else t0 + float(time_limit)
     caps = [nd.cus for nd in instance.nodes]
     mip = _compile(instance)
     master = _Master(mip, caps, threads)
-    sub = _Sub(mip, caps, threads)
+    sub = _CpsatSub(instance, caps, threads) if use_cpsat else _Sub(instance, mip, caps,
+                                                                     threads)
     best = _Best(instance)
     best.offer(start)
     bound = -math.inf
     counts = {"iterations": 0.0, "checks": 0.0, "undecided_checks": 0.0, "proven": 0.0,
-              "master_seconds": 0.0}
+              "master_seconds": 0.0, "cpsat": float(use_cpsat)}
     sizes: list[tuple[int, int]] = []
     tol = 1e-9
     while True:
@@ -370,18 +427,19 @@ def capacity_benders(instance: Instance, *, time_limit: float | None = None,
                     if round(x[col]) < caps[n]}
         deployed = [j for j, col in enumerate(mip.eta) if x[col] > 0.5]
         left = deadline - time.perf_counter()
-        out, y = sub.check(capacity, set(deployed), left)
+        out, sol = sub.check(capacity, set(deployed), left)
         if out == FEASIBLE:
-            best.offer(_decode(instance, mip, y))
-            counts["proven"] = float(best.objective <= bound + 1e-6)
+            best.offer(sol)
             break
         if out == UNDECIDED:  # a time-out is never a cut
             break
         if filter:
-            capacity, deployed = _shrink(sub, capacity, deployed, best, mip, instance,
-                                         check_seconds, deadline, counts)
+            capacity, deployed = _shrink(sub, capacity, deployed, best, check_seconds,
+                                         deadline, counts)
         master.add_cut(capacity, deployed)
         sizes.append((len(capacity), len(deployed)))
+    # a schedule meeting the bound: from the last check, or from a filter check before it
+    counts["proven"] = float(best.objective <= bound + 1e-6)
     metrics = {**counts, "cuts": float(master.cuts),
                "cut_nodes": float(np.mean([s[0] for s in sizes])) if sizes else 0.0,
                "cut_requests": float(np.mean([s[1] for s in sizes])) if sizes else 0.0,
