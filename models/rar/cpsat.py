@@ -289,6 +289,8 @@ def check(instance: Instance, capacity: list[int], deployed: set[int] | list[int
     nodes = instance.nodes
     if len(capacity) != len(nodes):
         raise InstanceError("capacity", capacity, f"must list {len(nodes)} nodes")
+    if any(isinstance(c, bool) or int(c) != c or c < 0 for c in capacity):
+        raise InstanceError("capacity", capacity, "must be whole numbers of CUs >= 0")
     if any(not 0 <= j < len(instance.requests) for j in deployed):
         raise InstanceError("deployed", sorted(deployed), "names a request that does not exist")
     cap = [min(int(c), nd.cus) for c, nd in zip(capacity, nodes, strict=True)]

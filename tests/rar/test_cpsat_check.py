@@ -250,6 +250,9 @@ def test_bad_arguments_are_refused_naming_the_field():
             cpsat.check(inst, caps, {0}, **kw)
     with pytest.raises(InstanceError, match="capacity"):
         cpsat.check(inst, caps[:-1], {0})
+    for bad in (-1, 1.5, True):  # a negative count was read as "no CUs" and answered
+        with pytest.raises(InstanceError, match="capacity"):
+            cpsat.check(inst, [bad, *caps[1:]], {0})
     with pytest.raises(InstanceError, match="deployed"):
         cpsat.check(inst, caps, {7})
     with pytest.raises(InstanceError, match="instance"):
