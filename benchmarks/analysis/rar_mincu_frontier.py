@@ -35,30 +35,10 @@ from fractions import Fraction
 from typing import Any
 
 from dmlopt.models import rar
+from dmlopt.models.rar.cpsat import least_overlap, node_sets
 from dmlopt.models.rar.instance import Instance, modes
 
 from . import output_dir, tee
-
-
-def node_sets(inst: Instance, j: int) -> list[tuple[int, ...]]:
-    """The computing-node sets of request j: N_j nodes with the source on one candidate ring."""
-    r = inst.requests[j]
-    out: set[tuple[int, ...]] = set()
-    for k in inst.candidate_rings(j):
-        ring = inst.rings[k].nodes
-        others = [v for v in ring if v != r.source]
-        for nn in r.node_counts:
-            for rest in itertools.combinations(others, nn - 1):
-                out.add(tuple(sorted((r.source, *rest))))
-    return sorted(out)
-
-
-def least_overlap(arrival: int, deadline: int, d: int, t1: int, t2: int) -> int:
-    """Fewest slots of [t1, t2] a window of d slots inside [arrival, deadline] covers (the
-    left-most or the right-most window attains it)."""
-    left = max(0, min(t2, arrival + d - 1) - max(t1, arrival) + 1)
-    right = max(0, min(t2, deadline) - max(t1, deadline - d + 1) + 1)
-    return min(left, right)
 
 
 def must_overlap(a1: int, b1: int, d1: int, a2: int, b2: int, d2: int) -> bool:

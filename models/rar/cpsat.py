@@ -161,16 +161,34 @@ def _build(instance: Instance, capacity: list[int], deployed: set[int] | None,
             continue
         for t1 in range(1, T + 1):
             for t2 in range(t1, T + 1):
-                terms = [(z, k * _least_overlap(a, b, d, t1, t2)) for z, k, d, a, b in items]
+                terms = [(z, k * least_overlap(a, b, d, t1, t2)) for z, k, d, a, b in items]
                 terms = [(z, w) for z, w in terms if w]
                 if terms:
                     md.Add(sum(w * z for z, w in terms) <= (t2 - t1 + 1) * out.A[n])
     return out
 
 
-def _least_overlap(arrival: int, deadline: int, d: int, t1: int, t2: int) -> int:
-    """Fewest slots of [t1, t2] a window of d slots inside [arrival, deadline] covers (the
-    left-most or the right-most window attains it)."""
+def least_overlap(arrival: int, deadline: int, d: int, t1: int, t2: int) -> int:
+    """Fewest slots of [t1, t2] that a window of d slots inside [arrival, deadline] covers.
+
+    Parameters
+    ----------
+    arrival, deadline : int
+        The request's first and last allowed slot.
+    d : int
+        Window length in slots.
+    t1, t2 : int
+        The interval, t1 <= t2.
+
+    Returns
+    -------
+    int
+        The least overlap; the left-most or the right-most window attains it.
+
+    References
+    ----------
+    Ours (energetic reasoning on eqs. (1)-(2) windows of paper 003).
+    """
     left = max(0, min(t2, arrival + d - 1) - max(t1, arrival) + 1)
     right = max(0, min(t2, deadline) - max(t1, deadline - d + 1) + 1)
     return min(left, right)
