@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from dmlopt.errors import InstanceError
 from dmlopt.models.nara.constants import BW_TOL
 from dmlopt.models.nara.instance import Allocation, Instance, Solution
 
@@ -503,6 +504,15 @@ class Result:
     metrics: dict[str, float]
 
 
+def _check_args(time_limit: float, workers: int) -> None:
+    """Refuse a time limit that is not a finite number > 0 and a worker count below 1."""
+    if isinstance(time_limit, bool) or not isinstance(time_limit, int | float) or not (
+            0 < time_limit < math.inf):
+        raise InstanceError("time_limit", time_limit, "must be a finite number of seconds > 0")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InstanceError("workers", workers, "must be an integer >= 1")
+
+
 def solve(instance: Instance, *, time_limit: float, workers: int = 1,
           target: int | None = None, upper: int | None = None, start: Solution | None = None,
           fix_all: bool = False, symmetry: bool = True, redundant: bool = True,
@@ -540,6 +550,7 @@ def solve(instance: Instance, *, time_limit: float, workers: int = 1,
     Ours; L. Perron and F. Didier, OR-Tools CP-SAT (solver parameters ``max_time_in_seconds``,
     ``num_workers``).
     """
+    _check_args(time_limit, workers)
     from ortools.sat.python import cp_model
 
     t0 = time.monotonic()
@@ -620,6 +631,11 @@ def allocate_set(instance: Instance, members: list[int], *, time_limit: float,
     """
     from dmlopt.models.nara.exact import lift, sub_episode
 
+    _check_args(time_limit, workers)
+    n = len(instance.requests)
+    if not members or any(isinstance(i, bool) or not 0 <= i < n for i in members):
+        raise InstanceError("members", list(members),
+                            f"must name at least one request, each in 0..{n - 1}")
     sub = sub_episode(instance, members)
     res = solve(sub, time_limit=time_limit, workers=workers, fix_all=True)
     if res.status == "infeasible":

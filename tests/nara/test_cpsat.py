@@ -6,6 +6,7 @@ the integer bandwidths, the time limit and the hook in ``acceptance-sets``."""
 from __future__ import annotations
 
 import itertools
+import math
 import time
 
 import numpy as np
@@ -219,3 +220,22 @@ def test_acceptance_sets_with_cpsat_reaches_the_optimum(monkeypatch):
 def test_auto_uses_cpsat_when_installed():
     assert exact.resolve_set_check("auto") == "cpsat"
     assert exact.resolve_set_check("milp") == "milp"
+
+
+def test_bad_arguments_are_refused_naming_the_field():
+    """A nan time limit ran as an undecided check, 0 workers as every core, a request index out
+    of range failed with an IndexError: each is now refused naming its field."""
+    from dmlopt.errors import InstanceError
+
+    inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "alpha",
+                                    "n_requests": 8}, seed=1)
+    for kw, field in [({"time_limit": float("nan")}, "time_limit"),
+                      ({"time_limit": 0}, "time_limit"), ({"time_limit": math.inf}, "time_limit"),
+                      ({"time_limit": 1.0, "workers": 0}, "workers")]:
+        with pytest.raises(InstanceError, match=field):
+            cpsat.solve(inst, **kw)
+        with pytest.raises(InstanceError, match=field):
+            cpsat.allocate_set(inst, [0], **kw)
+    for members in ([], [0, 99], [-1]):
+        with pytest.raises(InstanceError, match="members"):
+            cpsat.allocate_set(inst, members, time_limit=1.0)
