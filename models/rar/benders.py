@@ -32,6 +32,11 @@ and the method stops when a subproblem has a schedule (its evaluated objective m
 master's bound) or at the time limit, returning the best bound seen and the best evaluated
 schedule found (the filter's feasible checks are schedules too). Other schemes are refused.
 
+Two options add cuts per master solve: ``neighbours`` checks, after a refuted master vector,
+the vectors of the same total one CU move away (breadth first, skipping those a cut already
+removes) and cuts each refuted one; ``core`` (CP-SAT) starts each lifting from the nodes of
+CP-SAT's infeasibility core (:func:`dmlopt.models.rar.cpsat.region_check`).
+
 The subproblem is decided by HiGHS on ``aggregated`` (``check="highs"``) or by CP-SAT on the
 same schedules stated as cumulative scheduling (``check="cpsat"``,
 :mod:`dmlopt.models.rar.cpsat`; needs ``ortools`` and wavelengths that cannot bind), which
@@ -40,7 +45,7 @@ decides the near-boundary checks in seconds where HiGHS often times out.
 It is not what ``dmlopt.solve`` runs: on the 6-node network with 10 requests the master's
 optimal capacity vectors of one objective value are many and each cut removes few of them,
 with either check (docs/rar.md, "Frontier: capacity Benders"), so ``aggregated`` stays the
-default.
+default; neither option changes that (docs/rar.md, "Frontier: many cuts per master solve").
 """
 
 from __future__ import annotations

@@ -23,6 +23,11 @@ where they can bind (:func:`dmlopt.models.rar.formulations._wavelengths_never_bi
 of ``aggregated`` with A <= A* and eta fixed to D*; "infeasible" is CP-SAT's INFEASIBLE status
 (a proof), UNKNOWN decides nothing.
 
+:func:`region_check` asks the same over a box of capacity vectors with a budget on their sum
+(A_n variables, A_n <= upper_n, sum A_n <= total), optionally with each node's bound as an
+assumption literal so that an INFEASIBLE answer names the nodes whose bounds the proof used
+(CP-SAT's sufficient assumptions).
+
 :func:`solve_mincu` states the whole MinCU problem the same way (deployments and capacities as
 variables, eq. (4) as objective scaled to integers), with an optional lower bound on the
 objective and a schedule as hint.
