@@ -32,6 +32,11 @@ and the method stops when a subproblem has a schedule (its evaluated objective m
 master's bound) or at the time limit, returning the best bound seen and the best evaluated
 schedule found (the filter's feasible checks are schedules too). Other schemes are refused.
 
+Two options add cuts per master solve: ``neighbours`` checks, after a refuted master vector,
+the vectors of the same total one CU move away (breadth first, skipping those a cut already
+removes) and cuts each refuted one; ``core`` (CP-SAT) starts each lifting from the nodes of
+CP-SAT's infeasibility core (:func:`dmlopt.models.rar.cpsat.region_check`).
+
 The subproblem is decided by HiGHS on ``aggregated`` (``check="highs"``) or by CP-SAT on the
 same schedules stated as cumulative scheduling (``check="cpsat"``,
 :mod:`dmlopt.models.rar.cpsat`; needs ``ortools`` and wavelengths that cannot bind), which
@@ -40,7 +45,7 @@ decides the near-boundary checks in seconds where HiGHS often times out.
 It is not what ``dmlopt.solve`` runs: on the 6-node network with 10 requests the master's
 optimal capacity vectors of one objective value are many and each cut removes few of them,
 with either check (docs/rar.md, "Frontier: capacity Benders"), so ``aggregated`` stays the
-default.
+default; neither option changes that (docs/rar.md, "Frontier: many cuts per master solve").
 """
 
 from __future__ import annotations
@@ -253,6 +258,19 @@ class _CpsatSub:
         self.seconds.append(res.seconds)
         return res.status, res.solution
 
+    def core(self, capacity: dict[int, int], deployed: set[int], seconds: float
+             ) -> tuple[str, Any, tuple[int, ...]]:
+        """The check with each node's bound an assumption: (status, solution, the nodes of
+        CP-SAT's sufficient assumptions when INFEASIBLE)."""
+        from dmlopt.models.rar import cpsat
+
+        cap = [capacity.get(n, c) for n, c in enumerate(self.caps)]
+        res = cpsat.region_check(self.instance, cap, deployed, sum(self.caps),
+                                 seconds=max(float(seconds), 0.01), workers=self.workers,
+                                 core=True)
+        self.seconds.append(res.seconds)
+        return res.status, res.solution, res.core
+
 
 def _decode(instance: Instance, mip: _Mip, x: np.ndarray) -> Any:
     """The Solution of the column values ``x`` of ``aggregated``."""
@@ -283,13 +301,21 @@ class _Best:
 
 
 def _shrink(sub: _Sub | _CpsatSub, capacity: dict[int, int], deployed: list[int], best: _Best,
-            seconds: float, deadline: float, counts: dict[str, float]
+            seconds: float, deadline: float, counts: dict[str, float], core: bool = False
             ) -> tuple[dict[int, int], list[int]]:
     """The deletion filter and lifting (module docstring): raise each node's capacity as far
     as the check stays proven infeasible (to its full CU count: the node leaves the cut), then
-    drop each request whose removal keeps it infeasible."""
+    drop each request whose removal keeps it infeasible. With ``core`` (CP-SAT only) the nodes
+    outside CP-SAT's infeasibility core leave the cut first, in one check."""
     cap = dict(capacity)
     dep = list(deployed)
+    if core and isinstance(sub, _CpsatSub) and deadline - time.perf_counter() > 0:
+        out, sol, kept = sub.core(cap, set(dep), min(seconds, deadline - time.perf_counter()))
+        counts["checks"] += 1
+        counts["undecided_checks"] += out == UNDECIDED
+        best.offer(sol)
+        if out == INFEASIBLE:
+            cap = {n: a for n, a in cap.items() if n in kept}
 
     def infeasible(trial_cap: dict[int, int], trial_dep: set[int]) -> bool:
         left = deadline - time.perf_counter()
@@ -314,6 +340,64 @@ def _shrink(sub: _Sub | _CpsatSub, capacity: dict[int, int], deployed: list[int]
     return cap, dep
 
 
+def _covered(vector: list[int], deployed: set[int], cuts: list[tuple[dict[int, int], list[int]]]
+             ) -> bool:
+    """Whether a cut found so far removes the capacity vector ``vector`` with ``deployed``:
+    every node it names is at most its lifted capacity and ``deployed`` contains its
+    requests."""
+    return any(all(vector[n] <= a for n, a in cap.items()) and deployed.issuperset(dep)
+               for cap, dep in cuts)
+
+
+def _neighbours(sub: _Sub | _CpsatSub, master: _Master, vector: list[int], deployed: list[int],
+                cuts: list[tuple[dict[int, int], list[int]]], best: _Best, budget: int,
+                seconds: float, deadline: float, counts: dict[str, float], lift: bool,
+                core: bool, sizes: list[tuple[int, int]]) -> None:
+    """Refute the capacity vectors of the same total next to the master's refuted one before
+    the next master solve: breadth first over moves of one CU from node a to node b, from
+    ``vector`` and from every neighbour refuted, at most ``budget`` checks of vectors no cut
+    removes yet. A feasible neighbour has the master's objective (it is optimal, and ``best``
+    keeps it); an infeasible one becomes a cut, lifted and shrunk like the master's
+    (:func:`_shrink`) when ``lift``; an undecided one is skipped."""
+    caps = sub.caps
+    dep = set(deployed)
+    queue = [vector]
+    seen = {tuple(vector)}
+    done = 0
+    while queue and done < budget and deadline - time.perf_counter() > 0:
+        v = queue.pop(0)
+        for a in range(len(caps)):
+            for b in range(len(caps)):
+                if a == b or v[a] == 0 or v[b] >= caps[b] or done >= budget:
+                    continue
+                w = list(v)
+                w[a] -= 1
+                w[b] += 1
+                if tuple(w) in seen or _covered(w, dep, cuts):
+                    continue
+                seen.add(tuple(w))
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return
+                capacity = {n: c for n, c in enumerate(w) if c < caps[n]}
+                out, sol = sub.check(capacity, dep, min(seconds, left))
+                done += 1
+                counts["neighbour_checks"] += 1
+                best.offer(sol)
+                if out == FEASIBLE:
+                    return
+                if out == UNDECIDED:
+                    continue
+                cut_dep = list(deployed)
+                if lift:
+                    capacity, cut_dep = _shrink(sub, capacity, deployed, best, seconds,
+                                                deadline, counts, core)
+                master.add_cut(capacity, cut_dep)
+                cuts.append((capacity, cut_dep))
+                sizes.append((len(capacity), len(cut_dep)))
+                queue.append(w)
+
+
 def _use_cpsat(instance: Instance, check: str) -> bool:
     """Whether ``check`` (capacity_benders's option) selects CP-SAT for this instance."""
     from dmlopt.models.rar import cpsat
@@ -334,7 +418,8 @@ def _use_cpsat(instance: Instance, check: str) -> bool:
 
 def capacity_benders(instance: Instance, *, time_limit: float | None = None,
                      check_seconds: float = 10.0, filter: bool = True, threads: int = 1,
-                     start: Any = None, check: str = "highs") -> BoundValue:
+                     start: Any = None, check: str = "highs", neighbours: int = 0,
+                     core: bool = False) -> BoundValue:
     """Logic-based Benders on MinCU's activated CUs (module docstring): a bound and a schedule.
 
     Parameters
@@ -359,6 +444,14 @@ def capacity_benders(instance: Instance, *, time_limit: float | None = None,
         scheduling model of :mod:`dmlopt.models.rar.cpsat` (needs ``ortools`` and an instance
         :func:`~dmlopt.models.rar.cpsat.applicable` accepts), with ``threads`` workers;
         "auto" takes CP-SAT when both hold, else HiGHS.
+    neighbours : int, default 0
+        After each refuted master vector, check up to this many capacity vectors of the same
+        total next to it (one CU moved between two nodes, breadth first; those a cut already
+        removes are skipped) and add a cut for each refuted one before the next master solve
+        (0: none).
+    core : bool, default False
+        With the CP-SAT check, start each cut's lifting from CP-SAT's infeasibility core: the
+        nodes whose bounds the proof did not use leave the cut in one check.
 
     Returns
     -------
@@ -397,6 +490,10 @@ def capacity_benders(instance: Instance, *, time_limit: float | None = None,
                             "must be a finite number of seconds > 0")
     if not isinstance(filter, bool):
         raise InstanceError("filter", filter, "must be True or False")
+    if isinstance(neighbours, bool) or not isinstance(neighbours, int) or neighbours < 0:
+        raise InstanceError("neighbours", neighbours, "must be a whole number >= 0")
+    if not isinstance(core, bool):
+        raise InstanceError("core", core, "must be True or False")
     use_cpsat = _use_cpsat(instance, check)
     t0 = time.perf_counter()
     deadline = math.inf if time_limit is None else t0 + float(time_limit)
@@ -409,8 +506,9 @@ def capacity_benders(instance: Instance, *, time_limit: float | None = None,
     best.offer(start)
     bound = -math.inf
     counts = {"iterations": 0.0, "checks": 0.0, "undecided_checks": 0.0, "proven": 0.0,
-              "master_seconds": 0.0, "cpsat": float(use_cpsat)}
+              "master_seconds": 0.0, "cpsat": float(use_cpsat), "neighbour_checks": 0.0}
     sizes: list[tuple[int, int]] = []
+    cuts: list[tuple[dict[int, int], list[int]]] = []
     tol = 1e-9
     while True:
         left = deadline - time.perf_counter()
@@ -433,11 +531,19 @@ def capacity_benders(instance: Instance, *, time_limit: float | None = None,
             break
         if out == UNDECIDED:  # a time-out is never a cut
             break
+        vector = [int(round(x[col])) for col in mip.A]
+        full = list(deployed)
         if filter:
             capacity, deployed = _shrink(sub, capacity, deployed, best, check_seconds,
-                                         deadline, counts)
+                                         deadline, counts, core)
         master.add_cut(capacity, deployed)
+        cuts.append((capacity, deployed))
         sizes.append((len(capacity), len(deployed)))
+        if neighbours:
+            _neighbours(sub, master, vector, full, cuts, best, neighbours, check_seconds,
+                        deadline, counts, filter, core, sizes)
+            if best.objective <= value + tol:
+                break
     # a schedule meeting the bound: from the last check, or from a filter check before it
     counts["proven"] = float(best.objective <= bound + 1e-6)
     metrics = {**counts, "cuts": float(master.cuts),

@@ -23,6 +23,11 @@ where they can bind (:func:`dmlopt.models.rar.formulations._wavelengths_never_bi
 of ``aggregated`` with A <= A* and eta fixed to D*; "infeasible" is CP-SAT's INFEASIBLE status
 (a proof), UNKNOWN decides nothing.
 
+:func:`region_check` asks the same over a box of capacity vectors with a budget on their sum
+(A_n variables, A_n <= upper_n, sum A_n <= total), optionally with each node's bound as an
+assumption literal so that an INFEASIBLE answer names the nodes whose bounds the proof used
+(CP-SAT's sufficient assumptions).
+
 :func:`solve_mincu` states the whole MinCU problem the same way (deployments and capacities as
 variables, eq. (4) as objective scaled to integers), with an optional lower bound on the
 objective and a schedule as hint.
@@ -100,18 +105,21 @@ class _Model:
 
 
 def _build(instance: Instance, capacity: list[int], deployed: set[int] | None,
-           energy: bool = True) -> _Model:
+           energy: bool = True, total: int | None = None) -> _Model:
     """The model: ``deployed`` fixed (None: eta variables) and A_n <= capacity[n] (A_n a
-    variable when ``deployed`` is None, else the constant capacity[n]); with ``energy`` the
-    redundant rows per node and slot interval (module docstring)."""
+    variable when ``deployed`` is None or ``total`` is given, else the constant
+    capacity[n]); with ``total`` also sum_n A_n <= total; with ``energy`` the redundant rows
+    per node and slot interval (module docstring)."""
     from ortools.sat.python import cp_model
 
     md = cp_model.CpModel()
     out = _Model(md)
     k_max = max(nd.cus for nd in instance.nodes)
     free = deployed is None
-    out.A = ([md.NewIntVar(0, int(c), f"A{n}") for n, c in enumerate(capacity)] if free
-             else [int(c) for c in capacity])
+    out.A = ([md.NewIntVar(0, int(c), f"A{n}") for n, c in enumerate(capacity)]
+             if free or total is not None else [int(c) for c in capacity])
+    if total is not None:
+        md.Add(sum(out.A) <= int(total))
     per_node: dict[int, tuple[list[Any], list[int], list[Any]]] = {
         n: ([], [], []) for n in range(len(instance.nodes))}
     for j, r in enumerate(instance.requests):
@@ -328,6 +336,124 @@ def check(instance: Instance, capacity: list[int], deployed: set[int] | list[int
     if status == cp_model.MODEL_INVALID:
         raise SolverError(f"cp-sat: invalid model ({built.model.Validate()})")
     return CheckResult(UNDECIDED, None, cpu)
+
+
+@dataclass
+class RegionResult:
+    """One region check: FEASIBLE (with an evaluated schedule), INFEASIBLE (a CP-SAT proof)
+    or UNDECIDED; with ``core`` the nodes whose upper bounds the proof used (all nodes when
+    no core was asked for), and the CPU seconds it took."""
+
+    status: str
+    solution: Any = None
+    core: tuple[int, ...] = ()
+    seconds: float = 0.0
+
+
+def region_check(instance: Instance, upper: list[int], deployed: set[int] | list[int],
+                 total: int, *, seconds: float = 10.0, workers: int = 1,
+                 core: bool = False) -> RegionResult:
+    """Is there a schedule deploying exactly ``deployed`` whose activated CUs A satisfy
+    A_n <= ``upper[n]`` on every node and sum_n A_n <= ``total``?
+
+    One INFEASIBLE answer refutes every capacity vector of the box below ``upper`` whose sum
+    is at most ``total``: a whole region of :func:`check`'s vectors at once, and the sum row
+    lets it reach further than a box of :func:`check` alone.
+
+    Parameters
+    ----------
+    instance : Instance
+        A RAR instance that :func:`applicable` accepts.
+    upper : list of int
+        Per node the most CUs it may activate (clipped to its CU count).
+    deployed : set or list of int
+        The requests deployed (all others blocked).
+    total : int
+        The most activated CUs over all nodes.
+    seconds : float, default 10.0
+        Wall seconds for CP-SAT.
+    workers : int, default 1
+        CP-SAT workers.
+    core : bool, default False
+        State each node's bound A_n <= upper[n] as an assumption literal (A_n itself ranges
+        up to the node's CU count) and, when infeasible, return in ``core`` the nodes of
+        CP-SAT's ``SufficientAssumptionsForInfeasibility``: the region with every other
+        node raised to its CU count is infeasible too. False: the bounds are the variables'
+        domains (modes needing more CUs are left out), and ``core`` lists every node.
+
+    Returns
+    -------
+    RegionResult
+        ``status`` FEASIBLE (``solution`` evaluated by the core evaluator, within ``upper``
+        and ``total``), INFEASIBLE (CP-SAT's INFEASIBLE: a proof) or UNDECIDED; ``core``;
+        ``seconds`` (CPU seconds of this process).
+
+    Raises
+    ------
+    InstanceError
+        The instance is not one :func:`applicable` accepts, or an argument is out of range.
+    SolverError
+        A schedule CP-SAT found is infeasible for the evaluator (a modelling error).
+
+    References
+    ----------
+    Ours, on paper 003 (Chen et al., JOCN 16(5), 2024), section 4.D: :func:`check` over a
+    box of capacity vectors with a budget on their sum; cores of assumptions as in Hooker
+    and Ottosson (Math. Program. 96, 2003) Benders cuts from an infeasibility proof.
+    """
+    from ortools.sat.python import cp_model
+
+    _check_args(instance, seconds, workers)
+    nodes = instance.nodes
+    if len(upper) != len(nodes):
+        raise InstanceError("upper", upper, f"must list {len(nodes)} nodes")
+    if any(isinstance(c, bool) or int(c) != c or c < 0 for c in upper):
+        raise InstanceError("upper", upper, "must be whole numbers of CUs >= 0")
+    if isinstance(total, bool) or int(total) != total or total < 0:
+        raise InstanceError("total", total, "must be a whole number of CUs >= 0")
+    if any(not 0 <= j < len(instance.requests) for j in deployed):
+        raise InstanceError("deployed", sorted(deployed), "names a request that does not exist")
+    cap = [min(int(c), nd.cus) for c, nd in zip(upper, nodes, strict=True)]
+    full = [nd.cus for nd in nodes]
+    c0 = time.process_time()
+    built = _build(instance, full if core else cap, set(deployed), energy=False,
+                   total=int(total))
+    everyone = tuple(range(len(nodes)))
+    if built.impossible:
+        return RegionResult(INFEASIBLE, None, everyone, time.process_time() - c0)
+    lits = []
+    if core:
+        for n, c in enumerate(cap):
+            if c < full[n]:
+                lit = built.model.NewBoolVar(f"bound{n}")
+                built.model.Add(built.A[n] <= c).OnlyEnforceIf(lit)
+                lits.append((n, lit))
+        built.model.AddAssumptions([lit for _, lit in lits])
+    solver = _solver(seconds, workers)
+    status = solver.Solve(built.model)
+    cpu = time.process_time() - c0
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        sol = _schedule(instance, built, solver)
+        _verify(instance, sol, cap)
+        _verify_total(sol, int(total))
+        return RegionResult(FEASIBLE, sol, everyone, cpu)
+    if status == cp_model.INFEASIBLE:
+        if not core:
+            return RegionResult(INFEASIBLE, None, everyone, cpu)
+        used = set(solver.SufficientAssumptionsForInfeasibility())
+        kept = tuple(n for n, lit in lits if lit.Index() in used)
+        return RegionResult(INFEASIBLE, None, kept, cpu)
+    if status == cp_model.MODEL_INVALID:
+        raise SolverError(f"cp-sat: invalid model ({built.model.Validate()})")
+    return RegionResult(UNDECIDED, None, everyone, cpu)
+
+
+def _verify_total(solution: Any, total: int) -> None:
+    """The solution activates at most ``total`` CUs over all nodes, else SolverError."""
+    used = {(v, cu) for a in solution.requests if a is not None
+            for v, ids in zip(a.nodes, a.cus, strict=True) for cu in ids}
+    if len(used) > total:
+        raise SolverError(f"cp-sat: the schedule activates {len(used)} CUs > {total}")
 
 
 def _verify(instance: Instance, solution: Any, capacity: list[int] | None) -> None:

@@ -131,3 +131,78 @@ def test_bad_arguments_are_refused_naming_the_field(kw, field):
     inst = dmlopt.load("rar/cpn6-r10-mincu-s3")
     with pytest.raises(InstanceError, match=field):
         benders.capacity_benders(inst, **kw)
+
+
+@pytest.mark.parametrize("spec", CUT)
+@pytest.mark.parametrize("check", ["highs", "cpsat"])
+def test_neighbour_cuts_keep_the_optimum(spec, check):
+    # many cuts per master solve (the refuted vector's neighbours of the same total): the
+    # bound and the evaluated schedule still equal aggregated's optimum; catches a neighbour
+    # cut that removes a schedule (bound above the optimum) and a feasible neighbour lost
+    # (no schedule meeting the bound)
+    if check == "cpsat":
+        pytest.importorskip("ortools")
+    inst = _inst(spec)
+    bv = benders.capacity_benders(inst, time_limit=60, neighbours=10, check=check)
+    ref = dmlopt.solve(inst, formulation="aggregated", threads=1, time_limit=60, mip_gap=0.0)
+    assert ref.status == "optimal"
+    assert _checked(inst, bv) == pytest.approx(ref.objective, abs=1e-9)
+    assert bv.metrics["proven"] == 1.0
+
+
+def test_neighbours_save_master_solves():
+    # on CUT[1] the plain method needs 4 cuts, one master solve each; with the neighbours
+    # checked in the same round it needs fewer master solves (catches a neighbour loop that
+    # checks nothing or adds no cut)
+    inst = _inst(CUT[1])
+    plain = benders.capacity_benders(inst, time_limit=60)
+    many = benders.capacity_benders(inst, time_limit=60, neighbours=10)
+    assert many.metrics["neighbour_checks"] >= 1
+    assert many.metrics["iterations"] < plain.metrics["iterations"]
+
+
+def _neighbour_time_outs(monkeypatch) -> None:
+    """Every check made while refuting neighbours ends undecided, as at a time limit."""
+    run = benders._neighbours
+
+    def timed_out(sub, *args):
+        real = sub.check
+
+        def undecided(capacity, deployed, seconds):
+            real(capacity, deployed, seconds)
+            return "undecided", None
+
+        sub.check = undecided
+        try:
+            run(sub, *args)
+        finally:
+            del sub.check
+
+    monkeypatch.setattr(benders, "_neighbours", timed_out)
+
+
+def test_a_neighbour_time_out_is_never_a_cut(monkeypatch):
+    # timed-out neighbour checks add no cut: the bound stays the optimum; the mutant that
+    # takes such a time-out as a refutation cuts a neighbour that has a schedule, and its
+    # bound passes the optimum (on CUT[2], where the optimum's capacity vector is a neighbour
+    # of a refuted one; or the master runs dry)
+    inst = _inst(CUT[2])
+    opt = benders.capacity_benders(inst, time_limit=60).bound
+    _neighbour_time_outs(monkeypatch)
+    bv = benders.capacity_benders(inst, time_limit=60, neighbours=10)
+    assert bv.bound == pytest.approx(opt, abs=1e-9)
+    monkeypatch.setattr(benders, "UNDECIDED", "mutant")
+    try:
+        bad = benders.capacity_benders(inst, time_limit=MUTANT_SECONDS, neighbours=10).bound
+    except SolverError:
+        bad = float("inf")
+    assert bad > opt + 1e-6
+
+
+@pytest.mark.parametrize(("kw", "field"), [
+    ({"neighbours": -1}, "neighbours"), ({"neighbours": True}, "neighbours"),
+    ({"neighbours": 1.5}, "neighbours"), ({"core": "yes"}, "core")])
+def test_bad_neighbour_arguments_are_refused_naming_the_field(kw, field):
+    inst = dmlopt.load("rar/cpn6-r10-mincu-s3")
+    with pytest.raises(InstanceError, match=field):
+        benders.capacity_benders(inst, **kw)

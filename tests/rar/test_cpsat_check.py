@@ -158,10 +158,13 @@ def test_solve_mincu_equals_the_brute_force(spec):
 
 @pytest.mark.parametrize("spec", [dict(seed=3, requests=4, slots=4, cus=2),
                                   dict(seed=6, requests=4, slots=5, cus=3)])
-def test_benders_with_the_cpsat_check_equals_aggregated(spec):
-    # the Benders instances that need cuts (tests/rar/test_benders.py): same optimum
+@pytest.mark.parametrize("options", [{}, {"core": True}, {"core": True, "neighbours": 10}])
+def test_benders_with_the_cpsat_check_equals_aggregated(spec, options):
+    # the Benders instances that need cuts (tests/rar/test_benders.py): same optimum, also
+    # with the cuts lifted from CP-SAT's cores (a core naming too few nodes cuts a schedule)
+    # and with the neighbours refuted in the same round
     inst = _inst(spec)
-    bv = benders.capacity_benders(inst, time_limit=60, check="cpsat")
+    bv = benders.capacity_benders(inst, time_limit=60, check="cpsat", **options)
     assert bv.metrics["cpsat"] == 1.0 and bv.metrics["proven"] == 1.0
     assert bv.metrics["cuts"] >= 1  # the cuts and the filter are exercised
     ref = dmlopt.solve(inst, formulation="aggregated", threads=1, time_limit=60, mip_gap=0.0)
@@ -257,3 +260,63 @@ def test_bad_arguments_are_refused_naming_the_field():
         cpsat.check(inst, caps, {7})
     with pytest.raises(InstanceError, match="instance"):
         cpsat.check(bind, [nd.cus for nd in bind.nodes], {0})
+
+
+def _brute_region(inst: rar.Instance, upper: list[int], deployed: list[int], total: int) -> bool:
+    """Is there a schedule deploying exactly ``deployed`` whose per-node peaks are at most
+    ``upper`` and sum to at most ``total``? (depth first over the requests' footprints, the
+    peaks only grow along a branch)."""
+    limit = np.asarray([min(u, nd.cus) for u, nd in zip(upper, inst.nodes, strict=True)])
+    options = [_footprints(inst, j) for j in deployed]
+
+    def extend(i: int, use: np.ndarray) -> bool:
+        if i == len(options):
+            return True
+        for f in options[i]:
+            nxt = use + f
+            peak = nxt.max(axis=1)
+            if (peak <= limit).all() and peak.sum() <= total and extend(i + 1, nxt):
+                return True
+        return False
+
+    return extend(0, np.zeros((len(inst.nodes), inst.slots + 1), dtype=int))
+
+
+def _region_cases(spec: dict) -> int:
+    """Region checks on random boxes of one instance, each against the brute force; returns
+    how many infeasible regions the core read the wrong way round (the nodes the proof used
+    raised to their CU counts) lifts into a region with a schedule."""
+    inst = _inst(spec)
+    full = [nd.cus for nd in inst.nodes]
+    rng = random.Random(spec["seed"] + 100)
+    verdicts, caught = set(), 0
+    for upper in _vectors(inst, 12, rng):
+        deployed = sorted(rng.sample(range(len(inst.requests)), rng.choice([2, 3])))
+        total = rng.randint(max(0, sum(upper) - 4), sum(upper))
+        res = cpsat.region_check(inst, upper, deployed, total, seconds=20)
+        assert res.status in (cpsat.FEASIBLE, cpsat.INFEASIBLE)
+        truth = _brute_region(inst, upper, deployed, total)
+        assert (res.status == cpsat.FEASIBLE) == truth, (upper, deployed, total)
+        verdicts.add(res.status)
+        if res.solution is not None:
+            assert rar.evaluate(inst, res.solution).feasible
+        core = cpsat.region_check(inst, upper, deployed, total, seconds=20, core=True)
+        assert core.status == res.status
+        if core.status != cpsat.INFEASIBLE:
+            continue
+        lifted = [u if n in core.core else full[n] for n, u in enumerate(upper)]
+        assert not _brute_region(inst, lifted, deployed, total)
+        wrong = [full[n] if n in core.core else u for n, u in enumerate(upper)]
+        caught += _brute_region(inst, wrong, deployed, total)
+    assert cpsat.INFEASIBLE in verdicts
+    return caught
+
+
+def test_region_check_agrees_with_the_brute_force():
+    # a box of capacity vectors with a sum budget: INFEASIBLE exactly when no vector of the
+    # box within the budget has a schedule (catches a sum row that is missing or too tight
+    # and an upper bound not applied); with the core, the box with every node outside the
+    # core raised to its CU count has no schedule either (catches a core that names too few
+    # nodes); the mutant that reads the core the wrong way round (raises the nodes the proof
+    # used) lifts some region into one with a schedule, so it is caught too
+    assert sum(_region_cases(spec) for spec in FAMILY[:4]) >= 1
