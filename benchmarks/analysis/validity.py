@@ -5,8 +5,9 @@ For each problem with an objective (tap, nara, inc_oxc, rar, tabgp) and each see
 problem, with sizes, densities, schemes and edge cases drawn from the seed) and checks:
 
 * ``solve``: each exact formulation with each solver it offers (HiGHS, SCIP when installed) and
-  the default ``dmlopt.solve`` (which runs a bound method declared exact first); an ``optimal``
-  status must come with a feasible solution whose objective ``dmlopt.evaluate`` reproduces;
+  the default ``dmlopt.solve`` (which runs a bound method declared exact first), also cut
+  short at 0.01 s and 0.3 s; an ``optimal`` status must come with a feasible solution whose
+  objective ``dmlopt.evaluate`` reproduces;
 * ``agree``: all proven optima agree within the optimality gap (1e-4 relative);
 * ``brute``: on tiny instances an enumeration written here, without the package's scoring
   helpers, equals the proven optimum;
@@ -82,6 +83,9 @@ HEURISTIC_OPTIONS = {
 BOUND_SLACK = 1e-6
 #: the short time limit every bound method must also survive (seconds)
 SHORT_LIMIT = 1e-3
+#: short time limits of the default solve (its exact bound method and MIP cut short: a status
+#: ``optimal`` must still be proven)
+SHORT_SOLVES = (0.01, 0.3)
 
 FIELDS = ("problem", "instance", "seed", "spec", "check", "method", "status", "value",
           "reference", "excess", "violation", "detail", "seconds")
@@ -386,13 +390,14 @@ class Sweep:
             for solver in ("highs", "scip"):
                 if solver in have and (entry.solvers is None or solver in entry.solvers):
                     runs.append((name, solver))
-        runs.append((None, "highs"))
+        runs += [(None, "highs")] + [(None, f"highs@{t:g}") for t in SHORT_SOLVES]
         for name, solver in runs:
             method = f"{solver}:{name or 'default'}"
+            solver, _, limit = solver.partition("@")
             t0 = time.perf_counter()
             try:
-                res = dmlopt.solve(inst, solver, formulation=name, time_limit=self.time_limit,
-                                   threads=1)
+                res = dmlopt.solve(inst, solver, formulation=name, threads=1,
+                                   time_limit=float(limit) if limit else self.time_limit)
             except ObjectiveMismatchError as exc:
                 self.row(ctx, "solve", method, status="mismatch", violation=True,
                          detail=str(exc), seconds=time.perf_counter() - t0)
