@@ -16,7 +16,9 @@ problem, with sizes, densities, schemes and edge cases drawn from the seed) and 
   found on the instance (lower bound of a minimum, upper bound of a maximum; 1e-6 relative
   slack); its own ``objective``, if any, re-evaluated;
 * ``heuristic``: every heuristic (short time budgets), its solution feasible by the evaluator,
-  its objective the evaluator's and never better than the proven optimum.
+  its objective the evaluator's and never better than the proven optimum;
+* ``hang``: generating an instance and all its checks end within ``--watchdog`` seconds
+  (default 40 times ``--time-limit``; SIGALRM, so a loop in Python code is caught).
 
 A bound or optimum valid only for a sub-model is compared only with solutions of that
 sub-model (INC/OXC: ``jobs``, ``bisection``, ``placements-static`` and the MILPs hold for static
@@ -41,6 +43,7 @@ import json
 import math
 import os
 import random
+import signal
 import sys
 import time
 from collections import Counter
@@ -182,18 +185,21 @@ CASES: dict[str, Callable[[], dict[str, Callable[[random.Random], dict]]]] = {
 }
 
 
-def instances(problem: str, seeds: range | list[int]) -> Iterator[tuple[str, dict, int, Any]]:
-    """(label, spec, seed, instance) of every case of ``problem`` and seed; a spec the
-    generator refuses (a DmloptError: too many modules for the VMs, ...) is skipped."""
+def instances(problem: str, seeds: range | list[int]) -> Iterator[tuple[str, dict, int]]:
+    """(label, spec, seed) of every case of ``problem`` and seed (the instance is
+    ``dmlopt.generate(problem, spec, seed=seed)``)."""
     for seed in seeds:
         for idx, (case, draw) in enumerate(CASES[problem]().items()):
-            spec = draw(random.Random(seed * 1009 + idx))
-            try:
-                inst = dmlopt.generate(problem, spec, seed=seed)
-            except DmloptError as exc:
-                print(f"{problem} {case} seed {seed}: skipped ({exc})", flush=True)
-                continue
-            yield f"{case}-s{seed}", spec, seed, inst
+            yield f"{case}-s{seed}", draw(random.Random(seed * 1009 + idx)), seed
+
+
+class Hang(Exception):
+    """An instance's generation and checks ran past the watchdog (a loop that ignores every
+    time limit)."""
+
+
+def _hang(signum: int, frame: Any) -> None:
+    raise Hang
 
 
 # --- brute forces: plain Python enumerations, no scoring helper of the package ------------------
@@ -577,6 +583,34 @@ def summary(sweep: Sweep, seconds: float) -> str:
     return "\n".join(lines)
 
 
+def _one(sweep: Sweep, problem: str, label: str, spec: dict, seed: int, watchdog: float
+         ) -> None:
+    """Generate one instance and run its checks under the watchdog (SIGALRM where there is
+    one); a generator refusing the spec is skipped, a hang is a violation."""
+    ctx = {"problem": problem, "instance": label, "seed": seed,
+           "spec": json.dumps(spec, sort_keys=True)}
+    timer = hasattr(signal, "SIGALRM") and watchdog > 0
+    if timer:
+        old = signal.signal(signal.SIGALRM, _hang)
+        signal.setitimer(signal.ITIMER_REAL, watchdog)
+    t0 = time.perf_counter()
+    try:
+        try:
+            inst = dmlopt.generate(problem, spec, seed=seed)
+        except DmloptError as exc:
+            print(f"{problem} {label}: skipped ({exc})", flush=True)
+            return
+        sweep.instance(problem, label, spec, seed, inst)
+    except Hang:
+        sweep.row(ctx, "hang", "watchdog", status="hang", violation=True,
+                  detail=f"generation and checks still running after {watchdog:g} s",
+                  seconds=time.perf_counter() - t0)
+    finally:
+        if timer:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the sweep (see the module docstring); returns the exit code (1: a violation)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -588,11 +622,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds per exact solve and per bound run (default 20)")
     ap.add_argument("--cases", nargs="*", help="only these cases (e.g. random tiny)")
     ap.add_argument("--no-brute", action="store_true", help="skip the brute forces")
+    ap.add_argument("--watchdog", type=float, default=None,
+                    help="seconds one instance may take in all before it is a hang "
+                         "(default 40 x --time-limit; 0: none)")
     args = ap.parse_args(argv)
     if not 0 < args.time_limit < math.inf:
         print(f"error: --time-limit: {args.time_limit} must be a number of seconds > 0",
               file=sys.stderr)
         return 2
+    if args.watchdog is None:
+        args.watchdog = 40 * args.time_limit
     seeds = _seeds(args.seeds)
     out = output_dir(args.out)
     sweep = Sweep(out / "checks.csv", args.time_limit, brute=not args.no_brute)
@@ -603,10 +642,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"seeds {seeds.start}-{seeds.stop - 1}, time limit {args.time_limit:g} s, "
                   f"load {os.getloadavg()[0]:.2f}", flush=True)
             for one, problem in itertools.product(seeds, args.problems):
-                for label, spec, seed, inst in instances(problem, [one]):
+                for label, spec, seed in instances(problem, [one]):
                     if args.cases and label.rsplit("-s", 1)[0] not in args.cases:
                         continue
-                    sweep.instance(problem, label, spec, seed, inst)
+                    _one(sweep, problem, label, spec, seed, args.watchdog)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
             print("interrupted: the summary of the checks finished so far", flush=True)

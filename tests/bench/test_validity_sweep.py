@@ -88,3 +88,21 @@ def test_bad_seed_ranges_exit_2(tmp_path, text):
     with pytest.raises(SystemExit) as exc:
         validity.main(["-o", str(tmp_path), "--seeds", text])
     assert exc.value.code == 2
+
+
+def test_a_generator_that_never_returns_is_reported_as_a_hang(tmp_path, monkeypatch):
+    """Catches a sweep that waits for ever on a loop ignoring every time limit (the drift
+    generator's once): the watchdog ends the instance and the sweep exits 1 naming it."""
+    real = dmlopt.generate
+
+    def forever(problem, spec=None, seed=0):
+        if spec and spec.get("generator") == "drift":
+            while True:
+                pass
+        return real(problem, spec, seed=seed)
+
+    monkeypatch.setattr(dmlopt, "generate", forever)
+    code = validity.main(["-o", str(tmp_path), "--problems", "tabgp", "--seeds", "7100-7100",
+                          "--time-limit", "5", "--cases", "drift", "--watchdog", "1"])
+    bad = [r for r in _rows(tmp_path) if r["violation"] == "1"]
+    assert code == 1 and [(r["instance"], r["check"]) for r in bad] == [("drift-s7100", "hang")]
