@@ -382,6 +382,11 @@ def _scip_class():
 
         def _create_solver_model(self, model, config):
             out = super()._create_solver_model(model, config)
+            # SCIP's log through Python's sys.stdout (Pyomo's capture stream), not C's stdout:
+            # optimize() holds the GIL, so a log longer than the capture pipe's buffer (64 KiB)
+            # written from C blocked for ever while Pyomo's reader thread waited for the GIL; a
+            # Python write releases the GIL while it waits
+            self._solver_model.redirectOutput()
             if self.progress:
                 # stderr duplicated before Pyomo redirects it: a duplicate of its capture pipe
                 # would keep the pipe open and Pyomo's reader waiting

@@ -26,6 +26,16 @@ def _big_m(instance: Instance) -> float:
     return instance.capacity * max(1.0, 1.0 / (2 * dmin))
 
 
+def _row(expr: Any) -> Any:
+    """A constraint rule's row; when its sums are empty it is a constant (one rack: no other
+    rack, no circuit to count): no row (Skip) if true, Pyomo's Infeasible if false."""
+    import pyomo.environ as pyo
+
+    if expr is True:
+        return pyo.Constraint.Skip
+    return pyo.Constraint.Infeasible if expr is False else expr
+
+
 def _workers(instance: Instance) -> list[tuple[int, int]]:
     return [(i, j) for i, job in enumerate(instance.jobs) for j in range(len(job.workers))]
 
@@ -134,8 +144,8 @@ def build_paper(instance: Instance) -> Any:
         m.bs[i, j, s, t] + m.bc[i, j, s, t] for t in others[s] for i, j in m.W)
         + sum(m.bci[i, j, s] + m.bsi[i, j, s] for i, j in m.W) <= NB)
     # (11) pull phase of the workers of rack s from other racks (implied by (10))
-    m.c11 = pyo.Constraint(m.R, rule=lambda m, s: sum(
-        m.bs[i, j, s, t] + m.bc[i, j, s, t] for t in others[s] for i, j in m.W) <= NB)
+    m.c11 = pyo.Constraint(m.R, rule=lambda m, s: _row(sum(
+        m.bs[i, j, s, t] + m.bc[i, j, s, t] for t in others[s] for i, j in m.W) <= NB))
     # (12) PS side: pool link of rack t carrying the flows of its server PS
     m.c12 = pyo.Constraint(m.R, rule=lambda m, t: sum(
         m.bs[i, j, s, t] for s in others[t] for i, j in m.W)
@@ -143,7 +153,8 @@ def build_paper(instance: Instance) -> Any:
     # (13) OXC ports and circuits
     m.c13sym = pyo.Constraint(m.NN, rule=lambda m, n, q: m.L[n, q] == m.L[q, n]
                               if n < q else pyo.Constraint.Skip)
-    m.c13one = pyo.Constraint(m.N, rule=lambda m, q: sum(m.L[n, q] for n in m.N if n != q) <= 1)
+    m.c13one = pyo.Constraint(m.N, rule=lambda m, q: _row(sum(m.L[n, q] for n in m.N
+                                                               if n != q) <= 1))
     ports = {k: range(k * P, (k + 1) * P) for k in range(R)}
     m.c13cap = pyo.Constraint(m.Pairs, rule=lambda m, s, t: sum(
         m.bs[i, j, s, t] + m.bc[i, j, s, t] for i, j in m.W)
@@ -325,8 +336,8 @@ def build_strong(instance: Instance) -> Any:
     m.wside = pyo.Constraint(m.R, rule=lambda m, k: sum(G(i, k) for i in m.J) <= NB)  # (10)
     m.pside = pyo.Constraint(m.R, rule=lambda m, t: sum(m.pi[i, t] for i in m.J) <= NB)  # (12)
     # (13) circuits
-    m.ports = pyo.Constraint(m.R, rule=lambda m, s: sum(
-        m.c[min(s, t), max(s, t)] for t in m.R if t != s) <= P)
+    m.ports = pyo.Constraint(m.R, rule=lambda m, s: _row(sum(
+        m.c[min(s, t), max(s, t)] for t in m.R if t != s) <= P))
     m.st = pyo.Constraint(m.Up, rule=lambda m, s, t: sum(m.x[i, s, t] for i in m.J)
                           <= B * m.c[s, t])
     m.ts = pyo.Constraint(m.Up, rule=lambda m, s, t: sum(m.x[i, t, s] for i in m.J)

@@ -132,6 +132,10 @@ def generate_drift(
             movers = rng.random(n) < drift
             group[movers] = rng.integers(0, l, movers.sum())
         members = [np.flatnonzero(group == g) for g in range(l)]
+        if mix == 0 and m > _reachable(members, n):
+            raise spec_error("m", m, f"exceeds the {_reachable(members, n)} edges mix = 0 can "
+                             f"draw at step {t} (pairs inside a group of the drawn groups, or "
+                             "at a vertex alone in its group)")
         keys = np.empty(0, dtype=np.int64)
         while keys.size < m:
             need = (m - keys.size) * 2 + 16
@@ -154,6 +158,14 @@ def generate_drift(
     k = math.ceil(a * n / l)
     return Instance(name=f"drift-n{n}-tau{tau}-l{l}-m{m}-s{seed}", n=n, edges=edges,
                     weights=weights, l=l, k=k, alpha=alpha)
+
+
+def _reachable(members: list[np.ndarray], n: int) -> int:
+    """Distinct edges the drift generator's in-group draws can reach: the pairs inside each
+    group, and every pair at a vertex alone in its group (its partner is drawn uniformly)."""
+    alone = sum(1 for g in members if g.size == 1)
+    inside = sum(g.size * (g.size - 1) // 2 for g in members)
+    return inside + alone * (n - 1) - alone * (alone - 1) // 2
 
 
 def _fraction(value: object) -> object:
