@@ -662,17 +662,23 @@ def _solver_words(text: str, marker: str) -> str:
 
 def _captured(fn: Any) -> tuple[Any, str]:
     """``fn()`` with file descriptors 1 and 2 captured (solvers write their refusals there from
-    C); returns its result and what it printed."""
+    C) and Python's ``sys.stdout`` / ``sys.stderr`` too (once a SCIP model has sent its output
+    through Python, SCIP's error messages go there, process-wide); returns its result and what
+    it printed."""
+    import contextlib
+    import io
     import tempfile
 
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
+    relayed = io.StringIO()
     with tempfile.TemporaryFile() as tmp:
         try:
             os.dup2(tmp.fileno(), 1)
             os.dup2(tmp.fileno(), 2)
-            out = fn()
+            with contextlib.redirect_stdout(relayed), contextlib.redirect_stderr(relayed):
+                out = fn()
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -681,7 +687,7 @@ def _captured(fn: Any) -> tuple[Any, str]:
             for fd in saved:
                 os.close(fd)
         tmp.seek(0)
-        return out, tmp.read().decode("utf-8", "replace")
+        return out, tmp.read().decode("utf-8", "replace") + relayed.getvalue()
 
 
 @cache
