@@ -270,6 +270,9 @@ def _solve_mip(problem: Any, instance: Any, *, formulation: str, solver: str,
     t_build = time.perf_counter() - t0
     if deadline is not None:
         time_limit = max(deadline - time.perf_counter(), 1e-2)
+    own = (entry.solver_options or {}).get(solver, {})
+    if own:  # the formulation's defaults for this solver, under the user's own options
+        solver_options = {**own, **(solver_options or {})}
     run = solvers.run(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
                       warm=start is not None, tee=tee, options=solver_options,
                       progress=progress)

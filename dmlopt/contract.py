@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 import os
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -197,7 +197,8 @@ class Formulation:
     exact or an upper bound, computed without building; ``solvers``: the solvers that can solve
     it (None: any, e.g. a linear model; ``("scip",)`` for a nonconvex quadratic one);
     ``decode`` / ``warm_start``: this formulation's own, when the problem's module-level ones
-    do not fit it.
+    do not fit it; ``solver_options``: per solver name, options this formulation needs by
+    default (a workaround of a known solver fault), under the user's own ``solver_options``.
     """
 
     build: Callable[[Any], Any]
@@ -206,6 +207,7 @@ class Formulation:
     solvers: tuple[str, ...] | None = None
     decode: Callable[[Any, Any], Any] | None = None
     warm_start: Callable[[Any, Any, Any], None] | None = None
+    solver_options: Mapping[str, Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True)

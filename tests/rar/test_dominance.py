@@ -177,3 +177,23 @@ def test_a_later_start_breaks_a_row():
         assert not _rows_hold(m)
         return
     pytest.fail("no request of the RDDA solution can move right")
+
+
+def test_semiactive_with_highs_runs_without_presolve(monkeypatch):
+    """HiGHS 1.16's presolve cut off the optimum of this semiactive model ("optimal" 0.0728
+    against 0.0663): the formulation's default ``presolve = off`` must reach the solver and
+    give the optimum every other formulation proves; a user's own option still wins. Catches a
+    formulation whose solver defaults are dropped, or that override the user's."""
+    inst = dmlopt.generate("rar", {"generator": "cpn6", "requests": 2, "scheme": "MaxR",
+                                   "slots": 7}, seed=7006)
+    ref = dmlopt.solve(inst, formulation="aggregated", solver="scip", time_limit=120)
+    semi = dmlopt.solve(inst, formulation="semiactive", threads=1, time_limit=120)
+    assert ref.status == semi.status == "optimal"
+    assert semi.objective == pytest.approx(ref.objective, rel=1e-9)
+    seen: list = []
+    run = solvers.run
+    monkeypatch.setattr(solvers, "run", lambda *a, **k: seen.append(k["options"]) or run(*a, **k))
+    dmlopt.solve(inst, formulation="semiactive", threads=1, time_limit=120,
+                 solver_options={"presolve": "on", "random_seed": 3})
+    dmlopt.solve(inst, formulation="aggregated", threads=1, time_limit=120)
+    assert seen == [{"presolve": "on", "random_seed": 3}, None]
