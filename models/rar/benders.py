@@ -300,6 +300,14 @@ class _Best:
             self.objective, self.solution = ev.objective, solution
 
 
+def _add_cut(master: Any, cuts: list, sizes: list, capacity: dict[int, int],
+             deployed: list[int]) -> None:
+    """Add the cut of (capacity, deployed) to the master and record it and its size."""
+    master.add_cut(capacity, deployed)
+    cuts.append((capacity, deployed))
+    sizes.append((len(capacity), len(deployed)))
+
+
 def _shrink(sub: _Sub | _CpsatSub, capacity: dict[int, int], deployed: list[int], best: _Best,
             seconds: float, deadline: float, counts: dict[str, float], core: bool = False
             ) -> tuple[dict[int, int], list[int]]:
@@ -392,9 +400,7 @@ def _neighbours(sub: _Sub | _CpsatSub, master: _Master, vector: list[int], deplo
                 if lift:
                     capacity, cut_dep = _shrink(sub, capacity, deployed, best, seconds,
                                                 deadline, counts, core)
-                master.add_cut(capacity, cut_dep)
-                cuts.append((capacity, cut_dep))
-                sizes.append((len(capacity), len(cut_dep)))
+                _add_cut(master, cuts, sizes, capacity, cut_dep)
                 queue.append(w)
 
 
@@ -536,9 +542,7 @@ def capacity_benders(instance: Instance, *, time_limit: float | None = None,
         if filter:
             capacity, deployed = _shrink(sub, capacity, deployed, best, check_seconds,
                                          deadline, counts, core)
-        master.add_cut(capacity, deployed)
-        cuts.append((capacity, deployed))
-        sizes.append((len(capacity), len(deployed)))
+        _add_cut(master, cuts, sizes, capacity, deployed)
         if neighbours:
             _neighbours(sub, master, vector, full, cuts, best, neighbours, check_seconds,
                         deadline, counts, filter, core, sizes)

@@ -268,6 +268,18 @@ class CheckResult:
     seconds: float = 0.0
 
 
+def _check_vector(instance: Instance, name: str, vector: list[int], deployed: Any) -> None:
+    """Refuse a capacity vector (field ``name``) that is not one whole number >= 0 per node,
+    or a deployed set naming a request that does not exist."""
+    nodes = instance.nodes
+    if len(vector) != len(nodes):
+        raise InstanceError(name, vector, f"must list {len(nodes)} nodes")
+    if any(isinstance(c, bool) or int(c) != c or c < 0 for c in vector):
+        raise InstanceError(name, vector, "must be whole numbers of CUs >= 0")
+    if any(not 0 <= j < len(instance.requests) for j in deployed):
+        raise InstanceError("deployed", sorted(deployed), "names a request that does not exist")
+
+
 def check(instance: Instance, capacity: list[int], deployed: set[int] | list[int], *,
           seconds: float = 10.0, workers: int = 1, energy: bool = False) -> CheckResult:
     """Is there a schedule deploying exactly ``deployed`` with at most ``capacity[n]`` activated
@@ -313,12 +325,7 @@ def check(instance: Instance, capacity: list[int], deployed: set[int] | list[int
 
     _check_args(instance, seconds, workers)
     nodes = instance.nodes
-    if len(capacity) != len(nodes):
-        raise InstanceError("capacity", capacity, f"must list {len(nodes)} nodes")
-    if any(isinstance(c, bool) or int(c) != c or c < 0 for c in capacity):
-        raise InstanceError("capacity", capacity, "must be whole numbers of CUs >= 0")
-    if any(not 0 <= j < len(instance.requests) for j in deployed):
-        raise InstanceError("deployed", sorted(deployed), "names a request that does not exist")
+    _check_vector(instance, "capacity", capacity, deployed)
     cap = [min(int(c), nd.cus) for c, nd in zip(capacity, nodes, strict=True)]
     c0 = time.process_time()
     built = _build(instance, cap, set(deployed), energy=energy)
@@ -405,14 +412,9 @@ def region_check(instance: Instance, upper: list[int], deployed: set[int] | list
 
     _check_args(instance, seconds, workers)
     nodes = instance.nodes
-    if len(upper) != len(nodes):
-        raise InstanceError("upper", upper, f"must list {len(nodes)} nodes")
-    if any(isinstance(c, bool) or int(c) != c or c < 0 for c in upper):
-        raise InstanceError("upper", upper, "must be whole numbers of CUs >= 0")
+    _check_vector(instance, "upper", upper, deployed)
     if isinstance(total, bool) or int(total) != total or total < 0:
         raise InstanceError("total", total, "must be a whole number of CUs >= 0")
-    if any(not 0 <= j < len(instance.requests) for j in deployed):
-        raise InstanceError("deployed", sorted(deployed), "names a request that does not exist")
     cap = [min(int(c), nd.cus) for c, nd in zip(upper, nodes, strict=True)]
     full = [nd.cus for nd in nodes]
     c0 = time.process_time()
