@@ -51,9 +51,16 @@ best f = min over links of cap / load), so any placement can be scored fairly;
 update time and every job's JCT.
 
 Decoding: the MILPs only maximise the smallest f_ij, so bandwidth a worker gets beyond what f
-needs is arbitrary; :func:`decode` caps every worker's bandwidth at a_ij * f (the evaluated
-objective then equals the solver's f; per-job JCTs of an exact solution are therefore all equal
-to the longest one, and ``best_f`` = f at an optimum).
+needs is arbitrary; :func:`decode` gives every worker a_ij * f (the evaluated objective then
+equals the solver's f; per-job JCTs of an exact solution are therefore all equal to the longest
+one, and ``best_f`` = f at an optimum). It reads the placement, the circuits and f, never the
+paper formulation's b variables, and the evaluator checks every link at a_ij * f.
+
+Solver tolerance: with SCIP's default feasibility tolerance (1e-6) the big M of the paper
+formulation's eqs. (14)-(15) lets f exceed what the circuits carry by up to 0.06 % (found on
+3-rack instances, where SCIP then reports that f as optimal; the evaluator refuses it). The
+``paper`` formulation therefore runs SCIP with ``numerics/feastol`` 1e-9 by default (the user's
+own ``solver_options`` win).
 
 Formulation ``"paper"`` (section II-B, eqs. 1-17), with the corrections it needs
 ------------------------------------------------------------------------------------
