@@ -172,7 +172,74 @@ def _place_ps(instance: Instance, st: _State, wrack: np.ndarray) -> tuple[np.nda
                 st.slots[k] -= 1
                 continue
             ok = np.flatnonzero(st.how_many(need) >= 1)
-            srv = [int(ok[st.balance_key(ok)[0]])] if ok.size else [int(racks[0])]
+            srv = [int(ok[st.balance_key(ok)[0]])] if ok.size else [_least_over(st, need)]
         ps_rack[i], server[i] = srv[0], 1.0
         st.put(srv[0], need, 1, 0.0)
+    if _overflow(st) > 0:
+        _repair(instance, st, wrack, ps_rack, server)
     return ps_rack, server
+
+
+def _overflow(st: _State) -> float:
+    """Sum over racks and resources of the use beyond capacity, as fractions of capacity."""
+    over = np.maximum(-st.free - _EPS, 0.0)
+    return float((over / np.where(st.cap > 0, st.cap, 1.0)).sum())
+
+
+def _least_over(st: _State, need: np.ndarray) -> int:
+    """The rack where ``need`` overflows least (no rack holds it)."""
+    short = np.maximum(need - st.free, 0.0) / np.where(st.cap > 0, st.cap, 1.0)
+    return int(np.argmin(short.sum(axis=1)))
+
+
+def _repair(instance: Instance, st: _State, wrack: np.ndarray, ps_rack: np.ndarray,
+            server: np.ndarray, budget: int = 200_000) -> None:
+    """Move and swap placed workers and PS servers until no rack is over its capacity.
+
+    Ours (module docstring of :mod:`dmlopt.heuristics.inc_oxc`, PS placement): runs only when
+    the placement left a rack over (no rack had room for a PS server, or a worker was
+    stranded). A change moves an item (worker or PS server) of an over-full rack to another
+    rack or swaps it with an item there; a change is kept when it lowers the total overflow
+    (:func:`_overflow`), alone or followed by a second change (an ejection chain of two).
+    First improvement, until no rack is over, no change helps or ``budget`` overflow
+    evaluations are spent (then the evaluator reports what is left).
+    """
+    A = instance.arrays
+    data = A["data"][A["job_of"]]
+    items = [(0, n, A["wdem"][n], data[n]) for n in range(wrack.size)]
+    items += [(1, int(i), A["psdem"][i], 0.0) for i in np.flatnonzero(server == 1.0)]
+    left = [budget]
+
+    def where(it) -> int:
+        return int(wrack[it[1]] if it[0] == 0 else ps_rack[it[1]])
+
+    def move(it, k: int) -> None:
+        st.put(where(it), it[2], -1, it[3])
+        st.put(k, it[2], 1, it[3])
+        (wrack if it[0] == 0 else ps_rack)[it[1]] = k
+
+    def changes():
+        hot = set(np.flatnonzero((st.free < -_EPS).any(axis=1)).tolist())
+        for it in [it for it in items if where(it) in hot]:
+            home = where(it)
+            for k in range(instance.n_racks):
+                if k != home:
+                    yield ((it, k),)
+                    yield from (((it, k), (o, home)) for o in items if where(o) == k)
+
+    def improve(best: float, depth: int) -> bool:
+        for change in list(changes()):
+            if left[0] <= 0:
+                return False
+            undo = [(it, where(it)) for it, _ in change]
+            for it, k in change:
+                move(it, k)
+            left[0] -= 1
+            if _overflow(st) < best - 1e-12 or (depth > 1 and improve(best, depth - 1)):
+                return True
+            for it, k in reversed(undo):
+                move(it, k)
+        return False
+
+    while _overflow(st) > 0 and improve(_overflow(st), 2):
+        pass
