@@ -18,7 +18,10 @@ problem, with sizes, densities, schemes and edge cases drawn from the seed) and 
 * ``heuristic``: every heuristic (short time budgets), its solution feasible by the evaluator,
   its objective the evaluator's and never better than the proven optimum;
 * ``hang``: generating an instance and all its checks end within ``--watchdog`` seconds
-  (default 40 times ``--time-limit``; SIGALRM, so a loop in Python code is caught).
+  (default 40 times ``--time-limit``; SIGALRM, so a loop in Python code is caught);
+* ``crash``: where there is ``os.fork``, each instance is checked in a child process, so a
+  solver that ends the process (a segmentation fault in its C code) becomes a violation row
+  naming the signal and the sweep goes on with the next instance.
 
 A bound or optimum valid only for a sub-model is compared only with solutions of that
 sub-model (INC/OXC: ``jobs``, ``bisection``, ``placements-static`` and the MILPs hold for static
@@ -38,10 +41,12 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import itertools
 import json
 import math
 import os
+import pickle
 import random
 import signal
 import sys
@@ -315,6 +320,12 @@ BRUTE = {"tap": brute_tap, "tabgp": brute_tabgp, "rar": brute_rar}
 
 # --- the checks ----------------------------------------------------------------------------------
 
+def _ctx(problem: str, label: str, seed: int, spec: dict) -> dict:
+    """The columns naming an instance in every row of the CSV."""
+    return {"problem": problem, "instance": label, "seed": seed,
+            "spec": json.dumps(spec, sort_keys=True)}
+
+
 class Sweep:
     """The checks of one run: writes each row to the CSV at once and counts violations."""
 
@@ -353,8 +364,7 @@ class Sweep:
 
     def instance(self, problem: str, label: str, spec: dict, seed: int, inst: Any) -> None:
         """Every check of one instance (solves, agreement, brute force, bounds, heuristics)."""
-        ctx = {"problem": problem, "instance": label, "seed": seed,
-               "spec": json.dumps(spec, sort_keys=True)}
+        ctx = _ctx(problem, label, seed, spec)
         prob = registry.get(problem)
         sign = 1.0 if prob.sense == "min" else -1.0
         restricted, in_sub = RESTRICTED.get(problem, ((), lambda sol: True))
@@ -587,8 +597,7 @@ def _one(sweep: Sweep, problem: str, label: str, spec: dict, seed: int, watchdog
          ) -> None:
     """Generate one instance and run its checks under the watchdog (SIGALRM where there is
     one); a generator refusing the spec is skipped, a hang is a violation."""
-    ctx = {"problem": problem, "instance": label, "seed": seed,
-           "spec": json.dumps(spec, sort_keys=True)}
+    ctx = _ctx(problem, label, seed, spec)
     timer = hasattr(signal, "SIGALRM") and watchdog > 0
     if timer:
         old = signal.signal(signal.SIGALRM, _hang)
@@ -609,6 +618,60 @@ def _one(sweep: Sweep, problem: str, label: str, spec: dict, seed: int, watchdog
         if timer:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
+
+
+def _isolated(sweep: Sweep, problem: str, label: str, spec: dict, seed: int, watchdog: float
+              ) -> None:
+    """:func:`_one` in a forked child where there is ``os.fork``: a solver ending the process
+    (a signal such as SIGSEGV) becomes a ``crash`` violation row, and the sweep goes on.
+
+    The child writes its CSV rows through the inherited, flushed file; its counts, violations
+    and printed lines come back through a pipe. Ctrl-C in the child is passed on."""
+    if not hasattr(os, "fork"):
+        _one(sweep, problem, label, spec, seed, watchdog)
+        return
+    sys.stdout.flush()
+    sweep.fh.flush()
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(rfd)
+        sweep.checks, sweep.violations, sweep.instances = Counter(), [], Counter()
+        sys.stdout = out = io.StringIO()
+        code = 0
+        try:
+            _one(sweep, problem, label, spec, seed, watchdog)
+        except (KeyboardInterrupt, Interrupted):
+            code = 130
+        except BaseException as exc:  # noqa: BLE001 (reported as a row, the sweep goes on)
+            ctx = _ctx(problem, label, seed, spec)
+            sweep.row(ctx, "crash", "exception", status="error", violation=True,
+                      detail=f"{type(exc).__name__}: {exc}")
+        finally:
+            sweep.fh.flush()
+            with os.fdopen(wfd, "wb") as fh:
+                pickle.dump((sweep.checks, sweep.violations, sweep.instances, out.getvalue(),
+                             code), fh)
+            os._exit(0)
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as fh:
+        data = fh.read()
+    _, status = os.waitpid(pid, 0)
+    if data:
+        checks, violations, counted, text, code = pickle.loads(data)
+        sweep.checks.update(checks)
+        sweep.violations.extend(violations)
+        sweep.instances.update(counted)
+        print(text, end="", flush=True)
+        if code == 130:
+            raise KeyboardInterrupt
+        return
+    how = (signal.Signals(os.WTERMSIG(status)).name if os.WIFSIGNALED(status)
+           else f"exit status {os.WEXITSTATUS(status)}")
+    ctx = _ctx(problem, label, seed, spec)
+    sweep.instances[problem] += 1
+    sweep.row(ctx, "crash", "process", status="crash", violation=True,
+              detail=f"the checks of this instance ended the process ({how})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -645,7 +708,7 @@ def main(argv: list[str] | None = None) -> int:
                 for label, spec, seed in instances(problem, [one]):
                     if args.cases and label.rsplit("-s", 1)[0] not in args.cases:
                         continue
-                    _one(sweep, problem, label, spec, seed, args.watchdog)
+                    _isolated(sweep, problem, label, spec, seed, args.watchdog)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
             print("interrupted: the summary of the checks finished so far", flush=True)
