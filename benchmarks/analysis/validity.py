@@ -654,9 +654,14 @@ def _isolated(sweep: Sweep, problem: str, label: str, spec: dict, seed: int, wat
                              code), fh)
             os._exit(0)
     os.close(wfd)
-    with os.fdopen(rfd, "rb") as fh:
-        data = fh.read()
-    _, status = os.waitpid(pid, 0)
+    try:
+        with os.fdopen(rfd, "rb") as fh:
+            data = fh.read()
+        _, status = os.waitpid(pid, 0)
+    except BaseException:  # Ctrl-C reaches the parent at once: end the child with it
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
     if data:
         checks, violations, counted, text, code = pickle.loads(data)
         sweep.checks.update(checks)
