@@ -47,6 +47,19 @@ force). :data:`GENERATORS`: ``"dc"`` (:func:`generate_dc`, section V-C), ``"qapl
 (:func:`generate_qaplib`), ``"random"`` (:func:`generate_random`, tests). :data:`BOUNDS`: see
 :mod:`dmlopt.models.tap.bounds`.
 
+SCIP: ``paper`` and ``rlt`` run SCIP with symmetry handled by orbital reduction only
+(``misc/usesymmetry`` 2 instead of 7), and ``paper`` also without restarts
+(``presolving/maxrestarts`` 0), by default (the user's own ``solver_options`` win). With SCIP
+10.0's defaults, on small random instances of the ``dc`` generator, its constraint-based
+symmetry handling ended the process with a segmentation fault (fat-tree, 4 modules, 6 VMs,
+K = 1; both formulations; also with 1 or 3), and a restart after presolving returned a point
+infeasible in the original MINLP as optimal at objective 2, whose optimum is 4 (fat-tree, 3
+modules, ring, 6 VMs, K = 2); ``dmlopt.solve`` refused that answer as an objective mismatch.
+On the DCell all-reduce instance of the formulations table (8 modules, seed 0, 300 s of wall
+time at load 3-4) ``paper`` reached the same dual bound with these settings as with SCIP's
+defaults (56 and 55, optimum 76, 159 and 158 CPU s); with symmetry handling off altogether
+it stayed at 0.
+
 Examples
 --------
 A random instance with 4 modules and 4 VMs, allocated by Average-Based Matching and scored by

@@ -12,6 +12,11 @@ from dmlopt.models.tap.instance import Instance, Solution
 # --------------------------------------------------------------------------------------------
 # exact formulations
 
+#: SCIP options of the formulations on which SCIP 10.0's symmetry handling crashed the process
+#: (a segmentation fault on a 4-module fat-tree instance, in its constraint-based symmetry
+#: handling, bit 1 of ``misc/usesymmetry``): symmetry handled by orbital reduction only (2)
+SCIP_SAFE = {"misc/usesymmetry": 2}
+
 
 def traffic_pairs(instance: Instance) -> list[tuple[int, int, float]]:
     """Unordered module pairs ``(i, i', W_ii')`` with ``i < i'`` and traffic ``W = M + M^T > 0``."""
@@ -334,9 +339,14 @@ def _size_class(instance: Instance) -> tuple[int, int]:
 FORMULATIONS: dict[str, Formulation] = {
     "paper": Formulation(build_paper, _size_paper,
                          "the MINLP (8)-(12) as written: quadratic objective (SCIP only)",
-                         solvers=("scip",)),
+                         solvers=("scip",),
+                         # SCIP 10.0 crashes in its symmetry code on some instances and, with
+                         # restarts, reported a point infeasible in the original problem as
+                         # optimal (module docstring of dmlopt.models.tap, "SCIP")
+                         solver_options={"scip": SCIP_SAFE | {"presolving/maxrestarts": 0}}),
     "rlt": Formulation(build_rlt, _size_rlt,
-                       "first-level reformulation-linearization (Adams and Johnson) of (8)"),
+                       "first-level reformulation-linearization (Adams and Johnson) of (8)",
+                       solver_options={"scip": SCIP_SAFE}),
     "class": Formulation(build_class, _size_class,
                          "RLT with interchangeable modules aggregated into classes"),
 }
