@@ -5,6 +5,12 @@ status mapped to dmlopt's vocabulary. HiGHS goes through ``pyomo.contrib.solver`
 (highspy) with a MIP start added here (Pyomo's interface has none); SCIP through
 ``scip_direct`` (pyscipopt), which handles the quadratic TAP objective. Any other name is passed
 to Pyomo's ``SolverFactory`` unchanged.
+
+SCIP runs in a forked child process where there is ``os.fork`` (:func:`forked`): SCIP 10.0 has
+ended its process with a segmentation fault on small models (in its symmetry handling, not on
+every run of the same model), which in-process would end the user's program. The child sends
+the run and the variable values back; a crash becomes a run with status ``error`` naming the
+signal.
 """
 
 from __future__ import annotations
@@ -14,9 +20,12 @@ import contextvars
 import io
 import math
 import os
+import pickle
 import re
+import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -795,9 +804,128 @@ def run(
     elapsed time); None for none."""
     check(solver)
     if solver in ALIASES:
-        return _run_contrib(model, ALIASES[solver], time_limit, mip_gap, threads, warm, tee,
-                            options or {}, progress)
+        args = (model, ALIASES[solver], time_limit, mip_gap, threads, warm, tee, options or {},
+                progress)
+        if ALIASES[solver] == "scip_direct" and hasattr(os, "fork"):
+            return _run_forked(*args)
+        return _run_contrib(*args)
     return _run_legacy(model, solver, time_limit, mip_gap, threads, tee, options or {})
+
+
+class Crashed(SolverError):
+    """A solver ended the (child) process running it, e.g. with a segmentation fault."""
+
+
+def forked(fn: Callable[[], Any], what: str = "SCIP") -> Any:
+    """``fn()`` run in a forked child process; its result (or exception) comes back pickled.
+
+    Parameters
+    ----------
+    fn : callable
+        Called without arguments in the child; its return value must pickle.
+    what : str, optional
+        The solver's name for the error message (default ``"SCIP"``).
+
+    Returns
+    -------
+    object
+        What ``fn`` returned; an exception it raised is raised here.
+
+    Raises
+    ------
+    Crashed
+        When the child ended without a result (a signal such as SIGSEGV, or an exit).
+
+    References
+    ----------
+    Ours: isolates a solver fault (SCIP 10.0's symmetry handling segfaulted on small TAP and
+    TABGP models) from the caller's process. Ctrl-C in the parent is passed to the child,
+    whose solver then stops with its best solution.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(rfd)
+        # text written to a stream that is no file (a capture, a notebook's) goes back to the
+        # parent; a real file descriptor is shared and shows the log as it comes
+        held = {name: io.StringIO() for name in ("stdout", "stderr")
+                if not _has_fd(getattr(sys, name))}
+        for name, buf in held.items():
+            setattr(sys, name, buf)
+        try:
+            out: tuple[str, Any] = ("ok", fn())
+        except BaseException as exc:  # noqa: BLE001 (re-raised in the parent)
+            out = ("raise", exc)
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            text = {name: buf.getvalue() for name, buf in held.items()}
+            with os.fdopen(wfd, "wb") as fh:
+                try:
+                    pickle.dump((*out, text), fh)
+                except Exception as exc:  # noqa: BLE001 (an unpicklable exception)
+                    pickle.dump(("raise", SolverError(f"{what}: {exc}"), text), fh)
+        finally:
+            os._exit(0)
+    os.close(wfd)
+    chunks: list[bytes] = []
+    interrupted = False
+    with os.fdopen(rfd, "rb") as fh:
+        while True:
+            try:
+                chunk = fh.read(1 << 16)
+            except KeyboardInterrupt:
+                interrupted = True  # the child stops with its best solution: wait for it
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGINT)
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if not chunks:
+        how = (signal.Signals(os.WTERMSIG(status)).name if os.WIFSIGNALED(status)
+               else f"exit status {os.WEXITSTATUS(status)}")
+        if interrupted:
+            raise KeyboardInterrupt
+        raise Crashed(f"{what} ended its process ({how}); no result")
+    kind, value, text = pickle.loads(b"".join(chunks))
+    for name, written in text.items():
+        getattr(sys, name).write(written)
+    if kind == "raise":
+        raise value
+    return value
+
+
+def _has_fd(stream: Any) -> bool:
+    """Whether ``stream`` writes to a file descriptor (shared with a forked child)."""
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return True
+
+
+def _run_forked(model, *args) -> SolverRun:
+    """:func:`_run_contrib` in a forked child (:func:`forked`); the variable values of its
+    solution are copied back into ``model``."""
+    import pyomo.environ as pyo
+
+    variables = list(model.component_data_objects(pyo.Var, descend_into=True))
+
+    def child() -> tuple[SolverRun, list]:
+        run = _run_contrib(model, *args)
+        return run, [v.value for v in variables]
+
+    try:
+        run, values = forked(child)
+    except Crashed as exc:
+        return SolverRun("error", False, None, None, str(exc))
+    for var, value in zip(variables, values, strict=True):
+        var.set_value(value, skip_validation=True)
+    return run
 
 
 def _run_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options,

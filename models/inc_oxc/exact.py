@@ -26,6 +26,7 @@ any stop; the lower end only from evaluated placements.
 from __future__ import annotations
 
 import math
+import os
 import time
 from typing import Any, Literal
 
@@ -155,7 +156,18 @@ class _Values:
 
 def _run_scip(h: Any, budget: float | None) -> tuple[str, Any]:
     """Run the fixed-f MILP ``h`` with SCIP instead: (outcome, the point as ``_reached`` reads
-    it, or None). Infeasible only on SCIP's proof; an interrupt is re-raised."""
+    it, or None). Infeasible only on SCIP's proof; an interrupt is re-raised. SCIP runs in a
+    forked child where there is one (``solvers.forked``): if it ends that process, the step
+    stays undecided."""
+    if not hasattr(os, "fork"):
+        return _scip_step(h, budget)
+    try:
+        return solvers.forked(lambda: _scip_step(h, budget))
+    except solvers.Crashed:
+        return UNDECIDED, None
+
+
+def _scip_step(h: Any, budget: float | None) -> tuple[str, Any]:
     m, xs = scip_copy(h)
     if budget is not None:
         m.setParam("limits/time", float(max(budget, 1e-3)))

@@ -4,11 +4,16 @@ while SCIP waits for it to drain the pipe."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
 
 import pytest
+
+import dmlopt
+from dmlopt import solvers
 
 pytest.importorskip("pyscipopt")
 
@@ -33,3 +38,23 @@ def test_a_long_scip_log_does_not_block_the_solve(tee):
     assert "RESULT optimal" in proc.stdout
     if tee:  # the log reached the terminal, and it is longer than a pipe's buffer
         assert len(proc.stdout) > 65536 and "SCIP Status" in proc.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="SCIP runs in a forked child only with fork")
+def test_a_scip_crash_is_an_error_result_not_the_end_of_the_caller(monkeypatch):
+    """Catches SCIP run in-process, where its segmentation faults (SCIP 10.0's symmetry code)
+    end the caller's program: the solve's child is killed by a signal (SIGKILL here, as a
+    SIGSEGV would), and the caller gets status "error" naming it, then solves on."""
+    inst = dmlopt.generate("tap", {"generator": "random", "m": 3, "n": 3}, seed=0)
+    real = solvers._run_contrib
+
+    def crash(model, *args):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    monkeypatch.setattr(solvers, "_run_contrib", crash)
+    res = dmlopt.solve(inst, "scip", formulation="rlt", threads=1)
+    assert res.status == "error" and "SIGKILL" in res.message and res.solution is None
+    monkeypatch.setattr(solvers, "_run_contrib", real)
+    again = dmlopt.solve(inst, "scip", formulation="rlt", threads=1)
+    ref = dmlopt.solve(inst, "highs", formulation="class", threads=1)
+    assert again.status == "optimal" and again.objective == pytest.approx(ref.objective)
