@@ -471,7 +471,7 @@ def rdda_lns_search(instance: Instance, *, seed: int = 0, time_limit: float = 60
     ----------
     Ours (module docstring), on paper 003's eq. (4) and the ``aggregated`` formulation.
     """
-    from dmlopt.errors import InstanceError
+    from dmlopt.errors import InstanceError, Interrupted
     from dmlopt.heuristics.rar_schemes import rdda_pack
 
     for name, value, ok in (("time_limit", time_limit, time_limit > 0),
@@ -499,53 +499,56 @@ def rdda_lns_search(instance: Instance, *, seed: int = 0, time_limit: float = 60
     # a sub-model stops once it cannot gain half a blocked request's 1 / |R| (whole instance:
     # solved to optimality)
     gap = 1e-9 if size >= nr else 0.5 / nr
-    while time.perf_counter() < deadline:
-        free = _neighbourhood(inst, st, size, rng)
-        b0 = time.perf_counter()
-        m, frees, x0 = _build(inst, st, free, max_options, rng, mode_cache, max_wavelengths)
-        if m.ncol == 0:  # no free request fits anywhere: nothing to solve
+    try:
+        while time.perf_counter() < deadline:
+            free = _neighbourhood(inst, st, size, rng)
+            b0 = time.perf_counter()
+            m, frees, x0 = _build(inst, st, free, max_options, rng, mode_cache, max_wavelengths)
+            if m.ncol == 0:  # no free request fits anywhere: nothing to solve
+                stats.rounds += 1
+                if len(free) == nr:
+                    break
+                continue
+            h = m.highs(min(solve_limit, max(deadline - time.perf_counter(), 0.01)), gap)
+            b1 = time.perf_counter()
+            stats.build_seconds += b1 - b0
+            _solve(h, x0)
+            stats.solve_seconds += time.perf_counter() - b1
             stats.rounds += 1
-            if len(free) == nr:
-                break
-            continue
-        h = m.highs(min(solve_limit, max(deadline - time.perf_counter(), 0.01)), gap)
-        b1 = time.perf_counter()
-        stats.build_seconds += b1 - b0
-        _solve(h, x0)
-        stats.solve_seconds += time.perf_counter() - b1
-        stats.rounds += 1
-        x = _values(h)
-        whole = len(free) == nr and h.getModelStatus() == _optimal()
-        if x is None:
-            if whole:
-                break
-            continue
-        old = {f.j: st.plans[f.j] for f in frees}
-        new = {f.j: _decode(inst, x, f) for f in frees}
-        if new == old:
-            if whole:
-                break
-            continue
-        for j in free:
-            st.plans[j] = new[j]
-        cand = st.solution()
-        ev2 = evaluate(inst, cand)
-        if ev2.feasible and ev2.objective < best_obj - 1e-12:
+            x = _values(h)
+            whole = len(free) == nr and h.getModelStatus() == _optimal()
+            if x is None:
+                if whole:
+                    break
+                continue
+            old = {f.j: st.plans[f.j] for f in frees}
+            new = {f.j: _decode(inst, x, f) for f in frees}
+            if new == old:
+                if whole:
+                    break
+                continue
             for j in free:
-                if old[j] is not None:
-                    st.add(old[j], -1)  # type: ignore[arg-type]
-                if new[j] is not None:
-                    st.add(new[j], 1)  # type: ignore[arg-type]
-            best_obj = ev2.objective
-            sol = cand
-            stats.accepted += 1
-            stats.trace.append((time.process_time() - c0, time.perf_counter() - t0, best_obj,
-                                nr - int(round(ev2.metrics["deployed"]))))
-        else:
-            for j in free:
-                st.plans[j] = old[j]
-        if whole:
-            break  # the whole instance solved to optimality: nothing left to find
+                st.plans[j] = new[j]
+            cand = st.solution()
+            ev2 = evaluate(inst, cand)
+            if ev2.feasible and ev2.objective < best_obj - 1e-12:
+                for j in free:
+                    if old[j] is not None:
+                        st.add(old[j], -1)  # type: ignore[arg-type]
+                    if new[j] is not None:
+                        st.add(new[j], 1)  # type: ignore[arg-type]
+                best_obj = ev2.objective
+                sol = cand
+                stats.accepted += 1
+                stats.trace.append((time.process_time() - c0, time.perf_counter() - t0, best_obj,
+                                    nr - int(round(ev2.metrics["deployed"]))))
+            else:
+                for j in free:
+                    st.plans[j] = old[j]
+            if whole:
+                break  # the whole instance solved to optimality: nothing left to find
+    except KeyboardInterrupt:  # Ctrl-C: the best solution so far rides along
+        raise Interrupted(sol) from None
     ev = evaluate(inst, sol)
     stats.objective_after = ev.objective
     stats.blocked_after = nr - int(round(ev.metrics["deployed"]))

@@ -143,3 +143,20 @@ def test_time_limit_is_honoured_loosely():
     assert stats.rounds >= 1
     assert took < pack + 2.0 + 1.0 + 20.0
     assert rar.evaluate(inst, sol).objective <= stats.objective_before + 1e-12
+
+
+def test_ctrl_c_returns_the_best_solution_so_far(monkeypatch):
+    """Ctrl-C during a sub-model's solve raises ``Interrupted`` carrying the best solution so
+    far (here rdda-pack's: nothing was accepted), which the API evaluates (catches a search
+    that loses its incumbent on Ctrl-C)."""
+    inst = dmlopt.generate("rar", {"generator": "random", "scheme": "MaxR", "requests": 8,
+                                   "slots": 6, "cus": 2}, seed=0)
+
+    def stop(h, x0):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rar_lns, "_solve", stop)
+    with pytest.raises(dmlopt.errors.Interrupted) as caught:
+        dmlopt.heuristic(inst, "rdda-lns", size=3, time_limit=5.0)
+    assert caught.value.solution == rdda_pack(inst)
+    assert caught.value.result.status == "interrupted"
