@@ -948,6 +948,6 @@ HEURISTICS: dict[str, Heuristic] = {
         "of blocked requests with one ejection and the scheme's moves while eq. (4) drops"),
     "rdda-lns": Heuristic(
         rdda_lns, RddaLnsOptions, rdda_lns_estimate,
-        "rdda-pack, then a large neighbourhood search: the aggregated model re-solved with "
-        "HiGHS on a few requests at a time (the others fixed) while eq. (4) drops"),
+        "rdda-pack, then a large neighbourhood search: a few requests at a time re-placed by "
+        "an exact sub-model in HiGHS (the others fixed), kept while eq. (4) drops"),
 }
