@@ -923,6 +923,11 @@ def rdda_ls_estimate(instance: Instance, options: RddaLsOptions) -> Size:
     return Size(2.0 * one.memory, work)
 
 
+from dmlopt.heuristics.rar_lns import (  # noqa: E402 (rdda_lns calls rdda_pack)
+    RddaLnsOptions,
+    rdda_lns,
+    rdda_lns_estimate,
+)
 from dmlopt.heuristics.rar_schemes import (  # noqa: E402 (uses the names above)
     RddaPackOptions,
     rdda_pack,
@@ -941,4 +946,8 @@ HEURISTICS: dict[str, Heuristic] = {
         rdda_pack, RddaPackOptions, rdda_pack_estimate,
         "RDDA from several starts (MinCU keys leave room for later requests), then insertion "
         "of blocked requests with one ejection and the scheme's moves while eq. (4) drops"),
+    "rdda-lns": Heuristic(
+        rdda_lns, RddaLnsOptions, rdda_lns_estimate,
+        "rdda-pack, then a large neighbourhood search: a few requests at a time re-placed by "
+        "an exact sub-model in HiGHS (the others fixed), kept while eq. (4) drops"),
 }

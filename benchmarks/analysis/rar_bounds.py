@@ -15,12 +15,18 @@ and seconds; with ``--ls`` also the heuristic ``rdda-ls`` (that option from seve
 orders and placement keys, then moves), its blocked requests, gap and CPU seconds; with
 ``--pack`` (MinW, MinT, MaxR) also the heuristic ``rdda-pack`` (several starts, insertion of
 blocked requests with one ejection, the scheme's moves), its blocked requests, activated
-wavelengths, gap and CPU seconds.
+wavelengths, gap and CPU seconds; with ``--lns SECONDS`` (MinW, MinT, MaxR) also the
+heuristic ``rdda-lns`` with a search of SECONDS (wall) after ``rdda-pack``
+(:func:`dmlopt.heuristics.rar_lns.rdda_lns_search`): its objective and blocked requests after
+60 s of search (the last solution accepted by then, re-evaluated when accepted) and at the
+end, its gap, rounds, accepted moves and CPU seconds (``rdda-pack`` included).
 
     python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-9 --requests 500
     python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 10-14 --schemes MinCU --ls
     python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-9 --schemes MinW,MinT,MaxR \
         --pack
+    python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-4 --schemes MaxR --pack \
+        --lns 300
 """
 
 from __future__ import annotations
@@ -72,6 +78,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="MinCU: add the heuristic rdda-ls")
     ap.add_argument("--pack", action="store_true",
                     help="MinW, MinT, MaxR: add the heuristic rdda-pack")
+    ap.add_argument("--lns", type=float, default=0.0, metavar="SECONDS",
+                    help="MinW, MinT, MaxR: add the heuristic rdda-lns with this time limit")
     args = ap.parse_args(argv)
     out = output_dir(args.out)
     with tee(out / "rar_bounds.md"):
@@ -82,11 +90,14 @@ def main(argv: list[str] | None = None) -> None:
             extra += " rdda-ls | its blocked | its gap | its CPU seconds |"
         if args.pack:
             extra += " rdda-pack | its blocked | its wavelengths | its gap | its CPU seconds |"
+        if args.lns:
+            extra += (" rdda-lns at 60 s | its blocked | rdda-lns | its blocked | its gap | "
+                      "rounds | accepted | its CPU seconds |")
         print("| scheme | seed | RDDA | blocked (RDDA) | RDDA CU-slots / fewest | bound | "
               "blocked (LP) | gap | seconds |" + extra)
         print("|---|---|---|---|---|---|---|---|---|" + "---|" * (3 if args.break_even else 0)
               + "---|" * (4 if args.block else 0) + "---|" * (4 if args.ls else 0)
-              + "---|" * (5 if args.pack else 0))
+              + "---|" * (5 if args.pack else 0) + "---|" * (8 if args.lns else 0))
         for scheme in args.schemes.split(","):
             for seed in _seeds(args.seeds):
                 _row(scheme, seed, args)
@@ -133,7 +144,26 @@ def _row(scheme: str, seed: int, args: argparse.Namespace) -> None:
         print(f" {pk.objective:.4f} | {round(pk.metrics['blocking_rate'] * args.requests)} | "
               f"{pk.metrics['activated_wavelengths']:.0f} | {100 * g5:.1f} % | {s5:.0f} |",
               end="")
+    if args.lns and scheme != "MinCU":
+        _lns(inst, b, args)
     print(flush=True)
+
+
+def _lns(inst: rar.Instance, b: float, args: argparse.Namespace) -> None:
+    """The columns of ``rdda-lns`` (module docstring): every objective re-evaluated."""
+    from dmlopt.heuristics.rar_lns import rdda_lns_search
+
+    t1 = time.process_time()
+    sol, st = rdda_lns_search(inst, time_limit=args.lns)
+    s6 = time.process_time() - t1
+    ev = rar.evaluate(inst, sol)
+    assert ev.feasible, ev.violations[:3]
+    at60 = [(obj, blk) for _, wall, obj, blk in st.trace if wall <= 60.0]
+    o60, b60 = at60[-1] if at60 else (st.objective_before, st.blocked_before)
+    nr = len(inst.requests)
+    g6 = abs(ev.objective - b) / abs(b) if abs(b) > 1e-12 else abs(ev.objective - b)
+    print(f" {o60:.4f} | {b60} | {ev.objective:.4f} | {nr - round(ev.metrics['deployed'])} | "
+          f"{100 * g6:.1f} % | {st.rounds} | {st.accepted} | {s6:.0f} |", end="")
 
 
 def _break_even(inst: rar.Instance) -> Any:
