@@ -41,12 +41,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import itertools
 import json
 import math
 import os
-import pickle
 import random
 import signal
 import sys
@@ -622,61 +620,39 @@ def _one(sweep: Sweep, problem: str, label: str, spec: dict, seed: int, watchdog
 
 def _isolated(sweep: Sweep, problem: str, label: str, spec: dict, seed: int, watchdog: float
               ) -> None:
-    """:func:`_one` in a forked child where there is ``os.fork``: a solver ending the process
-    (a signal such as SIGSEGV) becomes a ``crash`` violation row, and the sweep goes on.
+    """:func:`_one` in a forked child (``dmlopt.solvers.forked``) where there is ``os.fork``:
+    a solver ending the process (a signal such as SIGSEGV) becomes a ``crash`` violation row,
+    and the sweep goes on.
 
     The child writes its CSV rows through the inherited, flushed file; its counts, violations
-    and printed lines come back through a pipe. Ctrl-C in the child is passed on."""
+    and printed lines come back with its result. Ctrl-C is passed on."""
     if not hasattr(os, "fork"):
         _one(sweep, problem, label, spec, seed, watchdog)
         return
-    sys.stdout.flush()
-    sweep.fh.flush()
-    rfd, wfd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        os.close(rfd)
+
+    def child() -> tuple[Counter, list[dict], Counter]:
         sweep.checks, sweep.violations, sweep.instances = Counter(), [], Counter()
-        sys.stdout = out = io.StringIO()
-        code = 0
         try:
             _one(sweep, problem, label, spec, seed, watchdog)
         except (KeyboardInterrupt, Interrupted):
-            code = 130
-        except BaseException as exc:  # noqa: BLE001 (reported as a row, the sweep goes on)
-            ctx = _ctx(problem, label, seed, spec)
-            sweep.row(ctx, "crash", "exception", status="error", violation=True,
-                      detail=f"{type(exc).__name__}: {exc}")
-        finally:
-            sweep.fh.flush()
-            with os.fdopen(wfd, "wb") as fh:
-                pickle.dump((sweep.checks, sweep.violations, sweep.instances, out.getvalue(),
-                             code), fh)
-            os._exit(0)
-    os.close(wfd)
+            raise
+        except Exception as exc:  # noqa: BLE001 (reported as a row, the sweep goes on)
+            sweep.row(_ctx(problem, label, seed, spec), "crash", "exception", status="error",
+                      violation=True, detail=f"{type(exc).__name__}: {exc}")
+        sweep.fh.flush()
+        return sweep.checks, sweep.violations, sweep.instances
+
+    sweep.fh.flush()
     try:
-        with os.fdopen(rfd, "rb") as fh:
-            data = fh.read()
-        _, status = os.waitpid(pid, 0)
-    except BaseException:  # Ctrl-C reaches the parent at once: end the child with it
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        raise
-    if data:
-        checks, violations, counted, text, code = pickle.loads(data)
-        sweep.checks.update(checks)
-        sweep.violations.extend(violations)
-        sweep.instances.update(counted)
-        print(text, end="", flush=True)
-        if code == 130:
-            raise KeyboardInterrupt
+        checks, violations, counted = solvers.forked(child, "the checks of this instance")
+    except solvers.Crashed as exc:
+        sweep.instances[problem] += 1
+        sweep.row(_ctx(problem, label, seed, spec), "crash", "process", status="crash",
+                  violation=True, detail=str(exc))
         return
-    how = (signal.Signals(os.WTERMSIG(status)).name if os.WIFSIGNALED(status)
-           else f"exit status {os.WEXITSTATUS(status)}")
-    ctx = _ctx(problem, label, seed, spec)
-    sweep.instances[problem] += 1
-    sweep.row(ctx, "crash", "process", status="crash", violation=True,
-              detail=f"the checks of this instance ended the process ({how})")
+    sweep.checks.update(checks)
+    sweep.violations.extend(violations)
+    sweep.instances.update(counted)
 
 
 def main(argv: list[str] | None = None) -> int:
