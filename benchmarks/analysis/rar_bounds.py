@@ -32,6 +32,8 @@ end, its gap, rounds, accepted moves and CPU seconds (``rdda-pack`` included).
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 import time
 from typing import Any
 
@@ -81,6 +83,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lns", type=float, default=0.0, metavar="SECONDS",
                     help="MinW, MinT, MaxR: add the heuristic rdda-lns with this time limit")
     args = ap.parse_args(argv)
+    for flag, value, ok, rule in (
+            ("--lns", args.lns, 0 <= args.lns < math.inf, "a number of seconds >= 0 (0: off)"),
+            ("--time-limit", args.time_limit, 0 < args.time_limit < math.inf,
+             "a number of seconds > 0"),
+            ("--requests", args.requests, args.requests >= 1, "at least 1")):
+        if not ok:
+            print(f"error: {flag}: {value} must be {rule}", file=sys.stderr)
+            raise SystemExit(2)
     out = output_dir(args.out)
     with tee(out / "rar_bounds.md"):
         extra = " RDDA below break-even | its blocked | its gap |" if args.break_even else ""

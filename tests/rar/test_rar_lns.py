@@ -184,3 +184,18 @@ def test_study_prints_rdda_lns(tmp_path):
     # blocked requests agree with eq. (4): under MaxR each costs 1/|R| + alpha
     per_block = 1 / 60 + inst.alpha_of()
     assert blocked == int(lns // per_block)
+
+
+@pytest.mark.parametrize("args", [["--lns", "-5"], ["--lns", "nan"], ["--time-limit", "0"],
+                                  ["--requests", "0"]])
+def test_rar_bounds_refuses_bad_numbers_before_any_work(tmp_path, capsys, args):
+    """Catches a bad --lns reaching the search after minutes of instance and bound work (it
+    ended in a traceback): exit 2, one line naming the flag, no output directory."""
+    from dmlopt.benchmarks.analysis import rar_bounds
+
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exc:
+        rar_bounds.main(["-o", str(out), "--seeds", "0-0", "--schemes", "MaxR", *args])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and args[0] in err[0]
+    assert not out.exists()
