@@ -32,6 +32,9 @@ from typing import Any
 
 from dmlopt.errors import InstanceError, SolverError
 
+#: the largest ``limits/time`` SCIP takes (seconds); a larger time limit is passed as this
+SCIP_MAX_SECONDS = 1e20
+
 #: our names -> Pyomo's
 ALIASES = {"highs": "highs", "scip": "scip_direct", "scip_direct": "scip_direct"}
 
@@ -963,6 +966,8 @@ def _solve_contrib(model, name, time_limit, mip_gap, threads, warm, tee, options
         opt.progress = progress
         kwargs: dict[str, Any] = {}
     elif name == "scip_direct":
+        if time_limit is not None:  # SCIP refuses limits/time above 1e20 s: no limit anyway
+            time_limit = min(time_limit, SCIP_MAX_SECONDS)
         opt = _scip_class()()
         opt.progress = progress
         kwargs = {"warmstart_discrete_vars": warm}

@@ -170,7 +170,7 @@ def _run_scip(h: Any, budget: float | None) -> tuple[str, Any]:
 def _scip_step(h: Any, budget: float | None) -> tuple[str, Any]:
     m, xs = scip_copy(h)
     if budget is not None:
-        m.setParam("limits/time", float(max(budget, 1e-3)))
+        m.setParam("limits/time", min(float(max(budget, 1e-3)), solvers.SCIP_MAX_SECONDS))
     m.optimize()
     status = m.getStatus()
     if status == "userinterrupt":

@@ -82,3 +82,14 @@ def test_proven_is_the_recomputed_gap():
 
     assert proven(10.0, 10.0) and proven(10.0, 9.9995) and proven(0.0, -5e-7)
     assert not proven(10.0, 9.99) and not proven(0.0, -1e-3) and not proven(10.0, None)
+
+
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+def test_a_huge_time_limit_means_no_limit(solver):
+    """Catches SCIP refusing limits/time above 1e20 s with an internal error: a finite time
+    limit of 1e308 s is accepted by the checks, so every solver must run with it."""
+    pytest.importorskip("pyscipopt" if solver == "scip" else "highspy")
+    inst = dmlopt.generate("tap", {"generator": "random", "m": 3, "n": 3}, seed=0)
+    ref = dmlopt.solve(inst, "highs", formulation="class")
+    res = dmlopt.solve(inst, solver, formulation="rlt", time_limit=1e308, threads=1)
+    assert res.status == "optimal" and res.objective == pytest.approx(ref.objective)
