@@ -268,7 +268,9 @@ def large_neighbourhood_search(instance: Instance, wrack: np.ndarray, ps_rack: n
     k = max(1, min(jobs, int(movable.sum())))
     while (time.perf_counter() < t_end and movable.any()
            and best < ceiling * (1 - _AT_CEILING)):
-        target = min(best * (1 + step), ceiling)
+        # from f = 0 (no placement found lets every job finish) a relative step asks for
+        # nothing more: ask for a fraction of the ceiling instead
+        target = min(best * (1 + step), ceiling) if best > 0 else ceiling * step
         hot = _overloaded_jobs(instance, target, wrack, ps_rack, server)
         free = _pick(instance, wrack, ps_rack, hot, movable, k, rng)
         cand = _candidates(instance, wrack, ps_rack, free, extra, rng)

@@ -210,6 +210,21 @@ def test_wcg_lns_never_below_its_start_and_is_evaluated():
     assert res.objective == pytest.approx(f_star, rel=1e-6)
 
 
+def test_wcg_lns_from_a_start_with_f_zero():
+    """One port per ToR and three racks: no placement lets every job finish (the brute force's
+    optimum is f = 0), so the start has f = 0. A search that asks for a step above the start
+    asks for f = 0 and divides by it (an OverflowError on the unbounded links per circuit);
+    wcg-lns must instead return a feasible solution at the optimum."""
+    spec = {"generator": "dcn", "racks": 3, "jobs": 2, "ports": 1, "workers": [1, 3],
+            "pdp_fraction": 0.0, "ps_per_switch": 0, "data": [92, 552], "inc": True,
+            "alpha": 0.0}
+    inst = dmlopt.generate("inc_oxc", spec, seed=7404)
+    f_star, _ = _brute_force(inst)
+    assert f_star == pytest.approx(0.0, abs=1e-9)
+    res = dmlopt.heuristic(inst, "wcg-lns", time_limit=1, ls_time=0)
+    assert res.feasible and res.objective == pytest.approx(f_star, abs=1e-9)
+
+
 def test_wcg_lns_ctrl_c_returns_the_best_so_far(monkeypatch):
     """Ctrl-C inside a restricted MILP raises Interrupted carrying a feasible solution at least
     as good as the start (a program that lets KeyboardInterrupt through loses it)."""
