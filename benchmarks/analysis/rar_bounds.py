@@ -20,8 +20,10 @@ heuristic ``rdda-lns`` with a search of SECONDS (wall) after ``rdda-pack``
 (:func:`dmlopt.heuristics.rar_lns.rdda_lns_search`): its objective and blocked requests after
 60 s of search (the last solution accepted by then, re-evaluated when accepted) and at the
 end, its gap, rounds, accepted moves and CPU seconds (``rdda-pack`` included). With
-``--assign`` also the ``energy`` bound with the option ``assign`` (each request's computing
-nodes assigned to the nodes of its candidate rings), its LP's blocked requests and seconds.
+``--assign`` the bound of the main columns is computed with ``assign=False`` and the
+``energy`` bound with ``assign=True`` (each request's computing nodes assigned to the nodes
+of its candidate rings; on by default under MaxR and MinW) is added, with its LP's blocked
+requests and seconds.
 
     python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-9 --requests 500
     python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 10-14 --schemes MinCU --ls
@@ -86,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lns", type=float, default=0.0, metavar="SECONDS",
                     help="MinW, MinT, MaxR: add the heuristic rdda-lns with this time limit")
     ap.add_argument("--assign", action="store_true",
-                    help="add the energy bound with the option assign (node assignment)")
+                    help="the bound without the option assign, and add the bound with it")
     args = ap.parse_args(argv)
     for flag, value, ok, rule in (
             ("--lns", args.lns, 0 <= args.lns < math.inf, "a number of seconds >= 0 (0: off)"),
@@ -126,7 +128,9 @@ def _row(scheme: str, seed: int, args: argparse.Namespace) -> None:
                                    "scheme": scheme}, seed=seed)
     heur = dmlopt.heuristic(inst, "rdda")
     t0 = time.perf_counter()
-    res = dmlopt.bound(inst, "energy", time_limit=args.time_limit, end_step=args.end_step)
+    extra: dict[str, Any] = {"assign": False} if args.assign else {}
+    res = dmlopt.bound(inst, "energy", time_limit=args.time_limit, end_step=args.end_step,
+                       **extra)
     seconds = time.perf_counter() - t0
     b = res.bound
     gap = abs(heur.objective - b) / abs(b) if abs(b) > 1e-12 else abs(heur.objective - b)

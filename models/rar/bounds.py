@@ -17,6 +17,14 @@ end) and MaxR's 1 - reliability (the best candidate ring). Every option relaxes 
 models' feasible set, so the LP optimum is a lower bound; the value HiGHS reports is moved to
 the weak side by :func:`dmlopt.bounds.safe`, and an LP not solved to optimality gives none.
 
+With ``assign`` the LP also places each request's computing nodes (a transportation
+relaxation, :func:`_assignment_rows`): per request and node count a ring choice over its
+candidate rings, the source computing, the N - 1 others spread over the nodes of the chosen
+rings (at most one per node), and per node and interval the CU-slots of the requests inside it
+below the interval's length times its activated CUs. The node sets above see a request's
+nodes only as the fewest any ring puts in the set; the assignment sees every node's own
+capacity, at the price of one column per request, node count and node of its rings.
+
 ``node-choice`` (:mod:`dmlopt.models.rar.partial`) keeps integral only what each request
 deploys, which nodes compute it and the activated CUs, and relaxes the modes, starts and
 wavelengths: a small MIP that on the 6-node network reaches in seconds the bound branch and
@@ -53,9 +61,11 @@ class EnergyOptions(Options):
                                    "and largest LP")
     node_sets: bool = pydantic.Field(True, description="add rows for rings, clusters and "
                                      "reachable node sets beside the single nodes")
-    assign: bool = pydantic.Field(False, description="assign each request's non-source "
-                                  "computing nodes to the nodes of its candidate rings (ring "
-                                  "choice per node count), with CU-slots per node and interval")
+    assign: bool | None = pydantic.Field(None, description="assign each request's non-source "
+                                         "computing nodes to the nodes of its candidate rings "
+                                         "(ring choice per node count), with CU-slots per node "
+                                         "and interval; None: on under MaxR and MinW, off under "
+                                         "MinCU and MinT (where it did not raise the bound)")
 
 
 def _clusters(instance: Instance) -> list[frozenset[int]]:
@@ -141,8 +151,13 @@ def _node_sets(instance: Instance, full: bool) -> list[frozenset[int]]:
     return sorted(sets, key=lambda x: (len(x), sorted(x)))
 
 
+def _assign_on(instance: Instance, assign: bool | None) -> bool:
+    """``assign`` as given, or by scheme when None: on under MaxR and MinW."""
+    return instance.scheme in ("MaxR", "MinW") if assign is None else assign
+
+
 def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = True,
-                    assign: bool = False) -> dict[str, Any]:
+                    assign: bool | None = False) -> dict[str, Any]:
     """The energetic LP of :func:`energy_bound` as arrays (minimisation, columns and rows).
 
     Parameters
@@ -154,10 +169,10 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
         option per end slot or window length).
     node_sets : bool
         Rows for rings, clusters and reachable node sets beside single nodes.
-    assign : bool
+    assign : bool or None
         Add the node assignment of :func:`_assignment_rows` (ring choice per request and node
         count, the non-source computing nodes spread over the ring's nodes, CU-slots per node
-        and interval).
+        and interval); None: on under MaxR and MinW.
 
     Returns
     -------
@@ -258,7 +273,7 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
                     (inst.requests[j].arrival, e2, c, share[j, nn] * energy))
     for si, items in by_set.items():
         _capacity_rows(items, [a_col[v] for v in sets[si]], arrivals, ends, col, row)
-    if assign:
+    if _assign_on(inst, assign):
         for v, items in _assignment_rows(inst, opts, col, row).items():
             _capacity_rows(items, [a_col[v]], arrivals, ends, col, row)
     if scheme == "MinW":
@@ -393,7 +408,7 @@ def _solve_lp(lp: dict[str, Any], time_limit: float | None
 
 
 def energy_bound(instance: Instance, *, time_limit: float | None = None, end_step: int = 2,
-                 node_sets: bool = True, assign: bool = False) -> BoundValue:
+                 node_sets: bool = True, assign: bool | None = None) -> BoundValue:
     """The energetic LP bound on eq. (4) (module docstring), any scheme and size.
 
     Parameters
@@ -433,14 +448,16 @@ def energy_bound(instance: Instance, *, time_limit: float | None = None, end_ste
 
 def _estimate_energy(instance: Instance, options: Any) -> Size:
     """Options of the LP from the instance alone; about 30 kB and 1e5 operations per option
-    (its matrix entries over node sets and arrival slots, held in Python lists while built)."""
+    (its matrix entries over node sets and arrival slots, held in Python lists while built),
+    twice that with ``assign`` (its HiGHS time is 1.5-5 times the plain LP's on cpn38)."""
     step = getattr(options, "end_step", 2)
+    per = 2.0 if _assign_on(instance, getattr(options, "assign", None)) else 1.0
     n_opts = 0
     for r in instance.requests:
         window = r.deadline - r.arrival + 1
         per_n = math.ceil(window / step) if instance.scheme in ("MinT", "MinW") else 1
         n_opts += len(r.node_counts) * per_n
-    return Size(50e6 + 30e3 * n_opts, 1e5 * n_opts)
+    return Size(50e6 + 30e3 * per * n_opts, 1e5 * per * n_opts)
 
 
 class NodeChoiceOptions(Options):
