@@ -157,7 +157,7 @@ def _assign_on(instance: Instance, assign: bool | None) -> bool:
 
 
 def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = True,
-                    assign: bool | None = False) -> dict[str, Any]:
+                    assign: bool | None = None) -> dict[str, Any]:
     """The energetic LP of :func:`energy_bound` as arrays (minimisation, columns and rows).
 
     Parameters
