@@ -19,7 +19,11 @@ wavelengths, gap and CPU seconds; with ``--lns SECONDS`` (MinW, MinT, MaxR) also
 heuristic ``rdda-lns`` with a search of SECONDS (wall) after ``rdda-pack``
 (:func:`dmlopt.heuristics.rar_lns.rdda_lns_search`): its objective and blocked requests after
 60 s of search (the last solution accepted by then, re-evaluated when accepted) and at the
-end, its gap, rounds, accepted moves and CPU seconds (``rdda-pack`` included).
+end, its gap, rounds, accepted moves and CPU seconds (``rdda-pack`` included). With
+``--assign`` the bound of the main columns is computed with ``assign=False`` and the
+``energy`` bound with ``assign=True`` (each request's computing nodes assigned to the nodes
+of its candidate rings; on by default under MaxR and MinW) is added, with its LP's blocked
+requests and seconds.
 
     python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-9 --requests 500
     python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 10-14 --schemes MinCU --ls
@@ -27,6 +31,7 @@ end, its gap, rounds, accepted moves and CPU seconds (``rdda-pack`` included).
         --pack
     python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-4 --schemes MaxR --pack \
         --lns 300
+    python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-2 --schemes MaxR --assign
 """
 
 from __future__ import annotations
@@ -82,6 +87,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="MinW, MinT, MaxR: add the heuristic rdda-pack")
     ap.add_argument("--lns", type=float, default=0.0, metavar="SECONDS",
                     help="MinW, MinT, MaxR: add the heuristic rdda-lns with this time limit")
+    ap.add_argument("--assign", action="store_true",
+                    help="the bound without the option assign, and add the bound with it")
     args = ap.parse_args(argv)
     for flag, value, ok, rule in (
             ("--lns", args.lns, 0 <= args.lns < math.inf, "a number of seconds >= 0 (0: off)"),
@@ -103,11 +110,14 @@ def main(argv: list[str] | None = None) -> None:
         if args.lns:
             extra += (" rdda-lns at 60 s | its blocked | rdda-lns | its blocked | its gap | "
                       "rounds | accepted | its CPU seconds |")
+        if args.assign:
+            extra += " bound (assign) | blocked (LP, assign) | its seconds |"
         print("| scheme | seed | RDDA | blocked (RDDA) | RDDA CU-slots / fewest | bound | "
               "blocked (LP) | gap | seconds |" + extra)
         print("|---|---|---|---|---|---|---|---|---|" + "---|" * (3 if args.break_even else 0)
               + "---|" * (4 if args.block else 0) + "---|" * (4 if args.ls else 0)
-              + "---|" * (5 if args.pack else 0) + "---|" * (8 if args.lns else 0))
+              + "---|" * (5 if args.pack else 0) + "---|" * (8 if args.lns else 0)
+              + "---|" * (3 if args.assign else 0))
         for scheme in args.schemes.split(","):
             for seed in _seeds(args.seeds):
                 _row(scheme, seed, args)
@@ -118,7 +128,9 @@ def _row(scheme: str, seed: int, args: argparse.Namespace) -> None:
                                    "scheme": scheme}, seed=seed)
     heur = dmlopt.heuristic(inst, "rdda")
     t0 = time.perf_counter()
-    res = dmlopt.bound(inst, "energy", time_limit=args.time_limit, end_step=args.end_step)
+    extra: dict[str, Any] = {"assign": False} if args.assign else {}
+    res = dmlopt.bound(inst, "energy", time_limit=args.time_limit, end_step=args.end_step,
+                       **extra)
     seconds = time.perf_counter() - t0
     b = res.bound
     gap = abs(heur.objective - b) / abs(b) if abs(b) > 1e-12 else abs(heur.objective - b)
@@ -156,6 +168,12 @@ def _row(scheme: str, seed: int, args: argparse.Namespace) -> None:
               end="")
     if args.lns and scheme != "MinCU":
         _lns(inst, b, args)
+    if args.assign:
+        t1 = time.perf_counter()
+        ra = dmlopt.bound(inst, "energy", time_limit=args.time_limit, end_step=args.end_step,
+                          assign=True)
+        print(f" {ra.bound:.4f} | {ra.metrics['lp_blocked']:.1f} | "
+              f"{time.perf_counter() - t1:.0f} |", end="")
     print(flush=True)
 
 

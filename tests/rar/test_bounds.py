@@ -30,7 +30,8 @@ def test_energy_below_brute_force(scheme: str) -> None:
     best = _brute_force(rar.generate_random(**spec))[scheme]
     inst = rar.generate_random(scheme=scheme, **spec)
     for step in (1, 2):
-        assert rb.energy_bound(inst, end_step=step).bound <= best + 1e-9
+        for assign in (False, True):
+            assert rb.energy_bound(inst, end_step=step, assign=assign).bound <= best + 1e-9
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -43,8 +44,10 @@ def test_energy_below_optimum_random(seed: int, scheme: str, requests: int, flex
     opt = _optimum(inst)
     for step in (1, 3):
         for sets in (True, False):
-            value = rb.energy_bound(inst, end_step=step, node_sets=sets).bound
-            assert value <= opt + 1e-9, (step, sets, value, opt)
+            for assign in (False, True):
+                value = rb.energy_bound(inst, end_step=step, node_sets=sets,
+                                        assign=assign).bound
+                assert value <= opt + 1e-9, (step, sets, assign, value, opt)
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -63,6 +66,47 @@ def test_every_method_below_optimum_cpn6(scheme: str, seed: int) -> None:
             assert res.objective >= opt - 1e-9
             assert res.objective == pytest.approx(
                 rar.evaluate(inst, res.solution).objective)
+
+
+def _crowded(scheme: str, big3: bool) -> rar.Instance:
+    """One ring 0-1-2-3, slots 1-3; node 1 has 10 CUs, nodes 0, 2 and 3 one each (``big3``:
+    node 3 has 10). Every request needs 3 CU-slots on each of its computing nodes (k d = 3
+    for k = 1, 3), so a node with one CU holds one request. Request 0 (source 0, N = 2) fills
+    node 0; requests 1 and 2 (source 1, N = 3) each need two of nodes 0, 2, 3 (one of nodes
+    0, 2 if node 3 is big): one request is blocked. The ring, the cluster and the reachable
+    set (all four nodes) hold all three."""
+    base = rar.generate_random(seed=0, nodes=4, extra_links=0, requests=3, slots=3, cus=1,
+                               wavelengths=3, rho=3, scheme=scheme)
+    data = base.model_dump()
+    data["nodes"][1]["cus"] = 10
+    data["nodes"][3]["cus"] = 10 if big3 else 1
+    for r, (source, nn, gb) in zip(data["requests"], [(0, 2, 42.5), (1, 3, 52.0), (1, 3, 52.0)],
+                                   strict=True):
+        r.update(source=source, node_counts=[nn], data_gb=gb, arrival=1, deadline=3,
+                 reliability=0.5)
+    return rar.Instance.model_validate(data)
+
+
+@pytest.mark.parametrize("big3", [False, True])
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_energy_assign_sees_single_nodes(scheme: str, big3: bool) -> None:
+    """``assign`` on :func:`_crowded`: never above the optimum proven by ``aggregated``, never
+    below the plain LP, and under MinCU and MaxR equal to the optimum (it blocks the request
+    the plain LP deploys). Catches an assignment that does not put a request's work on its
+    source (the bound drops), one without z_n <= the ring choices through n (``big3``: a
+    fractional request puts all its z on node 3; the bound drops) and a capacity row one
+    slot short (the bound exceeds the optimum)."""
+    inst = _crowded(scheme, big3)
+    assert all(min(k * d for _, k, d in rar.modes(inst, j, 10)) == 3 for j in range(3))
+    opt = _optimum(inst)
+    plain = rb.energy_bound(inst, assign=False).bound
+    assign = rb.energy_bound(inst, assign=True).bound
+    assert plain - 1e-9 <= assign <= opt + 1e-9, (plain, assign, opt)
+    if scheme in ("MinCU", "MaxR"):
+        assert assign == pytest.approx(opt, rel=1e-5, abs=1e-5)
+        assert plain < opt - 0.05
+        assert rb.energy_bound(inst, assign=True, node_sets=False).bound == pytest.approx(
+            opt, rel=1e-5, abs=1e-5)
 
 
 def test_energy_counts_unservable_requests() -> None:
