@@ -60,7 +60,10 @@ Solver tolerance: with SCIP's default feasibility tolerance (1e-6) the big M of 
 formulation's eqs. (14)-(15) lets f exceed what the circuits carry by up to 0.06 % (found on
 3-rack instances, where SCIP then reports that f as optimal; the evaluator refuses it). The
 ``paper`` formulation therefore runs SCIP with ``numerics/feastol`` 1e-9 by default (the user's
-own ``solver_options`` win).
+own ``solver_options`` win). HiGHS overstates f by less (5e-6 relative, a `dcn` instance of 3
+racks); :func:`decode` lowers any f above what the decoded placement and circuits allow
+(``best_f``) to that value, and ``dmlopt.solve`` grades the lowered f against the solver's
+objective and bound as usual (within ``OBJECTIVE_TOL`` and the optimality gap).
 
 Formulation ``"paper"`` (section II-B, eqs. 1-17), with the corrections it needs
 ------------------------------------------------------------------------------------
