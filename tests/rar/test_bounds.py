@@ -152,3 +152,17 @@ def test_energy_scales_to_cpn38_within_the_limit() -> None:
     heur = dmlopt.heuristic(inst, "rdda").objective
     assert 0 < res.bound <= heur + 1e-9
     assert res.metrics["options"] > 0
+
+
+@pytest.mark.parametrize("scheme", ["MinCU", "MinW", "MinT", "MaxR"])
+def test_energy_estimate_admits_the_paper_scale_under_default_limits(scheme):
+    """The `energy` bound exists for cpn38 with 500 requests: its size estimate with default
+    options (``assign`` on under MaxR and MinW) stays under the default limits, so
+    ``dmlopt.bound`` and the `paper-rar-bounds` suite run it (an estimate that doubled the
+    memory with ``assign`` refused every MinW instance at 2.26 GiB; measured peak 0.49 GB)."""
+    from dmlopt.contract import DEFAULT_LIMITS, check_run_size
+    from dmlopt.models.rar.bounds import EnergyOptions, _estimate_energy
+
+    inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": 500, "scheme": scheme},
+                           seed=0)
+    check_run_size("energy", _estimate_energy(inst, EnergyOptions()), DEFAULT_LIMITS)
