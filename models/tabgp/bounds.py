@@ -62,7 +62,9 @@ where DH(A) = sum_j m_j lambda_j(A) is the Donath-Hoffman sum above (valid for e
 A, whatever the signs of its eigenvalues). c = 0 gives the bound without multipliers. The
 right-hand side is concave in (u, c) jointly (DH is a minimum of functions linear in A, A is
 affine in (u, c), and -max(c beta, c gamma) is concave). With c = c+ - c- (both >= 0) the search
-maximises it by L-BFGS-B under bounds c+, c- >= 0, with the gradients
+maximises it by L-BFGS-B under bounds c+, c- >= 0, with the multiplier term replaced by
+(gamma c+ - beta c-) / n (equal when c+ or c- is 0, larger otherwise, so the search's function
+stays below the bound and is linear in c+, c-), with the gradients
 (S_t - gamma) / (2 n) for c+_t and (beta - S_t) / (2 n) for c-_t, S_t = sum_j m_j (1_t^T y_j)^2.
 c_t > 0 (penalising a step-mean direction) is the useful sign when the eigenvectors place more
 of a label on one step than the capacity allows; c_t < 0 acts when they spread it too evenly
@@ -333,13 +335,17 @@ class _Window:
         return math.fsum(max(ct * beta, ct * gamma) for ct in c.tolist()) / self.n
 
     def value(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """The search's function of x = (u, c+, c-) and its gradient; its multiplier term is
+        (gamma c+ - beta c-) / n, linear in x and at least the certified one."""
         lam, vec = self.eig(x)
-        u, c = self.split(x)
-        val = 0.5 * (float(self.m @ lam) - float(u.sum()) - self.penalty(c))
+        u = x[:self.order]
+        val = 0.5 * (float(self.m @ lam) - float(u.sum()))
         grad = np.empty(self.dim)
         grad[:self.order] = 0.5 * ((vec ** 2) @ self.m - 1.0)
         if self.balance:
             beta, gamma = self.balance
+            plus, minus = x[self.order:self.order + self.steps], x[self.order + self.steps:]
+            val -= 0.5 * float(gamma * plus.sum() - beta * minus.sum()) / self.n
             sums = vec.reshape(self.steps, self.n, self.q).sum(axis=1)
             share = (sums ** 2) @ self.m  # S_t
             grad[self.order:self.order + self.steps] = 0.5 * (share - gamma) / self.n
