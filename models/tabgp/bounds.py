@@ -40,11 +40,44 @@ side is smallest when the sizes fill the smallest eigenvalues first (m = (wk, ..
 linear functions), and ``spectral_bound`` maximises it by L-BFGS on (sub)gradients
 g_v = (sum_j m_j y_j(v)^2 - 1) / 2.
 
+Per-step balance multipliers
+----------------------------
+The sizes m only say that a label holds at most w k nodes of the window, so the bound above lets
+a label take 2k nodes of one step and none of the next. A Lagrangian term restores part of the
+per-step balance. Let P_t = 1_t 1_t^T / n for the nodes V_t of step t in the window (n of them)
+and s_t(X) = tr(X^T 1_t 1_t^T X) = sum_i |S_i & V_t|^2, the sum of the squared label sizes of
+step t. Those sizes are integers in 0..k that sum to n, so
+
+    beta = r (q + 1)^2 + (l - r) q^2  <=  s_t(X)  <=  gamma = f k^2 + g^2
+
+(n = q l + r, 0 <= r < l, the most even split, by convexity of the square; n = f k + g,
+0 <= g < k, the most uneven split allowed by the capacity, a vertex of the polytope
+{0 <= x_i <= k, sum x_i = n} on which the convex sum of squares takes its maximum). For any
+real c_t, c_t s_t(X) <= max(c_t beta, c_t gamma) and therefore
+
+    2 cut = tr(X^T (L + diag u + sum_t c_t P_t) X) - sum(u) - sum_t c_t s_t(X) / n
+          >= DH(L + diag u + sum_t c_t P_t) - sum(u) - sum_t max(c_t beta, c_t gamma) / n,
+
+where DH(A) = sum_j m_j lambda_j(A) is the Donath-Hoffman sum above (valid for every symmetric
+A, whatever the signs of its eigenvalues). c = 0 gives the bound without multipliers. The
+right-hand side is concave in (u, c) jointly (DH is a minimum of functions linear in A, A is
+affine in (u, c), and -max(c beta, c gamma) is concave). With c = c+ - c- (both >= 0) the search
+maximises it by L-BFGS-B under bounds c+, c- >= 0, with the multiplier term replaced by
+(gamma c+ - beta c-) / n (equal when c+ or c- is 0, larger otherwise, so the search's function
+stays below the bound and is linear in c+, c-), with the gradients
+(S_t - gamma) / (2 n) for c+_t and (beta - S_t) / (2 n) for c-_t, S_t = sum_j m_j (1_t^T y_j)^2.
+c_t > 0 (penalising a step-mean direction) is the useful sign when the eigenvectors place more
+of a label on one step than the capacity allows; c_t < 0 acts when they spread it too evenly
+(Cauchy-Schwarz: beta >= n^2 / l). With w = 1 the single P_1 only moves the eigenvalue of the
+all-ones direction.
+
 Certification. The search may use an iterative eigensolver (LOBPCG) and stops wherever the time
-limit falls; only its final u matters. The reported bound re-computes the needed eigenvalues of
-L + diag(u) with LAPACK's dense symmetric solver (all of them below the l-th, so none is missed)
-and lowers each by ``EIG_MARGIN`` N ||L + diag u||_inf, far above the solver's backward error
-(a small multiple of N eps ||A||, eps = 2.2e-16), before the sum; the total is then moved by
+limit falls; only its final (u, c) matters. The reported bound re-computes the needed eigenvalues of
+A = L + diag(u) + sum_t c_t P_t with LAPACK's dense symmetric solver (all of them below the l-th,
+so none is missed) and lowers each by ``EIG_MARGIN`` N max(1, ||A||_inf) (the norm of the
+whole matrix A, rank-one terms included), far above the solver's backward error (a small
+multiple of N eps ||A||, eps = 2.2e-16), before the sum; the multiplier term
+sum_t max(c_t beta, c_t gamma) / n is summed with ``math.fsum`` and the total is then moved by
 :func:`dmlopt.bounds.safe`. Every window's bound is clipped at 0 (a cut weight is never
 negative).
 """
@@ -68,6 +101,10 @@ EIG_MARGIN = 1e-10
 #: seconds the spectral bound runs when no time limit is given
 SPECTRAL_SECONDS = 300.0
 
+#: seconds reserved per window of 1,000 nodes for the dense certification (a cube law beyond;
+#: measured on one thread: 0.5 s for 2,000 nodes, 2.1 s for 3,000)
+_CERTIFY_SECONDS = 0.35
+
 #: below this window order the search uses dense eigenvalues, above it LOBPCG
 _DENSE_ORDER = 500
 
@@ -85,6 +122,11 @@ class SpectralOptions(Options):
     iterations: int = pydantic.Field(
         300, ge=0, le=100_000,
         description="L-BFGS iterations per window on the diagonal shift (0: no shift)")
+    balance: bool = pydantic.Field(
+        True,
+        description="per-step balance multipliers (a Lagrangian term per step on the sum of "
+                    "squared label sizes, see the module docstring); off: the diagonal shift "
+                    "alone")
 
 
 def _window_size(instance: Any, window: int, max_order: int) -> int:
@@ -179,91 +221,183 @@ def part_sizes(order: int, capacity: int, l: int) -> np.ndarray:
     return m
 
 
-class _Window:
-    """The Donath-Hoffman function of one window and its eigenvector cache."""
+def balance_range(n: int, capacity: int, l: int) -> tuple[int, int]:
+    """The least and the largest sum of squared label sizes of one step (section "Per-step
+    balance multipliers" of this module).
 
-    def __init__(self, lap: Any, sizes: np.ndarray) -> None:
+    Parameters
+    ----------
+    n : int
+        Vertices of the step.
+    capacity : int
+        Most vertices per label (k).
+    l : int
+        Number of labels.
+
+    Returns
+    -------
+    tuple of int
+        (beta, gamma): beta = r (q + 1)^2 + (l - r) q^2 for n = q l + r (the most even split),
+        gamma = f k^2 + g^2 for n = f k + g (labels filled to the capacity one after another).
+
+    References
+    ----------
+    Paper 004, section 1 (the capacity k); the bounds follow from the convexity of x^2.
+    """
+    q, r = divmod(n, l)
+    f, g = divmod(n, capacity)
+    return r * (q + 1) ** 2 + (l - r) * q * q, f * capacity * capacity + g * g
+
+
+class _Window:
+    """The Donath-Hoffman function of one window, with or without the per-step balance
+    multipliers, and its eigenvector cache. The variables are x = (u, c+, c-) with u of length
+    N = w n and c+, c- of length w (empty without multipliers)."""
+
+    def __init__(self, lap: Any, sizes: np.ndarray, steps: int, balance: tuple[int, int] | None
+                 ) -> None:
         self.lap = lap
         self.order = lap.shape[0]
+        self.steps = steps
+        self.n = self.order // steps
         self.q = int(np.count_nonzero(sizes))
         self.m = sizes[:self.q]
+        self.balance = balance
+        self.dim = self.order + (2 * steps if balance else 0)
         self.vectors: np.ndarray | None = None
 
-    def eig(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The q smallest eigenpairs of L + diag(u) (approximate: used for the search only)."""
-        import scipy.linalg as la
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(u, c) with c = c+ - c- (zeros without multipliers)."""
+        u = x[:self.order]
+        if not self.balance:
+            return u, np.zeros(self.steps)
+        return u, x[self.order:self.order + self.steps] - x[self.order + self.steps:]
+
+    def dense(self, x: np.ndarray) -> np.ndarray:
+        """A = L + diag(u) + sum_t c_t 1_t 1_t^T / n as a dense array."""
+        u, c = self.split(x)
+        a = self.lap.toarray()
+        a[np.diag_indices(self.order)] += u
+        n = self.n
+        for t in range(self.steps):
+            if c[t] != 0.0:
+                a[t * n:(t + 1) * n, t * n:(t + 1) * n] += c[t] / n
+        return a
+
+    def operator(self, x: np.ndarray) -> Any:
+        """A as a scipy LinearOperator (sparse Laplacian plus diagonal plus rank-one terms)."""
         import scipy.sparse as sp
+        from scipy.sparse.linalg import LinearOperator
+
+        u, c = self.split(x)
+        base = (self.lap + sp.diags(u)).tocsr()
+        if not np.any(c):
+            return base
+        w, n, scale = self.steps, self.n, c / self.n
+
+        def matmat(v: np.ndarray) -> np.ndarray:
+            v2 = v.reshape(self.order, -1)
+            means = v2.reshape(w, n, -1).sum(axis=1) * scale[:, None]
+            out = base @ v2 + np.repeat(means, n, axis=0)
+            return out if v.ndim == 2 else out.ravel()
+
+        return LinearOperator((self.order, self.order), matvec=matmat, matmat=matmat,
+                              dtype=float)
+
+    def eig(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The q smallest eigenpairs of A (approximate: used for the search only)."""
+        import scipy.linalg as la
 
         if self.order <= _DENSE_ORDER or self.q >= self.order // 4:
-            a = self.lap.toarray()
-            a[np.diag_indices(self.order)] += u
-            return la.eigh(a, subset_by_index=[0, self.q - 1])
+            return la.eigh(self.dense(x), subset_by_index=[0, self.q - 1])
         from scipy.sparse.linalg import lobpcg
 
-        a = (self.lap + sp.diags(u)).tocsr()
         block = self.q + 4
         if self.vectors is None:
-            a_dense = a.toarray()
-            lam, vec = la.eigh(a_dense, subset_by_index=[0, block - 1])
+            lam, vec = la.eigh(self.dense(x), subset_by_index=[0, block - 1])
         else:
             import warnings
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                lam, vec = lobpcg(a, self.vectors, largest=False, tol=1e-7, maxiter=200)
+                lam, vec = lobpcg(self.operator(x), self.vectors, largest=False, tol=1e-7,
+                                  maxiter=200)
             order = np.argsort(lam)
             lam, vec = lam[order], vec[:, order]
         self.vectors = vec
         return lam[:self.q], vec[:, :self.q]
 
-    def value(self, u: np.ndarray) -> tuple[float, np.ndarray]:
-        lam, vec = self.eig(u)
+    def penalty(self, c: np.ndarray) -> float:
+        """sum_t max(c_t beta, c_t gamma) / n (0 without multipliers)."""
+        if not self.balance:
+            return 0.0
+        beta, gamma = self.balance
+        return math.fsum(max(ct * beta, ct * gamma) for ct in c.tolist()) / self.n
+
+    def value(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """The search's function of x = (u, c+, c-) and its gradient; its multiplier term is
+        (gamma c+ - beta c-) / n, linear in x and at least the certified one."""
+        lam, vec = self.eig(x)
+        u = x[:self.order]
         val = 0.5 * (float(self.m @ lam) - float(u.sum()))
-        grad = 0.5 * ((vec ** 2) @ self.m - 1.0)
+        grad = np.empty(self.dim)
+        grad[:self.order] = 0.5 * ((vec ** 2) @ self.m - 1.0)
+        if self.balance:
+            beta, gamma = self.balance
+            plus, minus = x[self.order:self.order + self.steps], x[self.order + self.steps:]
+            val -= 0.5 * float(gamma * plus.sum() - beta * minus.sum()) / self.n
+            sums = vec.reshape(self.steps, self.n, self.q).sum(axis=1)
+            share = (sums ** 2) @ self.m  # S_t
+            grad[self.order:self.order + self.steps] = 0.5 * (share - gamma) / self.n
+            grad[self.order + self.steps:] = 0.5 * (beta - share) / self.n
         return val, grad
 
-    def certified(self, u: np.ndarray) -> float:
-        """The window's bound at ``u`` from dense LAPACK eigenvalues lowered by the margin."""
+    def certified(self, x: np.ndarray) -> float:
+        """The window's bound at ``x`` from dense LAPACK eigenvalues lowered by the margin."""
         import scipy.linalg as la
 
-        a = self.lap.toarray()
-        a[np.diag_indices(self.order)] += u
+        u, c = self.split(x)
+        a = self.dense(x)
         norm = float(np.abs(a).sum(axis=1).max())
         lam = la.eigvalsh(a, subset_by_index=[0, self.q - 1])
         lam = lam - EIG_MARGIN * self.order * max(1.0, norm)
-        return max(0.0, 0.5 * (math.fsum(self.m * lam) - math.fsum(u)))
+        return max(0.0, 0.5 * (math.fsum(self.m * lam) - math.fsum(u) - self.penalty(c)))
 
 
 class _Deadline(Exception):
     pass
 
 
-def _maximise(win: _Window, iterations: int, deadline: float) -> tuple[np.ndarray, float]:
-    """L-BFGS on -value(u); the best u seen (zero when out of time at once) and the search's
-    value at u = 0 (NaN when not reached)."""
+def _maximise(win: _Window, iterations: int, deadline: float, start: np.ndarray | None = None
+              ) -> tuple[np.ndarray, float]:
+    """L-BFGS-B on -value(x) from ``start`` (default zero; c+, c- >= 0); the best x seen (the
+    start when out of time at once) and the search's value at x = 0 (NaN when not reached)."""
     import scipy.optimize as so
 
-    best = {"val": -math.inf, "u": np.zeros(win.order), "zero": math.nan}
+    x0 = np.zeros(win.dim) if start is None else np.asarray(start, float)
+    best = {"val": -math.inf, "x": x0.copy(), "zero": math.nan}
 
-    def f(u: np.ndarray) -> tuple[float, np.ndarray]:
+    def f(x: np.ndarray) -> tuple[float, np.ndarray]:
         if time.perf_counter() > deadline:
             raise _Deadline
-        val, grad = win.value(u)
-        if math.isnan(best["zero"]):
+        val, grad = win.value(x)
+        if math.isnan(best["zero"]) and not np.any(x):
             best["zero"] = val
         if val > best["val"]:
-            best["val"], best["u"] = val, u.copy()
+            best["val"], best["x"] = val, x.copy()
         return -val, -grad
 
     if iterations > 0:
+        bounds = [(None, None)] * win.order + [(0.0, None)] * (win.dim - win.order)
         with contextlib.suppress(_Deadline):
-            so.minimize(f, np.zeros(win.order), jac=True, method="L-BFGS-B",
+            so.minimize(f, x0, jac=True, method="L-BFGS-B", bounds=bounds,
                         options={"maxiter": iterations, "maxfun": 2 * iterations})
-    return best["u"], best["zero"]
+    return best["x"], best["zero"]
 
 
 def spectral_bound(instance: Any, *, time_limit: float | None = None, window: int = 0,
-                   max_order: int = 2000, iterations: int = 300) -> BoundValue:
+                   max_order: int = 2000, iterations: int = 300, balance: bool = True
+                   ) -> BoundValue:
     """Donath-Hoffman eigenvalue lower bound on the TABGP cost, summed over windows of steps.
 
     Parameters
@@ -272,22 +406,25 @@ def spectral_bound(instance: Any, *, time_limit: float | None = None, window: in
         A TABGP instance.
     time_limit : float, optional
         Seconds for the whole bound (default :data:`SPECTRAL_SECONDS`); the search over the
-        diagonal shift stops at the limit and the bound stays valid. The final dense
-        eigenvalue computation runs after the search (about a second per window of 1,000
-        nodes, a cube law beyond).
+        diagonal shift (and the multipliers) stops at the limit and the bound stays valid. The
+        final dense eigenvalue computation runs after the search (0.35 s reserved per window
+        of 1,000 nodes, a cube law beyond).
     window : int
         Steps per window (0: automatic, see :class:`SpectralOptions`).
     max_order : int
         Largest window order for the automatic choice.
     iterations : int
         L-BFGS iterations per window.
+    balance : bool
+        Per-step balance multipliers (module docstring, section "Per-step balance
+        multipliers"); False: the diagonal shift alone.
 
     Returns
     -------
     BoundValue
         The certified bound (see the module docstring); metrics ``window``, ``windows``,
-        ``unshifted`` (the search's value at u = 0, uncertified, 0 for a window not
-        reached), ``search_seconds`` and ``certify_seconds``.
+        ``balance`` (1 with multipliers), ``unshifted`` (the search's value at u = 0, c = 0,
+        uncertified, 0 for a window not reached), ``search_seconds`` and ``certify_seconds``.
 
     References
     ----------
@@ -301,10 +438,11 @@ def spectral_bound(instance: Any, *, time_limit: float | None = None, window: in
     w = _window_size(instance, window, max_order)
     laps = window_laplacians(instance, w)
     sizes = part_sizes(w * instance.n, w * instance.k, instance.l)
-    wins = [_Window(lap, sizes) for lap in laps]
+    ranges = balance_range(instance.n, instance.k, instance.l) if balance else None
+    wins = [_Window(lap, sizes, w, ranges) for lap in laps]
     # reserve time for the certification: a dense eigenvalue pass per window
     order = w * instance.n
-    reserve = len(wins) * (0.05 + 1.0 * (order / 1000.0) ** 3)
+    reserve = len(wins) * (0.05 + _CERTIFY_SECONDS * (order / 1000.0) ** 3)
     search_end = t0 + max(0.0, limit - reserve)
     shifts, zeros = [], []
     for i, win in enumerate(wins):
@@ -315,7 +453,7 @@ def spectral_bound(instance: Any, *, time_limit: float | None = None, window: in
     search = time.perf_counter() - t0
     value = math.fsum(win.certified(u) for win, u in zip(wins, shifts, strict=True))
     return BoundValue(max(0.0, safe(value, "min")), metrics={
-        "window": float(w), "windows": float(len(wins)),
+        "window": float(w), "windows": float(len(wins)), "balance": float(balance),
         "unshifted": math.fsum(zeros), "search_seconds": search,
         "certify_seconds": time.perf_counter() - t0 - search})
 

@@ -197,3 +197,114 @@ def test_the_shift_helps_and_is_certified():
     res = dmlopt.bound(inst, "spectral", iterations=100, window=1)
     assert res.bound >= res.metrics["unshifted"] - 1e-6
     assert res.metrics["window"] == 1 and res.metrics["windows"] == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# per-step balance multipliers (module docstring, "Per-step balance multipliers")
+
+
+def step_labellings(n: int, l: int, k: int) -> np.ndarray:
+    return np.array([a for a in itertools.product(range(l), repeat=n)
+                     if max(np.bincount(a, minlength=l)) <= k])
+
+
+def dp_optimum(inst: Instance) -> float:
+    """The optimum by dynamic programming over the steps (every capacity-feasible labelling of
+    each step; cut and migration counted from the definition)."""
+    labs = step_labellings(inst.n, inst.l, inst.k)
+    mig = inst.alpha * (labs[:, None, :] != labs[None, :, :]).sum(axis=2)
+    best = None
+    for t, edges in enumerate(inst.edges):
+        cut = np.zeros(len(labs))
+        for j, (u, v) in enumerate(edges):
+            cut += (labs[:, u] != labs[:, v]) * inst.weights[t][j]
+        best = cut if best is None else cut + (best[:, None] + mig).min(axis=0)
+    return float(best.min())
+
+
+# (n, tau, l, k): n = 6 with 3 labels of 3 (sum of squared sizes 12..18) or 2 labels of 4 (18..20)
+BALANCED = [(seed, 6, 2, 3, 3) for seed in range(3)] + [(seed, 6, 3, 2, 4) for seed in range(3)]
+
+
+@pytest.mark.parametrize(("seed", "n", "tau", "l", "k"), BALANCED)
+def test_balanced_bound_below_the_optimum_on_every_window(seed, n, tau, l, k):
+    inst = tiny(seed, n=n, tau=tau, l=l, k=k)
+    opt = dp_optimum(inst)
+    for window in range(1, tau + 1):
+        b = dmlopt.bound(inst, "spectral", iterations=60, window=window, balance=True).bound
+        assert 0.0 <= b <= opt + 1e-9, (window, b, opt)
+
+
+def test_balance_range_is_the_least_and_largest_sum_of_squares():
+    for n, l in itertools.product(range(1, 9), range(1, 5)):
+        for k in range(-(-n // l), n + 1):
+            sums = [sum(x * x for x in sizes)
+                    for sizes in itertools.product(range(k + 1), repeat=l) if sum(sizes) == n]
+            assert B.balance_range(n, k, l) == (min(sums), max(sums)), (n, k, l)
+
+
+def test_a_balance_constant_without_the_capacity_is_caught(monkeypatch):
+    # claiming every step's squared sizes sum to their least value (gamma = beta: the
+    # capacity k forgotten, or the brief's c >= 0 multiplier on n^2 / l let negative) is not
+    # a bound: it exceeds the optimum on these instances
+    cases = [(tiny(0, n=6, tau=2, l=3, k=3), 2), (tiny(1, n=6, tau=2, l=3, k=3), 1)]
+    for inst, window in cases:
+        opt = dp_optimum(inst)
+        assert dmlopt.bound(inst, "spectral", iterations=60, window=window).bound <= opt + 1e-9
+    real = B.balance_range
+
+    def forgetful(n: int, capacity: int, l: int) -> tuple[int, int]:
+        beta, _ = real(n, capacity, l)
+        return beta, beta
+
+    monkeypatch.setattr(B, "balance_range", forgetful)
+    for inst, window in cases:
+        opt = dp_optimum(inst)
+        assert B.spectral_bound(inst, iterations=60, window=window).bound > opt + 0.5
+
+
+def test_the_operator_is_the_dense_matrix():
+    inst = tiny(2, n=6, tau=3, l=2, k=4)
+    lap = B.window_laplacians(inst, 3)[0]
+    win = B._Window(lap, B.part_sizes(18, 12, 2), 3, B.balance_range(6, 4, 2))
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=win.dim)
+    x[win.order:] = np.abs(x[win.order:])
+    v = rng.normal(size=(win.order, 3))
+    np.testing.assert_allclose(win.operator(x) @ v, win.dense(x) @ v, atol=1e-12)
+    # the dense matrix, entry by entry: L + diag(u) + (c+ - c-)_t / n on step t's block
+    u, cp, cm = x[:18], x[18:21], x[21:]
+    expected = lap.toarray() + np.diag(u)
+    for t in range(3):
+        expected[6 * t:6 * t + 6, 6 * t:6 * t + 6] += (cp[t] - cm[t]) / 6
+    np.testing.assert_allclose(win.dense(x), expected, atol=1e-12)
+
+
+def test_the_multiplier_gradient_matches_finite_differences():
+    inst = tiny(1, n=6, tau=2, l=3, k=3)
+    lap = B.window_laplacians(inst, 2)[0]
+    win = B._Window(lap, B.part_sizes(12, 6, 3), 2, B.balance_range(6, 3, 3))
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.normal(size=12), [0.7, 0.2, 0.1, 0.4]])
+    _, grad = win.value(x)
+    for i in range(12, 16):
+        step = np.zeros(win.dim)
+        step[i] = 1e-6
+        fd = (win.value(x + step)[0] - win.value(x - step)[0]) / 2e-6
+        assert grad[i] == pytest.approx(fd, rel=1e-4, abs=1e-6)
+
+
+def test_multipliers_raise_the_bound_at_the_same_shift():
+    inst = tiny(1, n=6, tau=2, l=3, k=3)
+    lap = B.window_laplacians(inst, 2)[0]
+    sizes = B.part_sizes(12, 6, 3)
+    plain = B._Window(lap, sizes, 2, None)
+    u, _ = B._maximise(plain, 60, float("inf"))
+    balanced = B._Window(lap, sizes, 2, B.balance_range(6, 3, 3))
+    start = np.concatenate([u, np.zeros(4)])
+    # c = 0 is the bound without multipliers ...
+    assert balanced.certified(start) == pytest.approx(plain.certified(u), abs=1e-9)
+    # ... and the search over c from there raises it (6.0 -> about 12.8, optimum 15)
+    x, _ = B._maximise(balanced, 60, float("inf"), start=start)
+    assert balanced.certified(x) > plain.certified(u) + 3.0
+    assert balanced.certified(x) <= dp_optimum(inst) + 1e-9
