@@ -16,3 +16,6 @@ MAX_UNDERLAY_NODES = 200_000
 MAX_HOP_WORK = 50_000_000
 
 Node = int | str
+#: largest sum(M) x max(D) accepted: every objective (8) lies below it, and up to 2^53 every
+#: integer objective and bound is exact in a 64-bit float
+MAX_OBJECTIVE = float(2**53)

@@ -11,7 +11,14 @@ import pydantic
 from pydantic import PrivateAttr
 
 from dmlopt.evaluation import Evaluation
-from dmlopt.models.tap.constants import MAX_HOP_WORK, MAX_MODULES, MAX_UNDERLAY_NODES, MAX_VMS, Node
+from dmlopt.models.tap.constants import (
+    MAX_HOP_WORK,
+    MAX_MODULES,
+    MAX_OBJECTIVE,
+    MAX_UNDERLAY_NODES,
+    MAX_VMS,
+    Node,
+)
 from dmlopt.validation import Frozen, rule
 
 
@@ -59,6 +66,14 @@ class Instance(Frozen):
         else:
             raise rule("D", None, "is missing: give D or an underlay with vms")
         m, n = self._M.shape[0], self._D.shape[0]
+        # every objective (8) is at most sum(M) max(D); above 2^53 neither it nor a bound is
+        # exact in a 64-bit float (integral bounds are rounded up) and products may overflow
+        reach = float(self._M.sum()) * float(self._D.max(initial=0.0))
+        if not reach <= MAX_OBJECTIVE:
+            raise rule("M", f"total {float(self._M.sum()):.6g}", f"times the largest distance "
+                       f"{float(self._D.max(initial=0.0)):.6g} is {reach:.6g}, above 2^53 = "
+                       f"{MAX_OBJECTIVE:.6g}: objectives and bounds would not be exact in a "
+                       "64-bit float (scale M or D down)")
         if m > n * self.K:
             raise rule("K", self.K, f"is too small: m = {m} modules > n*K = {n * self.K} "
                        f"(n = {n} VMs); TAP has no solution (paper 000, condition 10)")

@@ -73,6 +73,9 @@ def test_m_above_nK_is_an_error_that_says_so():
     ({"D": [[0, float("nan")], [1, 0]]}, "finite"),
     ({"D": None}, "D"),
     ({"clusters": [0]}, "clusters"),
+    # finite entries whose objective would not be exact (or finite) in a float: 1e308 x 2
+    ({"M": [[0, 1e308], [0, 0]], "D": [[0, 2], [2, 0]]}, "above 2^53"),
+    ({"M": [[0, 2.0**52], [2.0**52, 0]], "D": [[0, 2], [2, 0]]}, "above 2^53"),
 ])
 def test_bad_instances(data, text):
     base = {"problem": "tap", "M": [[0, 1], [0, 0]], "D": [[0, 1], [1, 0]], "K": 1}
@@ -80,6 +83,14 @@ def test_bad_instances(data, text):
     with pytest.raises(InstanceError) as err:
         dmlopt.load(base)
     assert text in str(err.value)
+
+
+def test_objective_limit_is_inclusive():
+    # sum(M) x max(D) = 2^52 x 2 = 2^53 exactly: accepted, and the objective of either
+    # assignment is 2^52 x 2 = 2^53, exact in a float
+    inst = dmlopt.load({"problem": "tap", "M": [[0, 2.0**52], [0, 0]], "D": [[0, 2], [2, 0]],
+                        "K": 1})
+    assert tap.cost(inst, np.array([0, 1])) == 2.0**53
 
 
 def test_underlay_json_derives_hop_counts():
