@@ -121,3 +121,26 @@ def test_clock_bounded_and_two_opt_estimates_cover_the_cpu_time():
         seconds = time.process_time() - t0
         est = entry.estimate(inst, entry.Options(**opts))
         assert est.work >= seconds * S.OPS_PER_SECOND, (name, est.work, seconds)
+
+
+def test_a_wall_clock_budget_is_measured_in_cpu_seconds(monkeypatch, tmp_path):
+    """A heuristic whose default time budget is wall-clock seconds (rts) runs with
+    ``clock="cpu"`` in the growth table: on a loaded machine a wall-clock budget gets fewer CPU
+    seconds than it lasts, and the work estimate (the budget's CPU seconds) then looked 5x too
+    high. Other options stay at their defaults."""
+    from dmlopt.registry import get
+
+    real = get("tap").heuristics["rts"]
+    seen: list[dict] = []
+
+    def record(inst, seed=0, **opts):
+        seen.append(opts)
+
+    monkeypatch.setitem(get("tap").heuristics, "rts", dataclasses.replace(real, function=record))
+    plan = dataclasses.replace(S.plan_of("tap"), quick_sizes=(8,), quick_cap=2.0)
+    monkeypatch.setattr(S, "plan_of", lambda paper: plan)
+    S.measure("tap", tmp_path / "tap-quick", True, ["rts"])
+    default = real.Options().model_dump()
+    assert default["clock"] == "wall" and seen
+    for opts in seen:
+        assert opts == {**default, "clock": "cpu"}
