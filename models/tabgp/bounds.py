@@ -191,7 +191,8 @@ def window_laplacians(instance: Any, window: int) -> list[Any]:
 
 def part_sizes(order: int, capacity: int, l: int) -> np.ndarray:
     """The label sizes that minimise the Donath-Hoffman sum: ``capacity`` on the smallest
-    eigenvalues until ``order`` nodes are placed (length ``l``, decreasing, trailing zeros).
+    eigenvalues until ``order`` nodes are placed (length ``min(l, order)``, decreasing,
+    trailing zeros: at most ``order`` labels are non-empty).
 
     Parameters
     ----------
@@ -213,9 +214,9 @@ def part_sizes(order: int, capacity: int, l: int) -> np.ndarray:
     Donath and Hoffman, "Lower bounds for the partitioning of graphs", IBM J. Res. Dev. 17(5),
     1973: the bound for given sizes; a smaller weighted sum is a bound for all feasible sizes.
     """
-    m = np.zeros(l)
+    m = np.zeros(min(l, order))
     rest = order
-    for j in range(l):
+    for j in range(m.size):
         m[j] = min(capacity, rest)
         rest -= m[j]
     return m

@@ -156,7 +156,10 @@ def enum_bound(instance: Any, *, time_limit: float | None = None, start: Any = N
         raise InstanceError("tau", instance.tau, "the enumeration handles at most 3 steps")
     t0 = time.perf_counter()
     limit = ENUM_SECONDS if time_limit is None else float(time_limit)
-    l, k, tau, alpha = instance.l, instance.k, instance.tau, float(instance.alpha)
+    # at most n labels are ever needed (a step has at most n non-empty clusters, and a cluster
+    # left by all its vertices can take a new one without adding migration), none above n
+    l, k = min(instance.l, instance.n), min(instance.k, instance.n)
+    tau, alpha = instance.tau, float(instance.alpha)
     W = weight_matrices(instance)
     S = W.sum(axis=0)
     total_s = float(S.sum()) / 2
@@ -285,7 +288,7 @@ def estimate_enum(instance: Any, _options: Any) -> Size:
     """Memory and work of :func:`enum_bound`: the number of partitions of the vertices into at
     most l clusters of at most k (what the search may visit) times n per step; 1e300 (refused
     by any size limit) when tau > 3, which the method does not handle."""
-    n, l, k = instance.n, instance.l, instance.k
+    n, l, k = instance.n, min(instance.l, instance.n), min(instance.k, instance.n)
     if instance.tau > 3:
         return Size(memory=0.0, work=1e300)
     count = _n_partitions(n, l, k)
@@ -295,6 +298,7 @@ def estimate_enum(instance: Any, _options: Any) -> Size:
 
 def _n_partitions(n: int, l: int, k: int) -> int:
     """Partitions of n labelled vertices into at most l unlabelled clusters of size 1..k."""
+    l, k = min(l, n), min(k, n)  # at most n clusters are non-empty, none holds more than n
     # ways[j][b]: partitions of j vertices into b clusters (the smallest vertex's cluster first)
     ways = [[0] * (l + 1) for _ in range(n + 1)]
     ways[0][0] = 1

@@ -308,3 +308,19 @@ def test_multipliers_raise_the_bound_at_the_same_shift():
     x, _ = B._maximise(balanced, 60, float("inf"), start=start)
     assert balanced.certified(x) > plain.certified(u) + 3.0
     assert balanced.certified(x) <= dp_optimum(inst) + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_more_labels_than_vertices(seed):
+    """l far above n (a valid instance: at most n labels are ever non-empty) used to end in a
+    MemoryError in `enum` and `spectral` (arrays of length l). Both now run; the enumeration's
+    optimum equals the brute force with n + 2 labels, and spectral stays below it."""
+    base = tiny(seed, n=3, tau=2, l=3, k=2)
+    wide = base.model_copy(update={"l": 5})
+    assert brute_force(wide) == brute_force(base)   # the extra labels gain nothing here
+    huge = Instance(**{**base.model_dump(), "l": 10**12})
+    exact = dmlopt.bound(huge, "enum", time_limit=60)
+    assert exact.bound == pytest.approx(brute_force(wide), rel=1e-5)
+    assert exact.objective == pytest.approx(brute_force(wide), abs=1e-6)
+    spec = dmlopt.bound(huge, "spectral", time_limit=10, window=2)
+    assert spec.bound <= brute_force(wide) + 1e-9
