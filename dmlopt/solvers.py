@@ -339,6 +339,41 @@ def triplet_model(lower: Any, upper: Any, integer: Any, row_lower: Any, row_uppe
     return h
 
 
+#: HiGHS model statuses after which its dual bound (``mip_dual_bound``, or the objective of an
+#: optimal LP) is a valid bound: solved, or stopped by a limit or an interrupt. Any other status
+#: ("Empty", "Load error", "Model error", ...) gives no bound, whatever the info fields hold.
+DUAL_BOUND_STATUSES = frozenset({
+    "Optimal", "Time limit reached", "Iteration limit reached", "Solution limit reached",
+    "Interrupted by user", "Interrupted by HiGHS", "Memory limit reached",
+    "Bound on objective reached", "Target for objective reached"})
+
+
+def pass_model(h: Any, lp: Any) -> None:
+    """Hand ``lp`` (a ``highspy.HighsLp``) to ``h``; raise when HiGHS refuses it.
+
+    HiGHS refuses a model with a coefficient or bound of 1e15 or more in absolute value (its
+    ``large_matrix_value``) and then solves nothing: its status reads ``"Empty"`` and its
+    bound 0, which is no bound at all.
+
+    Parameters
+    ----------
+    h : highspy.Highs
+        The solver object.
+    lp : highspy.HighsLp
+        The model.
+
+    Raises
+    ------
+    SolverError
+        HiGHS returned an error for the model.
+    """
+    import highspy
+
+    if h.passModel(lp) == highspy.HighsStatus.kError:
+        raise SolverError("HiGHS refused the model (a coefficient or bound of 1e15 or more, "
+                          "or an inconsistent model): no bound")
+
+
 def run_highspy(h: Any) -> None:
     """Run a direct ``highspy.Highs`` model as ``h.run()`` does, but stop it on Ctrl-C.
 

@@ -1,13 +1,13 @@
 """Cost growth of every heuristic of a paper (``dmlopt reproduce PAPER growth``, ours; ``scale`` is
 TABGP's table of the heuristics on 10,000 vertices).
 
-Per heuristic (default options, seed 0; a heuristic with a ``clock`` option, whose default
-time budget is wall-clock seconds, runs with ``clock="cpu"``, so that its budget is spent in
-the CPU seconds measured whatever the machine's load): CPU seconds over a size series (doubling sizes of one
-generator, the same for every heuristic of the paper), the exponent b of time ~ size^b between
-the two largest sizes measured, the largest size within 60 s (measured, or extrapolated with b
-and marked ``~``), and the heuristic's size estimate (:attr:`Heuristic.estimate`, what the size
-limit refuses by) against what was measured:
+Per heuristic (default options, seed 0; a heuristic with a ``clock`` option, whose default time
+budget is wall-clock seconds, runs with ``clock="cpu"``, so that its budget is spent in the CPU
+seconds measured whatever the machine's load): CPU seconds over a size series (doubling sizes of
+one generator, the same for every heuristic of the paper), the exponent b of time ~ size^b
+between the two largest sizes measured, the largest size within 60 s (measured, or extrapolated
+with b and marked ``~``), and the heuristic's size estimate (:attr:`Heuristic.estimate`, what
+the size limit refuses by) against what was measured:
 
 * memory: the estimate over the peak of Python allocations (tracemalloc) of one run at the
   largest size measured in at most :attr:`Plan.peak_seconds`;

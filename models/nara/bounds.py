@@ -178,6 +178,10 @@ def aggregate_rows(instance: Instance, dffs: tuple[Callable[[float], float], ...
             index.append(wide)
             coef.append([racks[i] * reqs[i].b for i in wide])
             rhs.append(float(up_cap.sum()))
+    # a request whose coefficient is above a row's right-hand side is rejected by that row
+    # whatever the coefficient (all are >= 0); rhs + 1 keeps the 0-1 program's feasible set,
+    # only loosens its LP, and keeps HiGHS from refusing coefficients of 1e15 or more
+    coef = [[min(v, r + 1.0) for v in row] for row, r in zip(coef, rhs, strict=True)]
     return index, coef, rhs
 
 
@@ -239,7 +243,7 @@ def binary_program(n: int, rows: tuple[list[list[int]], list[list[float]], list[
     lp.sense_ = highspy.ObjSense.kMaximize if sense == "max" else highspy.ObjSense.kMinimize
     if integer:
         lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-    h.passModel(lp)
+    solvers.pass_model(h, lp)
     solvers.run_highspy(h)
     return h
 
@@ -327,8 +331,7 @@ def aggregate_bound(instance: Instance, *, time_limit: float | None = None, thre
     status, obj, dual = _solve_rows(n, rows, integer=True,
                                     time_limit=time_limit or AGGREGATE_SECONDS, threads=threads)
     value = trivial
-    if math.isfinite(dual) and status not in ("Infeasible", "Not Set", "Load error",
-                                              "Model error", "Solve error"):
+    if math.isfinite(dual) and status in solvers.DUAL_BOUND_STATUSES:
         value = min(trivial, math.floor(safe(dual, SENSE)))
     metrics = {"dual_bound": dual if math.isfinite(dual) else trivial,
                "incumbent": obj if math.isfinite(obj) else 0.0,
@@ -531,7 +534,7 @@ def _price(instance: Instance, steps: list[list[int]], kind: tuple[int, int, flo
     cont = highspy.HighsVarType.kInteger if integral else highspy.HighsVarType.kContinuous
     lp.integrality_ = [highspy.HighsVarType.kInteger, cont, cont,
                        highspy.HighsVarType.kInteger] * k
-    h.passModel(lp)
+    solvers.pass_model(h, lp)
     solvers.run_highspy(h)
     info = h.getInfo()
     upper = float(info.mip_dual_bound)
@@ -878,8 +881,7 @@ def schedule_bound(instance: Instance, *, time_limit: float | None = None, threa
         _, w = _lagrangian(best_u, n, T, w0, need, cvec, mvec, agg, kinds, best_ub)
         status, _, dual = _solve_rows(n, agg, integer=True, cost=w, threads=threads,
                                       time_limit=deadline - time.monotonic())
-        if math.isfinite(dual) and status not in ("Infeasible", "Not Set", "Load error",
-                                                  "Model error", "Solve error"):
+        if math.isfinite(dual) and status in solvers.DUAL_BOUND_STATUSES:
             value = dual + sum(k[3] * max(0.0, ub) for k, ub in zip(kinds, best_ub, strict=True))
             lagr = min(lagr, value)
     if math.isfinite(lagr):

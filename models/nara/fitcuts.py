@@ -36,6 +36,7 @@ import time
 
 import numpy as np
 
+from dmlopt import solvers
 from dmlopt.bounds import safe
 from dmlopt.contract import BoundValue
 from dmlopt.models.nara.constants import SENSE
@@ -235,8 +236,7 @@ def cover_cuts(instance: Instance, *, time_limit: float | None = None, threads: 
     while True:
         rounds += 1
         status, dual, x = _solve(n, rows, deadline - time.monotonic(), threads)
-        if math.isfinite(dual) and status not in ("Infeasible", "Not Set", "Load error",
-                                                  "Model error", "Solve error"):
+        if math.isfinite(dual) and status in solvers.DUAL_BOUND_STATUSES:
             best = min(best, float(math.floor(safe(dual, SENSE))))
         if rounds == 1:
             first = best

@@ -10,6 +10,7 @@ import pydantic
 
 from dmlopt.contract import Size
 from dmlopt.models.nara import topology as topo
+from dmlopt.models.nara.constants import MAX_UNITS
 from dmlopt.validation import Frozen, rule
 
 
@@ -17,8 +18,8 @@ class Node(Frozen):
     """A DCN node: a server (with CPU and memory) or a switch (rack, fabric, spine)."""
 
     kind: Literal["server", "rack", "fabric", "spine"]
-    cpu: int = pydantic.Field(default=0, ge=0)
-    mem: int = pydantic.Field(default=0, ge=0)
+    cpu: int = pydantic.Field(default=0, ge=0, le=MAX_UNITS)
+    mem: int = pydantic.Field(default=0, ge=0, le=MAX_UNITS)
 
 
 class Link(Frozen):
@@ -26,7 +27,7 @@ class Link(Frozen):
 
     u: int = pydantic.Field(ge=0)
     v: int = pydantic.Field(ge=0)
-    capacity: float = pydantic.Field(gt=0, allow_inf_nan=False)
+    capacity: float = pydantic.Field(gt=0, le=MAX_UNITS, allow_inf_nan=False)
 
 
 class Topology(Frozen):
@@ -101,9 +102,9 @@ class Topology(Frozen):
 class Request(Frozen):
     """A request <c, m, b, t> (section 3.1): CPU, memory, bandwidth, holding period (steps)."""
 
-    c: int = pydantic.Field(ge=0)
-    m: int = pydantic.Field(ge=0)
-    b: float = pydantic.Field(ge=0, allow_inf_nan=False)
+    c: int = pydantic.Field(ge=0, le=MAX_UNITS)
+    m: int = pydantic.Field(ge=0, le=MAX_UNITS)
+    b: float = pydantic.Field(ge=0, le=MAX_UNITS, allow_inf_nan=False)
     t: float = pydantic.Field(gt=0, allow_inf_nan=False)
 
 

@@ -252,3 +252,35 @@ def test_bounds_meet_the_optimum_so_a_tightened_bound_is_caught():
         off = dmlopt.heuristic(inst, "offline-search", iterations=100)
         assert off.feasible and off.objective <= opt.objective
     assert tight["aggregate"] >= 1 and tight["schedule"] >= 1, tight
+
+
+def test_a_demand_too_large_for_highs_is_refused_and_a_large_one_bounded():
+    """A memory demand of 1e18 made HiGHS refuse the aggregate program (a coefficient of 1e15
+    or more): it read "Empty" with a bound of 0 while netfit accepted 3 requests, and the
+    offline MILP accepted that request and called it optimal. Such figures are now refused by
+    the instance (at most 1e12); at 1e12 the request fits no server, so the optimum accepts
+    the other three (one per server of a rack, written here) and every bound is at least 3,
+    the aggregate rows holding the 0-1 point that accepts them."""
+    reqs = [(5, 5, 0.1, 4), (0, 10**12, 0.1, 4), (5, 5, 0.1, 4), (5, 5, 0.1, 4)]
+    with pytest.raises(dmlopt.InstanceError, match=r"requests\[0\]\.m"):
+        dmlopt.load({"problem": "nara", "topology": small_topology(),
+                     "requests": [{"c": 0, "m": 10**18, "b": 0.1, "t": 4}]})
+    inst = tiny(reqs)
+    assert rows_hold(inst, np.array([1.0, 0.0, 1.0, 1.0]))
+    assert not rows_hold(inst, np.array([0.0, 1.0, 0.0, 0.0]))
+    for method in ("aggregate", "aggregate-lp", "cover", "schedule", "mip", "lp"):
+        b = dmlopt.bound(inst, method, time_limit=30).bound
+        assert b >= 3 - 1e-9, (method, b)
+    for method in ("aggregate", "cover", "schedule", "mip"):   # integral: exactly 3
+        assert dmlopt.bound(inst, method, time_limit=30).bound < 4, method
+    exact = dmlopt.solve(inst, "highs", formulation="offline-plain", threads=1, time_limit=60)
+    assert exact.status == "optimal" and exact.objective == 3
+
+
+def test_highs_refusing_a_model_is_an_error_not_a_bound():
+    """HiGHS refuses a coefficient of 1e15 or more; the program then holds no bound (its
+    status reads "Empty", its dual bound 0) and :func:`binary_program` must say so."""
+    with pytest.raises(dmlopt.SolverError, match="refused"):
+        nb.binary_program(2, ([[0, 1]], [[1.0, 1e18]], [1.0]), time_limit=5, threads=1)
+    from dmlopt import solvers
+    assert "Empty" not in solvers.DUAL_BOUND_STATUSES
