@@ -159,7 +159,17 @@ def evaluate(instance: Any, solution: Any, size_limit: Any = None) -> Evaluation
 
 
 def _resolve_start(instance: Any, warm_start: Any, size_limit: Any = None) -> Any:
-    """A warm start: a heuristic name, a Solution, a solution dict, or a solution file path."""
+    """A warm start: a heuristic name, a Solution, a solution dict, or a solution file path;
+    it must pass the evaluator (a formulation's start writer may index by its values)."""
+    start = _start_of(instance, warm_start, size_limit)
+    ev = registry.of(instance).model.evaluate(instance, start)
+    if not ev.feasible:
+        raise InstanceError("warm_start", ev.violations[0], "is not a feasible start")
+    return start
+
+
+def _start_of(instance: Any, warm_start: Any, size_limit: Any = None) -> Any:
+    """The solution ``warm_start`` names (see :func:`_resolve_start`), not yet evaluated."""
     problem = registry.of(instance)
     if isinstance(warm_start, problem.model.Solution):
         return warm_start
@@ -205,7 +215,8 @@ def solve(
         formulation proven equal to the paper's (``DEFAULT_FORMULATION``, ``dmlopt list
         PROBLEM`` marks it), else "paper" when ``solver`` can solve it, else the first it can.
     warm_start : a Solution, a solution dict/path, or a heuristic name whose solution seeds
-        the solver. A solver stopped before it produced an incumbent returns the (re-evaluated,
+        the solver; it must be feasible (:class:`InstanceError` naming its first violation
+        otherwise). A solver stopped before it produced an incumbent returns the (re-evaluated,
         feasible) start instead, so a warm-started run is never worse than its start.
     size_limit : (variables, constraints) above which the model is refused before building.
     progress : seconds between progress lines on stderr (HiGHS: incumbent, bound, gap and

@@ -242,6 +242,34 @@ def test_parameters_options_and_seeds(capsys, inst_file):
             "heuristic")
 
 
+@pytest.mark.parametrize("problem,spec,break_it,says", [
+    # an assignment to a VM that does not exist: the TAP start writer indexed by it
+    ("tap", {"generator": "random"}, lambda s: {**s, "assignment": [len(s["assignment"])]
+                                                 + s["assignment"][1:]}, "is not a VM"),
+    # one entry per request more than the instance has: the RAR start writer looked it up
+    ("rar", {"generator": "random"}, lambda s: {**s, "requests": s["requests"] + [None]},
+     "entries, the instance has"),
+])
+def test_an_infeasible_warm_start_is_refused(capsys, tmp_path, problem, spec, break_it, says):
+    """A warm start must pass the evaluator before any formulation writes it into a model:
+    out-of-range values ended in an IndexError or KeyError inside the start writers of TAP
+    and RAR (found by mutating heuristic solutions)."""
+    inst = dmlopt.generate(problem, spec, seed=3)
+    heuristic = next(iter(registry.get(problem).heuristics))
+    start = json.loads(io.to_json(dmlopt.heuristic(inst, heuristic).solution))
+    path, spath = tmp_path / "inst.json", tmp_path / "start.json"
+    path.write_text(io.to_json(inst))
+    spath.write_text(json.dumps(break_it(start)))
+    refused(capsys, "solve", str(path), "--warm-start", str(spath), "--time-limit", "5",
+            says="is not a feasible start")
+    with pytest.raises(DmloptError, match=says):
+        dmlopt.solve(inst, warm_start=break_it(start), time_limit=5, threads=1)
+    spath.write_text(json.dumps(start))   # the start as the heuristic gave it: accepted
+    code, _, err = cli(capsys, "solve", str(path), "--warm-start", str(spath),
+                       "--time-limit", "5", "--threads", "1")
+    assert code == 0, err
+
+
 def test_size_limit_forms(capsys, inst_file, monkeypatch):
     refused(capsys, "solve", str(inst_file), "--size-limit", "1,1", says="model too large")
     refused(capsys, "solve", str(inst_file), "--size-limit", "a,b", says="--size-limit: 'a'")
