@@ -116,14 +116,15 @@ def rooted_neighbor_joining(categories: Mapping[Category, float], n: int, *,
         current = [*rest, f]
     for k in current:
         length = rho[k, k]
-        if length <= half:
-            # a node at the root: its children hang off the source directly
+        if length <= half and k.startswith("r"):
+            # a branching node at the root: its children hang off the source directly
             for c in list(g.successors(k)):
                 g.add_edge(SOURCE, c, weight=g.edges[k, c]["weight"])
-            if k.startswith("r"):
-                g.remove_node(k)
+            g.remove_node(k)
         else:
-            g.add_edge(SOURCE, k, weight=length)
+            # a destination is never merged into the source: even at the root (a delta above
+            # its length) it keeps its link, so that every destination has a route
+            g.add_edge(SOURCE, k, weight=max(length, 0.0))
     endpoints = tuple(f"d{i + 1}" for i in range(n))
     routes = tuple(tuple(nx.shortest_path(g, SOURCE, e)) if e in g else (SOURCE,)
                    for e in endpoints)

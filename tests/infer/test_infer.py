@@ -213,6 +213,23 @@ def test_rnj_merges_a_destination_that_is_a_branching_point():
         assert nx.is_isomorphic(inf.undirected(), g)
 
 
+@pytest.mark.parametrize("delta", [2.5, 1e6])
+def test_rnj_with_a_delta_above_every_length_keeps_a_route_to_every_destination(delta):
+    # with delta / 2 above every shared length, every branching node merges into the root;
+    # the destinations used to lose their link to the source (NetworkXNoPath on the routes)
+    g = small_tree()
+    paths = [("s", "x", "d1"), ("s", "x", "y", "d2"), ("s", "x", "y", "d3")]
+    inf = rooted_neighbor_joining(category_weights(g, paths), 3, delta=delta)
+    assert nx.is_tree(inf.undirected())
+    for i, r in enumerate(inf.routes):
+        assert r[0] == "s" and r[-1] == f"d{i + 1}"
+        assert all(inf.graph.has_edge(a, b) for a, b in zip(r, r[1:], strict=False))
+    if delta > 13:   # above every path length: the source and three leaves
+        assert sorted(inf.graph.edges) == [("s", "d1"), ("s", "d2"), ("s", "d3")]
+    else:            # x (shared length 1) merges into the source, y (shared length 4) stays
+        assert len(inf.graph.edges) == 4 and inf.graph.out_degree("s") == 2
+
+
 def test_clique_embedding_uses_the_smallest_clique_and_valid_routes():
     g = small_tree()
     paths = [("s", "x", "d1"), ("s", "x", "y", "d2"), ("s", "x", "y", "d3")]
