@@ -137,7 +137,7 @@ def cle(instance: Instance, *, seed: int = 0) -> Solution:
     Paper 000 (An, Wu, Huang), section IV-B "Cluster Embedding"; the order of links and
     clusters and the fill inside a cluster are ours.
     """
-    m, K = instance.m, instance.K
+    m, K = instance.m, min(instance.K, instance.m)  # no VM ever holds more than the m modules
     labels = instance.cluster_labels
     # the labels in use, in increasing order (not 0..max: a label may be any large integer)
     members = [np.flatnonzero(labels == c) for c in np.unique(labels)]

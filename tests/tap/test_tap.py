@@ -387,3 +387,16 @@ def test_overlay_matrices():
     assert int((tap.overlay_matrix("ring", 2) > 0).sum()) == 1
     r = tap.overlay_matrix("random", 6, p=1.0, rng=np.random.default_rng(0))
     assert int((r > 0).sum()) == 15 and r.max() <= 10
+
+
+def test_a_capacity_above_m_is_capacity_m():
+    # K = 2^53 made Cluster Embedding build an array of K entries per VM (MemoryError); no VM
+    # ever holds more than the m modules, so every heuristic gives what it gives for K = m
+    spec = json.loads(dmlopt.io.to_json(dmlopt.generate("tap", {"generator": "random", "m": 6,
+                                                                "n": 6}, seed=3)))
+    wide = dmlopt.load({**spec, "K": 2**53})
+    tight = dmlopt.load({**spec, "K": 6})
+    for name in ("cle", "abm", "random", "local-search"):
+        a = dmlopt.heuristic(wide, name, seed=0)
+        b = dmlopt.heuristic(tight, name, seed=0)
+        assert a.solution.assignment == b.solution.assignment, name
