@@ -174,7 +174,8 @@ def run(paper: str, names: list[str] | None = None, quick: bool = False,
     from .run import run_suite
 
     chosen = select(paper, names)
-    page = _check_docs(docs) if docs is not None else None
+    page = (_check_docs(docs, [f"{t.paper}/{t.name}" for t in chosen]) if docs is not None
+            else None)
     if workers is not None and (isinstance(workers, bool) or not 1 <= workers <= 256):
         raise DmloptError(f"--workers: {workers} must be an integer in [1, 256]")
     base = io.check_output_dir(outdir, "-o")
@@ -241,10 +242,19 @@ def _figures(page: Path, blocks: dict[str, str], here: Path) -> list[Path]:
     return out
 
 
-def _check_docs(docs: str | Path) -> Path:
+def _check_docs(docs: str | Path, keys: list[str]) -> Path:
+    """The page ``--docs`` names, refused before anything runs unless it is a text page with
+    the block of at least one of the tables ``keys`` (``paper/table``) to replace."""
     page = io.check_output(docs, "--docs")  # NUL bytes, names, a writable folder
     if not page.is_file():
         raise DmloptError(f"--docs: {page} is not an existing Markdown page")
+    try:
+        present = {f"{m.group(1)}/{m.group(2)}" for m in _MARK.finditer(page.read_text())}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DmloptError(f"--docs: {page} cannot be read as a text page ({exc})") from None
+    if not present & set(keys):
+        raise DmloptError(f"--docs: {page} has no block <!-- reproduce: {keys[0]} --> "
+                          f"(nor one of the other tables chosen): nothing would be replaced")
     # a symbolic link: the page it points to is edited (its folder gets the figures); the link
     # itself is never replaced
     return page.resolve()

@@ -85,6 +85,14 @@ def test_bad_input_refused_before_anything_runs(toy, tmp_path):
         reproduce.run("tabgp", ["toy"], outdir=tmp_path / "a", docs=tmp_path / "missing.md")
     with pytest.raises(DmloptError, match="--workers"):
         reproduce.run("tabgp", ["toy"], outdir=tmp_path / "a", workers=0)
+    # a page without the table's block (the whole run would be spent for nothing), or one that
+    # is not text
+    with pytest.raises(DmloptError, match="--docs: .* has no block <!-- reproduce: tabgp/toy"):
+        reproduce.run("tabgp", ["toy"], outdir=tmp_path / "a", docs=afile)
+    binary = tmp_path / "page.md"
+    binary.write_bytes(b"\xff\xfe<!-- reproduce")
+    with pytest.raises(DmloptError, match="--docs: .* cannot be read as a text page"):
+        reproduce.run("tabgp", ["toy"], outdir=tmp_path / "a", docs=binary)
     assert not (tmp_path / "a").exists() and CALLS == []
 
 
@@ -144,8 +152,11 @@ def test_docs_figures_are_copied_beside_the_page(monkeypatch, tmp_path):
     reproduce.run("tabgp", ["fig"], quick=True, workers=1, outdir=tmp_path / "o", docs=page)
     assert (docs / "figures" / "plot.png").read_bytes() == b"\x89PNG fake"
     assert "![plot](figures/plot.png)" in page.read_text()
-    reproduce.run("tabgp", ["fig"], quick=True, workers=1, outdir=tmp_path / "o", docs=other)
+    with pytest.raises(DmloptError, match="has no block <!-- reproduce: tabgp/fig -->"):
+        reproduce.run("tabgp", ["fig"], quick=True, workers=1, outdir=tmp_path / "o2",
+                      docs=other)
     assert not (tmp_path / "figures").exists() and other.read_text() == "no blocks\n"
+    assert not (tmp_path / "o2").exists()   # refused before anything ran
 
 
 def test_the_load_of_the_machine_is_recorded_beside_the_store(tmp_path):
