@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 import pydantic
 
-from dmlopt.models.inc_oxc.constants import MAX_RACKS, TOL
+from dmlopt.models.inc_oxc.constants import MAX_PORTS, MAX_RACKS, TOL
 from dmlopt.validation import Frozen, rule
 
 
@@ -49,7 +49,8 @@ class Instance(Frozen):
         min_length=1, max_length=MAX_RACKS,
         description=f"racks 0..R-1 (at most {MAX_RACKS}: the evaluator's circuit and load "
         "matrices are R x R)")
-    n_tor: int = pydantic.Field(ge=1, description="N_ToR: ToR ports to the pool and to the OXC")
+    n_tor: int = pydantic.Field(ge=1, le=MAX_PORTS, description="N_ToR: ToR ports to the "
+                                f"pool and to the OXC (at most {MAX_PORTS})")
     port_bw: float = pydantic.Field(gt=0, allow_inf_nan=False, description="B (MB/s)")
     inc: bool = pydantic.Field(default=True, description="False: no INC (R_c empty)")
     jobs: list[Job] = pydantic.Field(min_length=1)

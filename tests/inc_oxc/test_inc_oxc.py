@@ -392,6 +392,11 @@ def test_bad_input_errors():
         parse(M.Instance, {**good, "inc": False, "jobs": [{**good["jobs"][0], "ps_cpu": 500}]})
     with pytest.raises(InstanceError, match=r"jobs\[0\]\.data"):
         parse(M.Instance, {**good, "jobs": [{**good["jobs"][0], "data": 0}]})
+    # 1e9 ports per ToR: the bisection bound (and the exact solve that runs it) allocated
+    # arrays over 0..N_ToR circuits and was killed for memory; refused by the instance
+    with pytest.raises(InstanceError, match=r"n_tor: .*less than or equal to 65536"):
+        parse(M.Instance, {**good, "n_tor": 10**9})
+    assert parse(M.Instance, {**good, "n_tor": 65536}).n_tor == 65536
     with pytest.raises(InstanceError, match="spec.jobs"):
         dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2, "jobs": 40}, seed=0)
     with pytest.raises(InstanceError, match="circuits"):
