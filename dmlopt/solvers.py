@@ -276,6 +276,12 @@ def add_arrays(h: Any, lower: Any, upper: Any, rows: Any, row_lower: Any, row_up
     Returns
     -------
     None
+
+    Raises
+    ------
+    SolverError
+        HiGHS refused the columns, costs or rows (then it adds none of them, and a model
+        without them would be solved as if they were not there).
     """
     import highspy
     import numpy as np
@@ -286,14 +292,20 @@ def add_arrays(h: Any, lower: Any, upper: Any, rows: Any, row_lower: Any, row_up
         x = np.asarray(x, dtype=float)
         return np.where(np.isposinf(x), inf, np.where(np.isneginf(x), -inf, x))
 
+    def check(status: Any, what: str) -> None:
+        if status == highspy.HighsStatus.kError:  # nothing was added: the model is not ours
+            raise SolverError(f"HiGHS refused the model's {what} (a coefficient or bound of "
+                              "1e15 or more, or an inconsistent model): no result")
+
     n = len(lower)
-    h.addVars(n, bounds(lower), bounds(upper))
+    check(h.addVars(n, bounds(lower), bounds(upper)), "columns")
     if cost is not None:
-        h.changeColsCost(n, np.arange(n, dtype=np.int32), np.asarray(cost, dtype=float))
+        check(h.changeColsCost(n, np.arange(n, dtype=np.int32), np.asarray(cost, dtype=float)),
+              "costs")
     mat = rows.tocsr()
-    h.addRows(mat.shape[0], bounds(row_lower), bounds(row_upper), mat.nnz,
-              mat.indptr.astype(np.int32), mat.indices.astype(np.int32),
-              mat.data.astype(float))
+    check(h.addRows(mat.shape[0], bounds(row_lower), bounds(row_upper), mat.nnz,
+                    mat.indptr.astype(np.int32), mat.indices.astype(np.int32),
+                    mat.data.astype(float)), "rows")
     if integer is not None:
         idx = np.flatnonzero(integer).astype(np.int32)
         h.changeColsIntegrality(len(idx), idx,

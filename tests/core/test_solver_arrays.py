@@ -58,3 +58,19 @@ def test_triplet_model_sums_repeated_entries():
     assert (limit[-1] if isinstance(limit, tuple) else limit) == 5
     h.changeColsCost(3, np.arange(3, dtype=np.int32), COST)
     assert _solve(h) == pytest.approx(_enumerated(False))
+
+
+def test_rows_highs_refuses_are_an_error_not_a_smaller_model():
+    """HiGHS adds no row of a batch holding a coefficient of 1e15 or more and says so only in
+    its return status: solved anyway, the model would lack those rows (a relaxation taken for
+    the model)."""
+    from dmlopt.errors import SolverError
+
+    h = solvers.highspy_model()
+    with pytest.raises(SolverError, match="refused the model's rows"):
+        solvers.add_arrays(h, [0, 0], [1, 1], sp.csr_matrix(np.array([[1.0, 1e18]])),
+                           [-np.inf], [1.0], cost=[1.0, 1.0])
+    h = solvers.highspy_model()
+    solvers.add_arrays(h, [0, 0], [1, 1], sp.csr_matrix(np.array([[1.0, 1e12]])),
+                       [-np.inf], [1.0], cost=[1.0, 1.0])
+    assert h.getNumRow() == 1
