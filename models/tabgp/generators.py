@@ -16,6 +16,30 @@ from dmlopt.validation import spec_error
 # generators
 
 
+def capacity(a: float, n: int, l: int) -> int:
+    """The capacity ``k = ceil(a n / l)`` of augmentation ``a``, at most n (a cluster never
+    holds more than the n vertices; ``a >= l`` gives n without forming ``a n``, which may
+    overflow a float).
+
+    Parameters
+    ----------
+    a : float
+        Augmentation, at least 1.
+    n, l : int
+        Vertices and clusters.
+
+    Returns
+    -------
+    int
+        The capacity, in ``ceil(n / l)..n``.
+
+    References
+    ----------
+    Paper 004 (Figiel, Nichterlein, Schmid), section 1: k = (1 + eps) n / l.
+    """
+    return n if a >= l else min(n, math.ceil(a * n / l))
+
+
 def generate_er(
     *, seed: int = 0, n: int = 12, p: float = 0.5, tau: int = 3, l: int = 4, a: float = 1.0,
     alpha: float = 3.0,
@@ -68,7 +92,7 @@ def generate_er(
     for _ in range(tau):
         keep = rng.random(iu.size) < p
         edges.append([(int(u), int(v)) for u, v in zip(iu[keep], ju[keep], strict=True)])
-    k = math.ceil(a * n / l)
+    k = capacity(a, n, l)
     return Instance(name=f"er-n{n}-p{p:g}-tau{tau}-s{seed}", n=n, edges=edges, l=l, k=k,
                     alpha=alpha)
 
@@ -155,7 +179,7 @@ def generate_drift(
         edges.append([(int(x // n), int(x % n)) for x in keys])
         if weights is not None:
             weights.append(np.floor(np.exp(rng.uniform(0, math.log(100), m))).tolist())
-    k = math.ceil(a * n / l)
+    k = capacity(a, n, l)
     return Instance(name=f"drift-n{n}-tau{tau}-l{l}-m{m}-s{seed}", n=n, edges=edges,
                     weights=weights, l=l, k=k, alpha=alpha)
 
@@ -184,7 +208,7 @@ class ErParams(Options):
     tau: int = pydantic.Field(default=3, ge=1, description="number of time steps")
     l: int = pydantic.Field(default=4, ge=1, description="number of clusters")
     a: float = pydantic.Field(default=1.0, ge=1, description="augmentation: capacity k = "
-                              "ceil(a n / l)")
+                              "ceil(a n / l), at most n")
     alpha: float = pydantic.Field(default=3.0, ge=0, description="migration cost per vertex "
                                   "that changes cluster")
 
@@ -205,7 +229,7 @@ class DriftParams(Options):
     drift: float = pydantic.Field(default=0.05, ge=0, le=1, description="fraction of the "
                                   "vertices joining another group between steps")
     a: float = pydantic.Field(default=1.0, ge=1, description="augmentation: capacity k = "
-                              "ceil(a n / l)")
+                              "ceil(a n / l), at most n")
     alpha: float = pydantic.Field(default=3.0, ge=0, description="migration cost per vertex "
                                   "that changes cluster")
     weighted: bool = pydantic.Field(default=False, description="integer edge weights 1..100 "

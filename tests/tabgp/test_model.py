@@ -312,6 +312,13 @@ def test_er_generator_deterministic_and_capacity():
     assert a == b and a != dmlopt.generate("tabgp", spec, seed=5)
     assert a.k == 3 and a.alpha == 3.0 and a.tau == 3  # ceil(12 / 5)
     assert dmlopt.generate("tabgp", {**spec, "a": 2.1}, seed=0).k == 6  # ceil(25.2 / 5)
+    # a capacity above n is n: a = 4.5 gives ceil(10.8) = 11 < 12, a = 4.9 ceil(11.76) = 12,
+    # a = 6 and a = 1e308 (a n overflowed a float: OverflowError) both n
+    for aug, k in ((4.5, 11), (4.9, 12), (6, 12), (1e308, 12)):
+        assert dmlopt.generate("tabgp", {**spec, "a": aug}, seed=0).k == k, aug
+    big = dmlopt.generate("tabgp", {"generator": "drift", "n": 30, "tau": 2, "l": 3, "m": 40,
+                                    "a": 1e308}, seed=0)
+    assert big.k == 30
     m = [len(e) for e in dmlopt.generate("tabgp", {**spec, "p": 1.0}, seed=0).edges]
     assert m == [66, 66, 66]
     assert all(len(e) == 0 for e in dmlopt.generate("tabgp", {**spec, "p": 0.0}, seed=0).edges)
