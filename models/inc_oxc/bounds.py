@@ -131,20 +131,21 @@ class _Job:
     def served(self, f: float, static: bool) -> int:
         """Most workers a switch PS (best PDP rack) can serve at f."""
         r = 2 * self.d * f
-        per_link = int(min(self.m, math.floor(self.NB / r)))
+        per = self.NB / r   # compared before flooring: a tiny r makes it inf
+        per_link = self.m if per >= self.m else math.floor(per)
         if per_link <= 0:
             return 0
         total = int(np.minimum(self.H, per_link).sum())
         best = 0
         if not static:
             # time-shared: circuits into t average at most P (1 + TOL), each load within
-            # B c (1 + TOL) + 1e-9
-            into = math.floor((self.P * (1 + TOL) * self.B * (1 + TOL)
-                               + (self.R - 1) * _ABS) / r)
-            for t in self.pdp:
-                own = min(int(self.H[t]), per_link)
-                best = max(best, own + min(total - own, into))
-            return best
+            # B c (1 + TOL) + 1e-9; best over the PDP racks t of own + min(total - own, into)
+            into_f = (self.P * (1 + TOL) * self.B * (1 + TOL) + (self.R - 1) * _ABS) / r
+            into = total if into_f >= total else math.floor(into_f)
+            if not self.pdp:
+                return 0
+            own = np.minimum(self.H[np.asarray(self.pdp, dtype=np.int64)], per_link)
+            return int((own + np.minimum(total - own, into)).max())
         self._cache.clear()
         for t in self.pdp:
             own = min(int(self.H[t]), per_link)
@@ -908,13 +909,23 @@ def placements_bound(instance: Instance, *, static: bool = False, precision: flo
     return hi, {k: v for k, v in metrics.items() if math.isfinite(v)}, best_sol
 
 
+#: bisection steps a job's time-shared bound takes in practice (38 on average on 4,096 racks
+#: and on 64; the rule stops at a relative width of 1e-10 of f, :data:`_BISECT_STEPS` at most)
+_TYPICAL_STEPS = 60
+
+
 def _jobs_estimate(static: bool) -> Any:
     def estimate(instance: Instance, _options: Any) -> Size:
         R, P = instance.n_racks, instance.n_tor
         W = float(instance.arrays["size"].sum())
         J = float(len(instance.jobs))
-        per_step = R * (P * P + 1.0) if static else float(R)
-        return Size(64.0 * (R + P + W), 3 * W + J * _BISECT_STEPS * per_step)
+        # every job's time-shared bisection (no clock: it runs to the end), one call of
+        # ``served`` per step: a dozen numpy passes over the racks and its fixed cost
+        # (measured 58 us per call on 4,096 racks, 7.7 us on 64)
+        work = 3 * W + J * _TYPICAL_STEPS * (14.0 * R + 7e3)
+        if static:   # then the static refinement (clock-checked): a DP over 0..P per rack
+            work += J * _BISECT_STEPS * R * (P * P + 1.0)
+        return Size(64.0 * (R + P + W), work)
 
     return estimate
 
