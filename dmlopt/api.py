@@ -742,7 +742,12 @@ def generate(problem: str, spec: dict[str, Any] | None = None, seed: int = 0,
     params = validate_options(entry.Params, spec, gen_name, "param")
     check_run_size(f"the {problem} generator {gen_name!r} with these parameters",
                    Size(*entry.estimate(params)), limits_from(size_limit))
-    return entry.function(seed=seed, **_kwargs(params, spec))
+    try:
+        return entry.function(seed=seed, **_kwargs(params, spec))
+    except pydantic.ValidationError as exc:  # parameters whose instance breaks a rule
+        raise InstanceError("spec", message=f"spec: the {gen_name} generator's instance for "
+                            f"these parameters breaks a rule: {error_from_pydantic(exc)}"
+                            ) from None
 
 
 def _fits(instance: Any, entry: Any, options: Options, limits: Limits, what: str) -> None:

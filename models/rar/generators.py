@@ -230,7 +230,9 @@ class Cpn38Params(Cpn6Params):
 class RandomParams(Options):
     """Parameters of the tiny random generator (tests)."""
 
-    nodes: int = pydantic.Field(default=4, ge=3, description="nodes on the base ring")
+    nodes: int = pydantic.Field(default=4, ge=3, le=6, description="nodes on the base ring "
+                                "(at most 6: the ring itself is then a ring of 3..6 nodes "
+                                "through every source)")
     extra_links: int = pydantic.Field(default=1, ge=0, description="chords added to the ring")
     requests: int = pydantic.Field(default=2, ge=1, description="training requests")
     slots: int = pydantic.Field(default=4, ge=1, le=10_000, description="time slots")

@@ -443,3 +443,30 @@ def test_error_shows_a_long_path_whole_and_cuts_a_long_matrix():
     assert f"file: '{path}' is missing" == str(InstanceError("file", path, "is missing"))
     cut = str(InstanceError("M", list(range(1000)), "must be square"))
     assert "..." in cut and len(cut) < 120
+
+
+def test_a_generated_instance_that_breaks_a_rule_is_an_instance_error(monkeypatch, capsys):
+    """Parameters whose instance breaks one of the instance's rules (RAR's random generator
+    with 100 ring nodes: a source on no ring of 3..6 nodes) gave pydantic's ValidationError and
+    an internal error; it is an InstanceError naming the rule, exit 2 on the CLI. The random
+    generator now refuses more than 6 ring nodes; a generator's function that builds such an
+    instance stands for any other case."""
+    import dataclasses
+
+    from dmlopt.models import rar
+
+    refused(capsys, "generate", "rar", "-g", "random", "-p", "nodes=100",
+            says="nodes: 100 (input should be less than or equal to 6)")
+
+    def broken(seed=0, **params):
+        inst = rar.generate_random(seed=seed, **params)
+        data = inst.model_dump()
+        data["requests"][0]["source"] = 99
+        return rar.Instance(**data)
+
+    model = registry.get("rar").model
+    entry = registry.get("rar").generator_entries["random"]
+    monkeypatch.setitem(model.GENERATORS, "random", dataclasses.replace(entry, function=broken))
+    with pytest.raises(InstanceError, match=r"spec: the random generator's instance .* "
+                                            r"breaks a rule: requests\[0\]\.source"):
+        dmlopt.generate("rar", {"generator": "random"}, seed=0)
