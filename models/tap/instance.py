@@ -68,9 +68,11 @@ class Instance(Frozen):
         m, n = self._M.shape[0], self._D.shape[0]
         # every objective (8) is at most sum(M) max(D); above 2^53 neither it nor a bound is
         # exact in a 64-bit float (integral bounds are rounded up) and products may overflow
-        reach = float(self._M.sum()) * float(self._D.max(initial=0.0))
+        with np.errstate(over="ignore"):  # a sum beyond the float range is inf, refused
+            total = float(self._M.sum())
+            reach = total * float(self._D.max(initial=0.0))
         if not reach <= MAX_OBJECTIVE:
-            raise rule("M", f"total {float(self._M.sum()):.6g}", f"times the largest distance "
+            raise rule("M", f"total {total:.6g}", f"times the largest distance "
                        f"{float(self._D.max(initial=0.0)):.6g} is {reach:.6g}, above 2^53 = "
                        f"{MAX_OBJECTIVE:.6g}: objectives and bounds would not be exact in a "
                        "64-bit float (scale M or D down)")

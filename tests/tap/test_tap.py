@@ -400,3 +400,15 @@ def test_a_capacity_above_m_is_capacity_m():
         a = dmlopt.heuristic(wide, name, seed=0)
         b = dmlopt.heuristic(tight, name, seed=0)
         assert a.solution.assignment == b.solution.assignment, name
+
+
+def test_a_traffic_sum_beyond_the_float_range_is_refused_without_a_warning():
+    # entries of 1e308 sum to inf: numpy's overflow warning reached the CLI's stderr beside
+    # the one-line refusal
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InstanceError, match="above 2\\^53"):
+            dmlopt.load({"problem": "tap", "M": [[0, 1e308], [1e308, 0]],
+                         "D": [[0, 1], [1, 0]], "K": 1})
