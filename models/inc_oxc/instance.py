@@ -8,35 +8,45 @@ from typing import Literal
 import numpy as np
 import pydantic
 
-from dmlopt.models.inc_oxc.constants import MAX_PORTS, MAX_RACKS, TOL
+from dmlopt.models.inc_oxc.constants import (
+    MAX_PORT_BW,
+    MAX_PORTS,
+    MAX_RACKS,
+    MAX_VALUE,
+    MIN_DATA_RATIO,
+    TOL,
+)
 from dmlopt.validation import Frozen, rule
 
 
 class Rack(Frozen):
     """A rack: server-pool resources and the number of PS its ToR can hold (0: not PDP)."""
 
-    cpu: float = pydantic.Field(ge=0, allow_inf_nan=False, description="S_k^CPU")
-    gpu: float = pydantic.Field(ge=0, allow_inf_nan=False, description="S_k^GPU")
-    mem: float = pydantic.Field(ge=0, allow_inf_nan=False, description="S_k^MEM (GB)")
+    cpu: float = pydantic.Field(ge=0, le=MAX_VALUE, allow_inf_nan=False, description="S_k^CPU")
+    gpu: float = pydantic.Field(ge=0, le=MAX_VALUE, allow_inf_nan=False, description="S_k^GPU")
+    mem: float = pydantic.Field(ge=0, le=MAX_VALUE, allow_inf_nan=False,
+                                description="S_k^MEM (GB)")
     ps_slots: int = pydantic.Field(default=0, ge=0, description="C_k; > 0 means a PDP ToR")
 
 
 class Worker(Frozen):
     """Resources one worker needs (W_ij^CPU, W_ij^GPU, W_ij^MEM)."""
 
-    cpu: float = pydantic.Field(ge=0, allow_inf_nan=False)
-    gpu: float = pydantic.Field(ge=0, allow_inf_nan=False)
-    mem: float = pydantic.Field(ge=0, allow_inf_nan=False)
+    cpu: float = pydantic.Field(ge=0, le=MAX_VALUE, allow_inf_nan=False)
+    gpu: float = pydantic.Field(ge=0, le=MAX_VALUE, allow_inf_nan=False)
+    mem: float = pydantic.Field(ge=0, le=MAX_VALUE, allow_inf_nan=False)
 
 
 class Job(Frozen):
     """A PS job: data size per pull/push d_i (MB), alpha, the PS's demand, the workers."""
 
-    data: float = pydantic.Field(gt=0, allow_inf_nan=False, description="d_i (MB)")
-    alpha: float = pydantic.Field(default=0.5, ge=0, allow_inf_nan=False,
+    data: float = pydantic.Field(gt=0, le=MAX_VALUE, allow_inf_nan=False, description="d_i (MB)")
+    alpha: float = pydantic.Field(default=0.5, ge=0, le=MAX_VALUE, allow_inf_nan=False,
                                   description="PS update / communication time on a server")
-    ps_cpu: float = pydantic.Field(ge=0, allow_inf_nan=False, description="P_i^CPU")
-    ps_mem: float = pydantic.Field(ge=0, allow_inf_nan=False, description="P_i^MEM (GB)")
+    ps_cpu: float = pydantic.Field(ge=0, le=MAX_VALUE, allow_inf_nan=False,
+                                   description="P_i^CPU")
+    ps_mem: float = pydantic.Field(ge=0, le=MAX_VALUE, allow_inf_nan=False,
+                                   description="P_i^MEM (GB)")
     workers: list[Worker] = pydantic.Field(min_length=1)
 
 
@@ -51,12 +61,19 @@ class Instance(Frozen):
         "matrices are R x R)")
     n_tor: int = pydantic.Field(ge=1, le=MAX_PORTS, description="N_ToR: ToR ports to the "
                                 f"pool and to the OXC (at most {MAX_PORTS})")
-    port_bw: float = pydantic.Field(gt=0, allow_inf_nan=False, description="B (MB/s)")
+    port_bw: float = pydantic.Field(gt=0, le=MAX_PORT_BW, allow_inf_nan=False,
+                                   description="B (MB/s)")
     inc: bool = pydantic.Field(default=True, description="False: no INC (R_c empty)")
     jobs: list[Job] = pydantic.Field(min_length=1)
 
     @pydantic.model_validator(mode="after")
     def _rules(self) -> Instance:
+        data = [job.data for job in self.jobs]
+        small = min(range(len(data)), key=data.__getitem__)
+        if data[small] < MIN_DATA_RATIO * max(data):
+            raise rule(f"jobs[{small}].data", data[small], f"is below {MIN_DATA_RATIO:g} times "
+                       f"the largest job's data ({max(data):g}): its loads would lie within "
+                       "the MILP solvers' feasibility tolerances")
         cap = np.array([[r.cpu, r.gpu, r.mem] for r in self.racks])
         names = ("cpu", "gpu", "mem")
         pdp = self.inc and any(r.ps_slots > 0 for r in self.racks)

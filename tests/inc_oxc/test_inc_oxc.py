@@ -397,6 +397,19 @@ def test_bad_input_errors():
     with pytest.raises(InstanceError, match=r"n_tor: .*less than or equal to 65536"):
         parse(M.Instance, {**good, "n_tor": 10**9})
     assert parse(M.Instance, {**good, "n_tor": 65536}).n_tor == 65536
+    # a PS memory of 1e15 made HiGHS (which drops coefficients of 1e15 and more) call a
+    # feasible instance infeasible; a job of 1e-9 MB beside ones of hundreds had its loads
+    # within the solvers' tolerance and every MILP routed it over rack pairs without circuits
+    job = good["jobs"][0]
+    with pytest.raises(InstanceError, match=r"jobs\[0\]\.ps_mem: .*less than or equal to"):
+        parse(M.Instance, {**good, "jobs": [{**job, "ps_mem": 1e15}]})
+    assert parse(M.Instance, {**good, "jobs": [{**job, "ps_mem": 1e12}]}).jobs[0].ps_mem == 1e12
+    with pytest.raises(InstanceError, match=r"port_bw: .*less than or equal to"):
+        parse(M.Instance, {**good, "port_bw": 1e10})
+    with pytest.raises(InstanceError, match=r"jobs\[1\]\.data: 1e-09 is below 1e-06 times"):
+        parse(M.Instance, {**good, "jobs": [job, {**job, "data": 1e-9}]})
+    assert len(parse(M.Instance, {**good, "jobs": [job, {**job, "data": job["data"] * 1e-6}]}
+                     ).jobs) == 2
     with pytest.raises(InstanceError, match="spec.jobs"):
         dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2, "jobs": 40}, seed=0)
     with pytest.raises(InstanceError, match="circuits"):
