@@ -10,6 +10,7 @@ import numpy as np
 import pydantic
 
 from dmlopt.evaluation import Evaluation
+from dmlopt.models.tabgp.constants import MAX_WEIGHT
 from dmlopt.validation import Frozen, rule
 
 
@@ -27,7 +28,8 @@ class Instance(Frozen):
     )
     l: int = pydantic.Field(ge=1, description="number of clusters")
     k: int = pydantic.Field(ge=1, description="cluster capacity")
-    alpha: float = pydantic.Field(ge=0, allow_inf_nan=False, description="migration cost")
+    alpha: float = pydantic.Field(ge=0, le=MAX_WEIGHT, allow_inf_nan=False,
+                                  description="migration cost")
 
     @pydantic.model_validator(mode="after")
     def _rules(self) -> Instance:
@@ -76,10 +78,11 @@ class Instance(Frozen):
                 raise rule(f"weights[{t}]", f"{len(w)} weights",
                            f"must have one weight per edge ({len(edges)})")
             wa = np.asarray(w, dtype=float)
-            badw = np.flatnonzero(~(np.isfinite(wa) & (wa > 0)))
+            badw = np.flatnonzero(~(np.isfinite(wa) & (wa > 0) & (wa <= MAX_WEIGHT)))
             if badw.size:
                 j = int(badw[0])
-                raise rule(f"weights[{t}][{j}]", w[j], "must be positive and finite")
+                raise rule(f"weights[{t}][{j}]", w[j], "must be positive, finite and at "
+                           f"most {MAX_WEIGHT:g}")
 
     def _suspect_steps(self) -> list[int]:
         """Steps with edges where a rule may fail (a superset: :meth:`_check_step` decides)."""
@@ -103,7 +106,7 @@ class Instance(Frozen):
             wlens = np.fromiter((len(w) for w in self.weights), dtype=np.int64, count=self.tau)
             suspects |= set(np.flatnonzero(wlens != lens).tolist())
             wa = np.asarray([x for ws in self.weights for x in ws], dtype=float)
-            badw = ~(np.isfinite(wa) & (wa > 0))
+            badw = ~(np.isfinite(wa) & (wa > 0) & (wa <= MAX_WEIGHT))
             suspects |= set(np.repeat(np.arange(self.tau), wlens)[badw].tolist())
         return sorted(t for t in suspects if lens[t] > 0)
 
