@@ -538,8 +538,10 @@ def _price(instance: Instance, steps: list[list[int]], kind: tuple[int, int, flo
     solvers.run_highspy(h)
     info = h.getInfo()
     upper = float(info.mip_dual_bound)
-    if not math.isfinite(upper):
-        # stopped before the root: every piece at its largest (each price term on its own)
+    if (not math.isfinite(upper)
+            or h.modelStatusToString(h.getModelStatus()) not in solvers.DUAL_BOUND_STATUSES):
+        # stopped before the root (or no bound to read): every piece at its largest (each
+        # price term on its own)
         upper = float(sum(max(0.0, c) * u for c, u in zip(cost, hi, strict=True)))
     pieces: dict[int, tuple[int, int, bool]] = {}
     value = 0.0
