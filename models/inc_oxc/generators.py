@@ -116,6 +116,13 @@ def generate_dcn(
         e_gpu = max(1.0, 32 * (data[0] + data[1]) / 2 / dmax)
         e_job = (workers[0] + workers[1]) / 2 * e_gpu
         jobs = max(1, round(load * racks * (gpu[0] + gpu[1]) / 2 / e_job))
+    # every worker takes at least max(1, round(32 d_min / d_max)) GPUs: a batch needing more
+    # than the racks can hold at the top of their range is refused before any attempt
+    least = jobs * workers[0] * max(1, round(32 * data[0] / dmax))
+    if least > racks * gpu[1]:
+        raise spec_error("jobs", jobs, f"too many jobs: they need at least {least:,} GPUs, "
+                         f"above the {racks * gpu[1]:,g} that {racks} racks of at most "
+                         f"{gpu[1]:g} hold")
     n_pdp = int(round(pdp_fraction * racks))
     for _ in range(200):
         pdp = set(rng.choice(racks, n_pdp, replace=False).tolist()) if n_pdp else set()

@@ -412,6 +412,13 @@ def test_bad_input_errors():
                      ).jobs) == 2
     with pytest.raises(InstanceError, match="spec.jobs"):
         dmlopt.generate("inc_oxc", {"generator": "small", "racks": 2, "jobs": 40}, seed=0)
+    # a million jobs on 6 racks: refused before any of the 200 attempts (they took minutes)
+    import time
+    t0 = time.perf_counter()
+    with pytest.raises(InstanceError, match=r"spec.jobs: 1000000 too many jobs: they need at "
+                                            r"least 5,000,000 GPUs, above the 480"):
+        dmlopt.generate("inc_oxc", {"generator": "small", "jobs": 10**6}, seed=0)
+    assert time.perf_counter() - t0 < 30
     with pytest.raises(InstanceError, match="circuits"):
         H.wcg(fig2_instance(), circuits="magic")
 
