@@ -294,8 +294,15 @@ def duration(instance: Instance, j: int, n_nodes: int, k: Any) -> Any:
     ``k`` may be an int (returns an int) or an integer numpy array (returns an array).
     """
     a, b = node_work(instance, j, n_nodes)
-    d = np.maximum(1, np.ceil(a / np.asarray(k, dtype=float) + b - EPS)).astype(np.int64)
+    # capped at 2^53 before the cast (a duration that long fits no horizon; a float beyond
+    # the int64 range would cast to garbage)
+    d = np.clip(np.ceil(a / np.asarray(k, dtype=float) + b - EPS), 1, _LONGEST)
+    d = d.astype(np.int64)
     return int(d) if d.ndim == 0 else d
+
+
+#: the longest duration :func:`duration` returns (slots); any longer one fits no horizon either
+_LONGEST = float(2**53)
 
 
 def fewest_cus_table(instance: Instance, j: int, n_nodes: int, max_slots: int,

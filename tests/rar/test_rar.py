@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -317,3 +318,23 @@ def test_generator_spec_errors():
     assert inst == again and inst.scheme == "MaxR"
     assert all(len(r.node_counts) == 1 and r.node_counts[0] in (3, 4) for r in inst.requests)
     assert all(r.arrival <= 3 and r.deadline >= 10 for r in inst.requests)
+
+
+def test_a_duration_beyond_the_int64_range_is_capped_and_the_request_unservable():
+    # D = 1e15 GB gives a duration of about 1e27 slots: cast to int64 it became garbage (a
+    # RuntimeWarning, then negative durations that kept the bound's loops running past its
+    # time limit); capped, the request fits no window, and every method blocks it
+    import warnings
+
+    base = rar.generate_random(seed=91, nodes=4, requests=2, slots=4)
+    data = base.model_dump()
+    data["requests"][1]["data_gb"] = 1e15
+    inst = rar.Instance(**data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rar.duration(inst, 1, 2, 1) == 2**53
+        assert (rar.duration(inst, 1, 2, np.array([1, 3])) == 2**53).all()
+        exact = dmlopt.solve(inst, formulation="aggregated", threads=1, time_limit=30)
+        bound = dmlopt.bound(inst, time_limit=30)
+    assert exact.status == "optimal" and exact.solution.requests[1] is None
+    assert bound.bound <= exact.objective + 1e-9
