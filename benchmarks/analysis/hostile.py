@@ -34,6 +34,7 @@ import contextlib
 import copy
 import io
 import json
+import os
 import random
 import resource
 import signal
@@ -128,16 +129,22 @@ def run_cli(argv: list[str], watchdog: float, memory: float) -> tuple[Any, str, 
 
     def child() -> tuple[int, str, str]:
         resource.setrlimit(resource.RLIMIT_AS, (int(memory), int(memory)))
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)   # the alarm ends the child: a hang
+        # the alarm ends the child and every process it started (a solver's own forked child
+        # holds the result pipe open: killing the child alone would leave the parent waiting)
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGALRM, lambda *_: os.killpg(0, signal.SIGKILL))
         signal.alarm(max(1, int(watchdog)))
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(list(argv))
         return code, out.getvalue(), err.getvalue()
 
+    t0 = time.perf_counter()
     try:
         return solvers.forked(child, "the command")
     except solvers.Crashed as exc:
+        if time.perf_counter() - t0 >= watchdog:
+            return f"hang: no result within {watchdog:g} s", "", ""
         return f"crash: {exc}", "", ""
 
 
