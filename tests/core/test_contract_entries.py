@@ -113,7 +113,7 @@ def test_module_level_build_and_estimate_use_the_entries():
     ("inc_oxc", "dcn", {"racks": 4, "jobs": 10**9}),
     ("rar", "cpn38", {"requests": 100_000_000}),
     ("rar", "cpn6", {"requests": 100_000_000}),
-    ("rar", "random", {"nodes": 10**6}),
+    ("rar", "random", {"requests": 10**9}),
 ])
 def test_hostile_generator_refused_by_its_estimate(monkeypatch, problem, gen, params):
     model = PROBLEMS[problem][0]
@@ -141,7 +141,7 @@ def test_generator_estimates_grow_with_size():
                                       ("inc_oxc", "small", "racks", 2, 60),
                                       ("inc_oxc", "large", "racks", 16, 64),
                                       ("rar", "cpn38", "requests", 10, 10_000),
-                                      ("rar", "random", "nodes", 4, 400)]:
+                                      ("rar", "random", "requests", 2, 2000)]:
         a, b = size(problem, gen, **{key: lo}), size(problem, gen, **{key: hi})
         assert a.memory < b.memory and a.work < b.work, (problem, gen)
 
@@ -389,11 +389,15 @@ def test_inc_oxc_time_shared_oxc_costs_what_it_lists(monkeypatch):
 
 
 def test_inc_oxc_heuristics_refused_on_huge_port_counts(monkeypatch):
-    inst = MI.Instance.model_validate({**_inc_oxc(64), "n_tor": 10**9})
-    monkeypatch.setitem(HI.HEURISTICS, "wcg",
-                        dataclasses.replace(HI.HEURISTICS["wcg"], function=_boom))
-    with pytest.raises(ModelTooLargeError, match="wcg"):
-        dmlopt.heuristic(inst, "wcg")
+    # 1e9 ports per ToR are refused by the instance (the bounds allocated arrays over 0..N_ToR
+    # circuits); at the limit, 65,536, swg's (R x N_ToR)-port estimate refuses it unrun
+    with pytest.raises(InstanceError, match="n_tor: .*less than or equal to 65536"):
+        parse(MI.Instance, {**_inc_oxc(64), "n_tor": 10**9})
+    inst = MI.Instance.model_validate({**_inc_oxc(64), "n_tor": 65536})
+    monkeypatch.setitem(HI.HEURISTICS, "swg",
+                        dataclasses.replace(HI.HEURISTICS["swg"], function=_boom))
+    with pytest.raises(ModelTooLargeError, match="swg"):
+        dmlopt.heuristic(inst, "swg")
 
 
 def _rar_complete(n: int, **fields) -> dict:
