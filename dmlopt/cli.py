@@ -741,7 +741,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     try:
-        args = parser().parse_args(argv)
+        p = parser()
+        args, extra = p.parse_known_args(argv)
+        if extra:
+            # argparse fills TABLE ... before the options, so tables named after an option
+            # (`dmlopt reproduce tap --docs docs/tap.md growth`) come back as unknown words
+            if args.command == "reproduce" and not any(e.startswith("-") for e in extra):
+                args.tables = [*args.tables, *extra]
+            else:
+                p.error(f"unrecognized arguments: {' '.join(extra)}")
         return int(args.func(args) or 0)
     except ObjectiveMismatchError as exc:
         return _fail(f"internal error: {exc}", 1)

@@ -178,3 +178,19 @@ def test_the_load_of_the_machine_is_recorded_beside_the_store(tmp_path):
     empty = rp._LoadSampler()
     empty.save(tmp_path / "none.json")  # nothing sampled: nothing written
     assert not (tmp_path / "none.json").exists()
+
+
+def test_tables_named_after_the_options(toy, tmp_path, capsys):
+    """`dmlopt reproduce tabgp --docs PAGE toy` (a table after an option) ran nothing:
+    argparse fills TABLE ... before the options and called the table an unrecognized
+    argument. It is a table; a word starting with '-' after the options is still refused."""
+    from dmlopt.cli import main
+
+    page = tmp_path / "page.md"
+    page.write_text("<!-- reproduce: tabgp/toy -->\nold\n<!-- /reproduce -->\n")
+    assert main(["reproduce", "tabgp", "--quick", "--workers", "1", "-o", str(tmp_path / "o"),
+                 "--docs", str(page), "toy"]) == 0
+    assert "old" not in page.read_text() and "| 16 |" in page.read_text()
+    capsys.readouterr()
+    assert main(["reproduce", "tabgp", "--docs", str(page), "toy", "--bogus"]) == 2
+    assert "unrecognized arguments: toy --bogus" in capsys.readouterr().err
