@@ -264,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --rounds >= 1, --watchdog in [1, 86400], --memory in [0.5, 1024] GiB",
               file=sys.stderr)
         return 2
+    seeds = _seeds(args.seeds)   # refused (exit 2) before the output folder is made
     out = output_dir(args.out)
     work = out / "work"
     work.mkdir(exist_ok=True)
@@ -272,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     faults = 0
     t0 = time.perf_counter()
     with tee(out / "log.txt"), open(out / "faults.jsonl", "a") as log:
-        for seed in _seeds(args.seeds):
+        for seed in seeds:
             rng = random.Random(seed)
             for k in range(args.rounds):
                 problem = rng.choice(args.problems)
