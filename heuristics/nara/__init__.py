@@ -30,7 +30,7 @@ from dmlopt.heuristics.nara import netfit as _nara_netfit
 from dmlopt.heuristics.nara import offline as _nara_offline
 from dmlopt.heuristics.nara import probe as _nara_probe
 from dmlopt.models import nara
-from dmlopt.models.nara.sim import State, run_episode
+from dmlopt.models.nara.sim import State, episode_memory, run_episode
 from dmlopt.validation import time_limit_field
 
 
@@ -455,7 +455,7 @@ def _episode_size(instance: nara.Instance) -> tuple[float, float, float, float, 
     picks = float(sum(min(S, r.c + r.m) for r in instance.requests))
     request = S + nnz + R * R
     pick = S * (math.log2(S) + 2) + R
-    memory = 16.0 * nnz + 32.0 * R * R + 64.0 * (S + net.n_links) + 1024.0 * n
+    memory = episode_memory(net) + 1024.0 * n
     return n, picks, request, pick, memory
 
 
@@ -467,8 +467,8 @@ def _episode_size(instance: nara.Instance) -> tuple[float, float, float, float, 
 PICK_OVERHEAD = {"random": 5_000.0, "tetris": 12_000.0, "nalb": 6_000.0, "nulb": 3_000.0,
                  "netfit": 8_000.0}
 #: interpreted overhead charged per request of a probed choice (netfit-probe: candidates,
-#: probe sets, verdicts; measured 0.60-0.69 ms per request on the growth series), operations
-PROBE_OVERHEAD = 1.2e6
+#: probe sets, verdicts; measured 0.51-0.69 ms per request on the growth series), operations
+PROBE_OVERHEAD = 1.0e6
 
 
 def _picking(allocator: str) -> Callable[[nara.Instance, Options], Size]:
@@ -490,15 +490,20 @@ def episode_estimate(instance: nara.Instance, options: Options) -> Size:
 
 
 def probe_estimate(instance: nara.Instance, options: ProbeOptions) -> Size:
-    """:func:`episode_estimate` plus, per request, ``max_cand`` x ``n_probe`` probe tests over
-    the (R, R) rack table and the servers (:mod:`.probe`, "Cost")."""
-    n, picks, request, pick, memory = _episode_size(instance)
+    """:func:`_episode_size` plus, per request, the probe statistics of ``n_probe`` probes
+    over the (R, R) rack table and the servers, every candidate scored in one batched update
+    (:mod:`.probe`, "Cost"). A pick costs one pass over the servers (the candidate plans come
+    from a partition of the fitting servers and rack bit masks, not from netfit's sorted
+    choice per pick) and netfit's :data:`PICK_OVERHEAD`."""
+    n, picks, request, _, memory = _episode_size(instance)
     net = instance.net
     S, R = net.n_servers, net.n_racks
     K = options.n_probe
-    probe = (R * R + S) * K * options.max_cand + PROBE_OVERHEAD
-    memory += 8.0 * (3 * K * R * R + S * R + 4 * K * S)
-    return Size(memory, n * (request + probe) + picks * (pick + PICK_OVERHEAD["netfit"]))
+    probe = (R * R + S) * K + PROBE_OVERHEAD
+    # the episode's Cache, and 1 KiB more per request: its plans span several servers
+    memory += 8.0 * (3 * K * R * R + S * R + 2 * K * S) + _nara_probe.cache_memory(net, K) \
+        + 1024.0 * n
+    return Size(memory, n * (request + probe) + picks * (S + R + PICK_OVERHEAD["netfit"]))
 
 
 def milp_estimate(instance: nara.Instance, options: MilpOptions) -> Size:

@@ -25,7 +25,7 @@ from dmlopt.contract import Options as ContractOptions
 from dmlopt.contract import Size
 from dmlopt.models import nara
 from dmlopt.models.nara import policy as P
-from dmlopt.models.nara.sim import State
+from dmlopt.models.nara.sim import State, episode_memory
 
 DATASETS = ("uniform", "azure", "alibaba")
 DEFAULT_DATASET = "uniform"
@@ -160,20 +160,24 @@ def allocate_nara(instance: nara.Instance, *, seed: int = 0,
 #: simulator's step): about twice the measured 0.18 ms per pick less its numeric terms (growth
 #: series, alpha topology, 2,048-4,096 requests), in operations
 PICK_OVERHEAD = 2e5
+#: the GNN's multiply-adds per operation: sparse and dense products run several per
+#: nanosecond (on delta, 2,560 servers, a pick took 1.0 ms of CPU for 9e6 of them)
+FLOPS_PER_OP = 3
 
 
 def estimate(instance: nara.Instance, options: Options | None = None) -> Size:
-    """(memory bytes, work ops) of a rollout: per pick a GNN pass over the graph and
-    :data:`PICK_OVERHEAD`; memory: the GNN's node arrays and 1 KiB per request (its
-    allocation in the episode and the Solution)."""
+    """(memory bytes, work ops) of a rollout: per pick a GNN pass over the graph (its
+    multiply-adds over :data:`FLOPS_PER_OP`) and :data:`PICK_OVERHEAD`; memory: the GNN's
+    node and message arrays, the simulator (:func:`dmlopt.models.nara.sim.episode_memory`)
+    and 1 KiB per request (its allocation in the episode and the Solution)."""
     del options
     net = instance.net
     n_msgs = net.n_nodes + 2 * net.n_links
-    per_pick = 2 * n_msgs * P.HIDDEN * P.STAGES + 2 * net.n_nodes * 18 * P.HIDDEN * P.STAGES \
-        + 2 * net.n_servers * 40 * P.P2_HIDDEN + PICK_OVERHEAD
+    per_pick = (2 * n_msgs * P.HIDDEN * P.STAGES + 2 * net.n_nodes * 18 * P.HIDDEN * P.STAGES
+                + 2 * net.n_servers * 40 * P.P2_HIDDEN) / FLOPS_PER_OP + PICK_OVERHEAD
     picks = int(sum(max(-(-r.c // 10), -(-r.m // 10)) for r in instance.requests))
-    memory = 8 * (net.n_nodes * (8 + P.HIDDEN * P.STAGES) + net.n_links * 2) + 10**6 \
-        + 1024 * len(instance.requests)
+    memory = 8 * (net.n_nodes * (8 + P.HIDDEN * P.STAGES) + 2 * n_msgs * P.HIDDEN) + 2.5e5 \
+        + episode_memory(net) + 1024 * len(instance.requests)
     return Size(float(memory), float(picks * per_pick))
 
 

@@ -1,12 +1,12 @@
 """``nara-netfit``: ours, a learned policy over netfit-probe's candidates with netfit's features
 (Nara, paper 001; **not** the paper's agent, named apart from ``nara`` for that reason).
 
-Issue 14's fallback for the moonshot: "if the paper's architecture cannot [beat netfit-probe],
-try a learned policy over netfit's candidates or with netfit's features". It keeps the paper's
-machinery where it can (section 3.3: the GraphSAGE stages of :mod:`dmlopt.models.nara.policy`
-on the raw node and link features of Appendix E.1, masked logits, softmax in training and
-argmax in rollouts; PPO of Appendix E.3 in :mod:`.nara_netfit_learn`) and changes what an
-action is:
+It is the other route to a learned allocator that beats netfit-probe: where the paper's
+architecture does not, a learned policy over netfit's candidates with netfit's features. It
+keeps the paper's machinery where it can (section 3.3: the GraphSAGE stages of
+:mod:`dmlopt.models.nara.policy` on the raw node and link features of Appendix E.1, masked
+logits, softmax in training and argmax in rollouts; PPO of Appendix E.3 in
+:mod:`.nara_netfit_learn`) and changes what an action is:
 
 * **One decision per request**, not one per server (deviation from section 3.2's one action =
   one server). The actions are the candidate allocations of ``netfit-probe``
@@ -50,7 +50,7 @@ from dmlopt.contract import Size
 from dmlopt.heuristics.nara import probe as PR
 from dmlopt.models import nara
 from dmlopt.models.nara import policy as P
-from dmlopt.models.nara.sim import State
+from dmlopt.models.nara.sim import State, episode_memory
 
 MAX_CAND = 4  # netfit-probe's default
 CMAX = 2 * MAX_CAND + 1  # candidate slots (at most 2 x max_cand one-rack orders) + reject
@@ -84,6 +84,8 @@ class Featurizer:
         self.mem_mean = max(float(net.mem.mean()), 1.0)
         self.acc_cap = np.maximum(net.cap[net.access].astype(float), 1e-9)
         self.acc_mean = float(self.acc_cap.mean())
+        # the widest-path table and compatibility matrices, kept across the episode's requests
+        self.cache = PR.Cache(net)
 
     def observe(self, state: State) -> tuple[dict[str, np.ndarray], list[list[int]]] | None:
         """Features of the pending request (module docstring) and its candidates; None when
@@ -99,21 +101,21 @@ class Featurizer:
         idx = self.rng.integers(0, self.n_seen, N_PROBE)
         pc, pm, pb = (seen[idx, 0].astype(np.int64), seen[idx, 1].astype(np.int64),
                       seen[idx, 2])
-        probes = PR.Probes(state, None, pc, pm, pb)
+        probes = PR.Probes(state, None, pc, pm, pb, self.cache)
         pl0, loc0 = probes.base()
         pl0, loc0 = float(pl0.mean()), float(loc0.mean())
+        pl_all, loc_all = probes.after_all(state, cands)   # (candidates, probes)
         cand = np.zeros((CMAX, CF))
         member = np.zeros((CMAX, net.n_servers))
         mask = np.zeros(CMAX, dtype=bool)
         for i, c in enumerate(cands):
-            cf, mf, acc = PR.after_taking(state, probes, c)
-            racks = sorted({int(net.rack[s]) for s in c})
-            pl, loc = probes.after(cf, mf, acc, racks)
-            pl, loc = float(pl.mean()), float(loc.mean())
-            left = (cf[c] / np.maximum(net.cpu[c], 1) + mf[c] / np.maximum(net.mem[c], 1)) / 2
+            cf, mf, acc = _taken(state, probes.acc0, c)
+            racks = {int(net.rack[s]) for s in c}
+            pl, loc = float(pl_all[i].mean()), float(loc_all[i].mean())
+            left = (cf / np.maximum(net.cpu[c], 1) + mf / np.maximum(net.mem[c], 1)) / 2
             cand[i] = (pl, loc, pl0 - pl, loc0 - loc, min(len(c) / 5, 4.0),
                        min(len(racks) / 4, 4.0), len(c) == 1, i == 0, i / CMAX,
-                       float(left.mean()), float((np.maximum(acc[c], 0) / self.acc_cap[c]).mean()),
+                       float(left.mean()), float((np.maximum(acc, 0) / self.acc_cap[c]).mean()),
                        0.0)
             member[i, c] = 1.0 / len(c)
             mask[i] = True
@@ -132,6 +134,25 @@ class Featurizer:
         obs = {"nodes": g["nodes"], "links": g["links"], "cand": cand, "req": reqf,
                "member": member, "mask": mask}
         return obs, cands
+
+
+def _taken(state: State, acc0: np.ndarray, cand: list[int]
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Free CPU, memory and access bandwidth of the servers ``cand`` (in its order) once the
+    pending request takes them: :func:`dmlopt.heuristics.nara.probe.after_taking` restricted
+    to those servers, without a copy of every server's values."""
+    req = state.req
+    cf = {s: state.cpu_free[s] for s in cand}
+    mf = {s: state.mem_free[s] for s in cand}
+    rc, rm = req.c, req.m
+    for s in cand:
+        tc, tm = min(cf[s], rc), min(mf[s], rm)
+        cf[s] -= tc
+        mf[s] -= tm
+        rc -= tc
+        rm -= tm
+    acc = acc0[cand] - req.b if len(cand) > 1 else acc0[cand]
+    return (np.array([cf[s] for s in cand]), np.array([mf[s] for s in cand]), acc)
 
 
 def teacher(obs: dict[str, np.ndarray]) -> int:
@@ -364,22 +385,27 @@ def allocate(instance: nara.Instance, *, seed: int = 0, policy: str | None = Non
 
 
 #: interpreted overhead charged per request (the probed candidates in Python, the GNN's small
-#: numpy calls, the simulator's step): about twice the measured 1.06-1.15 ms per request
-#: (growth series, alpha topology, 2,048-4,096 requests), in operations
-REQUEST_OVERHEAD = 2.2e6
+#: numpy calls, the simulator's step): about twice the measured 0.83-0.90 ms per request
+#: (alpha topology, 4,096 requests), in operations
+REQUEST_OVERHEAD = 1.7e6
 
 
 def estimate(instance: nara.Instance, options: Options | None = None) -> Size:
     """(memory, work) of a rollout: per request netfit-probe's candidates and probe tests
     (:func:`dmlopt.heuristics.nara.probe_estimate`'s terms) plus one GNN pass, and
-    :data:`REQUEST_OVERHEAD`; memory also 1 KiB per request (allocation and Solution)."""
+    :data:`REQUEST_OVERHEAD`; memory: the probe arrays and the episode's
+    :class:`~dmlopt.heuristics.nara.probe.Cache`, the GNN's arrays, the
+    simulator (:func:`dmlopt.models.nara.sim.episode_memory`) and 2 KiB per request
+    (allocation and Solution: its plans span several servers)."""
     del options
     net = instance.net
     S, R, N = net.n_servers, net.n_racks, net.n_nodes
     n = len(instance.requests)
     gnn = 2 * (N + 2 * net.n_links) * P.HIDDEN * P.STAGES + 2 * N * 18 * P.HIDDEN * P.STAGES
-    per = (R * R + S) * N_PROBE * CMAX + gnn + CMAX * (S * P.HIDDEN + 38 * H1) + S * R \
+    per = (R * R + S) * N_PROBE + gnn + CMAX * (S * P.HIDDEN + 38 * H1) + S * R \
         + REQUEST_OVERHEAD
-    memory = 8.0 * (3 * N_PROBE * R * R + S * R + CMAX * S + N * (8 + P.HIDDEN * P.STAGES)) \
-        + 10**6 + 1024.0 * n
+    n_msgs = N + 2 * net.n_links
+    memory = 8.0 * (3 * N_PROBE * R * R + S * R + CMAX * S + N * (8 + P.HIDDEN * P.STAGES)
+                    + 2 * n_msgs * P.HIDDEN) \
+        + 2.5e5 + 2048.0 * n + episode_memory(net) + PR.cache_memory(net, N_PROBE)
     return Size(memory, float(n * per))

@@ -204,14 +204,51 @@ def _rack_stats(cpu: np.ndarray, mem: np.ndarray, acc: np.ndarray, rack: np.ndar
     return fit, sums[0], sums[1]
 
 
+#: most bandwidths whose (R, R) compatibility :class:`Cache` keeps at once (rows of its table;
+#: more only when one call asks for more): on delta an episode asks for up to 72 between two
+#: changes of the widest table, and a forgotten row costs one comparison of R x R values
+TABLE_ROWS = 64
+
+
+def cache_memory(net: Any, n_probe: int) -> float:
+    """Bytes a :class:`Cache` holds at most on ``net`` with ``n_probe`` probes per call: its
+    table of compatibility rows (at most max(:data:`TABLE_ROWS`, ``n_probe``) of R x R
+    floats), the widest table, the (links, R x R) map of the rack pairs over each link of a
+    candidate path (bool, at most 16e6 entries; the links of paths between racks are at most
+    the links that are not access links) and its sorted (rack pair, link) lists (three 8-byte
+    entries per path-link entry).
+
+    Parameters
+    ----------
+    net : Net
+        The instance's topology.
+    n_probe : int
+        Probes per request.
+
+    Returns
+    -------
+    float
+        The bytes.
+
+    References
+    ----------
+    Ours, on the probe test of :func:`placeable` (paper 001's allocators, section 3.2).
+    """
+    R, S = net.n_racks, net.n_servers
+    links = max(net.n_links - S, 1)
+    nnz = sum(len(p) for v in net.cand.values() for p in v)
+    return 8.0 * (max(TABLE_ROWS, n_probe) + 2) * R * R + min(links * R * R, 16e6) \
+        + 24.0 * nnz
+
+
 class Cache:
     """What :class:`Probes` can keep from one request to the next in an episode (ours): the
     widest table (:func:`widest`), recomputed only when the free bandwidth of a link on some
     candidate path has changed (an allocation on one server or one rack charges access links
     only), and then only for the rack pairs with a candidate path over a changed link; per
     probe bandwidth b the (R, R) compatibility ``W >= b - TOL`` as floats, kept
-    while the table is (rows of one growing (B, R, R) array). Same values as computing them at
-    every request.
+    while the table is (rows of one (B, R, R) array, B at most :data:`TABLE_ROWS` or the
+    bandwidths of one call). Same values as computing them at every request.
     """
 
     def __init__(self, net: Any) -> None:
@@ -269,10 +306,17 @@ class Cache:
         ``checked``: the widest table was made or checked on this very state already."""
         W = self.W if checked and self.W is not None else self.widest(state)
         new = list(dict.fromkeys(float(b) for b in bws if float(b) not in self.index))
+        if new and len(self.index) + len(new) > max(TABLE_ROWS, len(new)):
+            # full: forget every row (the caller uses the returned rows at once, so none is
+            # still needed) and make this call's rows anew
+            self.index = {}
+            new = list(dict.fromkeys(float(b) for b in bws))
         if new:
             n = len(self.index)
             if n + len(new) > self.table.shape[0]:
-                grown = np.empty((max(2 * self.table.shape[0], n + len(new)), *W.shape))
+                rows = min(max(2 * self.table.shape[0], n + len(new)),
+                           max(TABLE_ROWS, n + len(new)))
+                grown = np.empty((rows, *W.shape))
                 grown[:n] = self.table[:n]
                 self.table = grown
             np.greater_equal(W[None, :, :], np.array(new)[:, None, None] - TOL,

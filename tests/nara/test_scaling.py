@@ -96,10 +96,15 @@ def test_same_statistics_as_reference():
         assert np.array_equal(getattr(new, name), getattr(old, name)), name
 
 
-def test_cache_follows_the_path_links_across_requests():
+@pytest.mark.parametrize("rows", [P.TABLE_ROWS, 3])
+def test_cache_follows_the_path_links_across_requests(rows, monkeypatch):
     """One cache over a sequence of states: the statistics equal the reference's at every state,
     also after path links lose bandwidth (a cache that kept its widest table, or its
-    compatibility rows, across that change gives other cc/cm) and with probes demanding 0."""
+    compatibility rows, across that change gives other cc/cm) and with probes demanding 0;
+    with room for 3 bandwidths the table forgets its rows on most calls (a cache that kept the
+    old rows' indices, or made only the new bandwidths' rows after forgetting, fails) and
+    never holds more rows than one call asks for."""
+    monkeypatch.setattr(P, "TABLE_ROWS", rows)
     inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "beta",
                                     "n_requests": 64}, seed=1)
     state = State(inst)
@@ -117,7 +122,7 @@ def test_cache_follows_the_path_links_across_requests():
         state.cpu_free = np.where(take, 0, state.cpu_free)
         state.mem_free = np.where(rng.random(net.n_servers) < 0.2, 0, state.mem_free)
         pc, pm = rng.integers(0, 40, 16), rng.integers(0, 40, 16)
-        pb = rng.choice(np.concatenate([bws, bws / 2, [0.0]]), 16)
+        pb = rng.choice(np.concatenate([bws, bws / 2, [0.0], rng.uniform(0, bws.max(), 8)]), 16)
         old, new = _OldProbes(state, None, pc, pm, pb), P.Probes(state, None, pc, pm, pb, cache)
         changed += not np.array_equal(old.cc, P.Probes(State(inst), None, pc, pm, pb).cc)
         for name in ("fit", "tc", "tm", "cc", "cm"):
@@ -128,4 +133,5 @@ def test_cache_follows_the_path_links_across_requests():
         for a, b in zip(new.after(cf, mf, acc, racks), old.after(cf, mf, acc, racks),
                         strict=True):
             assert np.array_equal(a, b), step
+        assert cache.table.shape[0] <= max(rows, 16)
     assert changed > 0
