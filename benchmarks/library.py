@@ -56,7 +56,7 @@ class Spec:
     # the problem runs first, then the MIP of ``formulation``, its default)
 
 
-#: seconds per exact solve of a frontier entry (issue 19: "each within one hour on one core")
+#: seconds per exact solve of a frontier entry (the frontier's aim: each within an hour, one core)
 FRONTIER_SECONDS = 3600.0
 
 

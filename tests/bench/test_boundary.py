@@ -1,4 +1,4 @@
-"""The harness's boundary (issue #17): every bad suite, store or report target is refused with exit
+"""The harness's boundary: every bad suite, store or report target is refused with exit
 2 and one line naming the field (nothing on stdout, no file left behind); the run cap; rows stored
 from the first run on; the report's reference only from optima proven at the default tolerance;
 the hard limit kills detached grandchildren too, and a finished run leaves no process behind.

@@ -1,4 +1,4 @@
-"""The held-out QAPLIB check (``python -m dmlopt.benchmarks.qaplib_check``, issue #15).
+"""The held-out QAPLIB check (``python -m dmlopt.benchmarks.qaplib_check``).
 
 The published values here are worked out by brute force over all permutations, written in this
 file (not with the package's scoring), so a check that reads the wrong value, scores the wrong

@@ -1,4 +1,4 @@
-"""The reference library (issue 19): every shipped record re-checks, the proven values of small
+"""The reference library: every shipped record re-checks, the proven values of small
 instances are re-solved and agree, and tampered records are caught by ``--verify``."""
 
 from __future__ import annotations

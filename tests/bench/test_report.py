@@ -154,7 +154,7 @@ def test_report_files(store, tmp_path):
     assert "| `C` | - | >= 16 | h1 | 1 | feasible | 18 | - | 12.50 |  |" in md
     assert "| `F` | - | >= 16 | bound:lp | 1 | bound | - | - | - | 15 |" in md
     assert "| `F` | - | >= 16 | bound:bad | 1 | error | - | - | - |  |" in md
-    # two runs: the mean is labelled as a mean, with its range (issue 18: 17.3333 unlabelled)
+    # two runs: the mean is labelled as a mean, with its range (not a bare 17.3333)
     assert "| `A` | 10 (opt) | >= 10 | h1 | 2 | 2 feasible | mean 11.5 of 2 [11, 12] | 15.00 | "\
         "15.00 |" in md
     # a speed-up only beside the gap it buys: h2 runs 4x and 2x faster at a mean gap of 25 %

@@ -1,4 +1,4 @@
-"""The boundary (issue 17): hostile input gets a DmloptError naming field, value and rule (library)
+"""The boundary: hostile input gets a DmloptError naming field, value and rule (library)
 or exit code 2 with one line on stderr and nothing on stdout (CLI); never a traceback, a hang, a
 false ``optimal``, a file where the user did not point.
 

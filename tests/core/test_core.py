@@ -269,7 +269,7 @@ def test_default_formulation_is_the_papers_when_the_solver_can(toy, monkeypatch)
 
 def test_problems_come_from_entry_points_not_from_the_core():
     """The core names no problem: the registry is what pyproject's entry points declare, and no
-    module under dmlopt/ imports a problem module (issue 18)."""
+    module under dmlopt/ imports a problem module."""
     import ast
     import re
     import tomllib

@@ -1,5 +1,5 @@
 """TAP test helpers: instance families with structure QAPLIB has but the shipped set does not cover
-much, for robustness checks of ``rts`` (issue #15), and a small study driver.
+much, for robustness checks of ``rts``, and a small study driver.
 
 Families (K = 1, m = n, so each is a plain QAP; written here, not taken from the package):
 

@@ -107,7 +107,7 @@ def test_pipeline_allocates_on_the_inferred_topology_and_scores_on_the_truth():
 
 
 def test_topology_parameters_named_as_the_generators_name_them(tmp_path):
-    """``-p dcell_n= -p dcell_level=`` as for ``dmlopt generate tap -g dc`` (issue 18: one name
+    """``-p dcell_n= -p dcell_level=`` as for ``dmlopt generate tap -g dc`` (one name
     for one thing); the old ``n``/``level`` are refused with the valid names."""
     import subprocess
     import sys

@@ -1,4 +1,4 @@
-"""Nara (paper 001): this session's baseline fixes, request generator bound, drop causes.
+"""Nara (paper 001): the baselines' rules, request generator bound, drop causes.
 
 Independent checks: hand-built states whose right pick is known, the evaluator's replay, and the
 drop causes recounted from the solution and the free capacities.

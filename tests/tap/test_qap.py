@@ -1,4 +1,4 @@
-"""TAP at QAPLIB scale (issue #15): the ``rts`` kernel and search, ``faq-2opt``, QAPLIB data.
+"""TAP at QAPLIB scale: the ``rts`` kernel and search, ``faq-2opt``, QAPLIB data.
 
 References are written here (numpy re-evaluation, brute force over permutations), not taken
 from the package's helpers. No test depends on the machine's speed: runs are bounded by

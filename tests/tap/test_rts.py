@@ -1,4 +1,4 @@
-"""``rts`` search layer (issue #15): restarts, elite pool, structured instances (chr-like trees,
+"""``rts`` search layer: restarts, elite pool, structured instances (chr-like trees,
 els/esc-like sparse flows) against brute force written here.
 
 Runs are bounded by iteration budgets with the clock off (``time_limit=0``): deterministic, no
