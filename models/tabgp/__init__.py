@@ -89,6 +89,7 @@ from dmlopt.models.tabgp.generators import (
     estimate_er,
     generate_drift,
     generate_er,
+    planted_groups,
 )
 from dmlopt.models.tabgp.instance import Instance, Solution, cost_parts, evaluate
 
@@ -103,5 +104,5 @@ __all__ = [
     'build_balanced', 'build_triples',
     'FORMULATIONS', 'BOUNDS', 'build', 'estimate_size', 'decode', 'canonical_labels',
     'warm_start', 'generate_er', 'generate_drift', 'ErParams', 'DriftParams', 'estimate_er',
-    'estimate_drift', 'GENERATORS', 'EXAMPLE',
+    'estimate_drift', 'planted_groups', 'GENERATORS', 'EXAMPLE',
 ]

@@ -97,6 +97,78 @@ def generate_er(
                     alpha=alpha)
 
 
+def _check_drift(n: int, tau: int, l: int, m: int, mix: float, drift: float) -> None:
+    """The drift generator's rules (an InstanceError naming the first one broken)."""
+    if n < 2 or tau < 1 or l < 1 or m < 0:
+        raise spec_error("n/tau/l/m", (n, tau, l, m), "must be positive (n >= 2)")
+    if m > n * (n - 1) // 2:
+        raise spec_error("m", m, f"exceeds the {n * (n - 1) // 2} possible edges")
+    if not (0 <= mix <= 1 and 0 <= drift <= 1):
+        raise spec_error("mix/drift", (mix, drift), "must be in [0, 1]")
+
+
+def _drift_steps(seed: int, n: int, tau: int, l: int, m: int, mix: float, drift: float,
+                 weighted: bool) -> Any:
+    """Per step of the drift generator: the planted group of every vertex, the m edge keys
+    (min x n + max) and the weights (None unless ``weighted``), drawn in one random stream."""
+    rng = np.random.default_rng(seed)
+    group = rng.permutation(n) % l
+    for t in range(tau):
+        if t:
+            movers = rng.random(n) < drift
+            group[movers] = rng.integers(0, l, movers.sum())
+        members = [np.flatnonzero(group == g) for g in range(l)]
+        if mix == 0 and m > _reachable(members, n):
+            raise spec_error("m", m, f"exceeds the {_reachable(members, n)} edges mix = 0 can "
+                             f"draw at step {t} (pairs inside a group of the drawn groups, or "
+                             "at a vertex alone in its group)")
+        keys = np.empty(0, dtype=np.int64)
+        while keys.size < m:
+            need = (m - keys.size) * 2 + 16
+            u = rng.integers(0, n, need)
+            v = rng.integers(0, n, need)
+            inside = rng.random(need) >= mix
+            for g in range(l):
+                sel = inside & (group[u] == g)
+                if sel.any() and members[g].size > 1:
+                    v[sel] = members[g][rng.integers(0, members[g].size, sel.sum())]
+            ok = u != v
+            new = np.minimum(u[ok], v[ok]) * n + np.maximum(u[ok], v[ok])
+            keys = np.concatenate([keys, new])
+            _, first = np.unique(keys, return_index=True)
+            keys = keys[np.sort(first)]
+        wts = (np.floor(np.exp(rng.uniform(0, math.log(100), m))).tolist() if weighted
+               else None)
+        yield group.copy(), keys[:m], wts
+
+
+def planted_groups(*, seed: int = 0, n: int = 1000, tau: int = 10, l: int = 16, m: int = 5000,
+                   mix: float = 0.1, drift: float = 0.05, weighted: bool = False,
+                   **_: Any) -> list[list[int]]:
+    """The planted group of every vertex at every step of :func:`generate_drift` with the same
+    arguments (the groups the instance's edges were drawn from; a group may hold more than the
+    capacity k).
+
+    Parameters
+    ----------
+    seed, n, tau, l, m, mix, drift, weighted
+        As for :func:`generate_drift` (other keywords, such as ``a`` and ``alpha``, do not
+        change the groups and are ignored).
+
+    Returns
+    -------
+    list of list of int
+        ``groups[t][v]``: the group of vertex v at step t, in 0..l-1.
+
+    References
+    ----------
+    Ours: the ground truth of the drift generator, a scalable stand-in for paper 004's
+    section 4.1 traces.
+    """
+    _check_drift(n, tau, l, m, mix, drift)
+    return [g.tolist() for g, _, _ in _drift_steps(seed, n, tau, l, m, mix, drift, weighted)]
+
+
 def generate_drift(
     *, seed: int = 0, n: int = 1000, tau: int = 10, l: int = 16, m: int = 5000,
     mix: float = 0.1, drift: float = 0.05, a: float = 1.0, alpha: float = 3.0,
@@ -141,44 +213,13 @@ def generate_drift(
     Ours: a scalable stand-in for the clustered, slowly changing traces of paper 004's section
     4.1 (Facebook, HPC, LLM), with the paper's alpha = 3.
     """
-    if n < 2 or tau < 1 or l < 1 or m < 0:
-        raise spec_error("n/tau/l/m", (n, tau, l, m), "must be positive (n >= 2)")
-    if m > n * (n - 1) // 2:
-        raise spec_error("m", m, f"exceeds the {n * (n - 1) // 2} possible edges")
-    if not (0 <= mix <= 1 and 0 <= drift <= 1):
-        raise spec_error("mix/drift", (mix, drift), "must be in [0, 1]")
-    rng = np.random.default_rng(seed)
-    group = rng.permutation(n) % l
+    _check_drift(n, tau, l, m, mix, drift)
     edges: list[list[tuple[int, int]]] = []
     weights: list[list[float]] | None = [] if weighted else None
-    for t in range(tau):
-        if t:
-            movers = rng.random(n) < drift
-            group[movers] = rng.integers(0, l, movers.sum())
-        members = [np.flatnonzero(group == g) for g in range(l)]
-        if mix == 0 and m > _reachable(members, n):
-            raise spec_error("m", m, f"exceeds the {_reachable(members, n)} edges mix = 0 can "
-                             f"draw at step {t} (pairs inside a group of the drawn groups, or "
-                             "at a vertex alone in its group)")
-        keys = np.empty(0, dtype=np.int64)
-        while keys.size < m:
-            need = (m - keys.size) * 2 + 16
-            u = rng.integers(0, n, need)
-            v = rng.integers(0, n, need)
-            inside = rng.random(need) >= mix
-            for g in range(l):
-                sel = inside & (group[u] == g)
-                if sel.any() and members[g].size > 1:
-                    v[sel] = members[g][rng.integers(0, members[g].size, sel.sum())]
-            ok = u != v
-            new = np.minimum(u[ok], v[ok]) * n + np.maximum(u[ok], v[ok])
-            keys = np.concatenate([keys, new])
-            _, first = np.unique(keys, return_index=True)
-            keys = keys[np.sort(first)]
-        keys = keys[:m]
+    for _, keys, wts in _drift_steps(seed, n, tau, l, m, mix, drift, weighted):
         edges.append([(int(x // n), int(x % n)) for x in keys])
         if weights is not None:
-            weights.append(np.floor(np.exp(rng.uniform(0, math.log(100), m))).tolist())
+            weights.append(wts)
     k = capacity(a, n, l)
     return Instance(name=f"drift-n{n}-tau{tau}-l{l}-m{m}-s{seed}", n=n, edges=edges,
                     weights=weights, l=l, k=k, alpha=alpha)
