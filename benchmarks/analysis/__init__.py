@@ -24,6 +24,39 @@ def output_dir(path: str) -> Path:
     return out
 
 
+def parse_seeds(text: str, option: str = "--seeds") -> list[int]:
+    """Seeds written as ranges and lists, ``0-9``, ``0,3,5`` or ``0-2,7``; anything else exits
+    2 with one line naming ``option``.
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+    option : str, default "--seeds"
+        The option's name, for the error line.
+
+    Returns
+    -------
+    list of int
+        The seeds in the order written (each >= 0).
+    """
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, dash, hi = part.partition("-")
+            a, b = int(lo), int(hi) if dash else int(lo)
+            if a < 0 or b < a:
+                raise ValueError(part)
+            out += range(a, b + 1)
+    except ValueError:
+        out = []
+    if not out:
+        print(f"error: {option}: {text!r} is not a list of seeds >= 0 and ranges A-B (A <= B), "
+              "as 0-9 or 0,3,5", file=sys.stderr)
+        sys.exit(2)
+    return out
+
+
 class _Tee:
     def __init__(self, *streams):
         self.streams = streams

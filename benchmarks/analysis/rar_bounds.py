@@ -45,15 +45,7 @@ from typing import Any
 import dmlopt
 from dmlopt.models import rar
 
-from . import output_dir, tee
-
-
-def _seeds(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
+from . import output_dir, parse_seeds, tee
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -90,6 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--assign", action="store_true",
                     help="the bound without the option assign, and add the bound with it")
     args = ap.parse_args(argv)
+    seeds = parse_seeds(args.seeds)
     for flag, value, ok, rule in (
             ("--lns", args.lns, 0 <= args.lns < math.inf, "a number of seconds >= 0 (0: off)"),
             ("--time-limit", args.time_limit, 0 < args.time_limit < math.inf,
@@ -119,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
               + "---|" * (5 if args.pack else 0) + "---|" * (8 if args.lns else 0)
               + "---|" * (3 if args.assign else 0))
         for scheme in args.schemes.split(","):
-            for seed in _seeds(args.seeds):
+            for seed in seeds:
                 _row(scheme, seed, args)
 
 

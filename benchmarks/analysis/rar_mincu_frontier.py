@@ -38,7 +38,7 @@ from dmlopt.models import rar
 from dmlopt.models.rar.cpsat import least_overlap, node_sets
 from dmlopt.models.rar.instance import Instance, modes
 
-from . import output_dir, tee
+from . import output_dir, parse_seeds, tee
 
 
 def must_overlap(a1: int, b1: int, d1: int, a2: int, b2: int, d2: int) -> bool:
@@ -200,13 +200,6 @@ def cpsat(inst: Instance, seconds: float) -> tuple[str, float, float, float]:
             solver.BestObjectiveBound() / den, cpu)
 
 
-def _seeds(text: str) -> list[int]:
-    if "-" in text:
-        lo, hi = text.split("-")
-        return list(range(int(lo), int(hi) + 1))
-    return [int(s) for s in text.split(",")]
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_frontier",
                                  description=__doc__.splitlines()[0])
@@ -219,16 +212,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cpsat-seconds", type=float, default=0.0,
                     help="CP-SAT limit, seconds; 0 (default) skips it")
     args = ap.parse_args(argv)
+    seeds = parse_seeds(args.seeds)
     out = output_dir(args.out)
     with tee(out / "rar_mincu_frontier.md"):
-        _run(args)
+        _run(args, seeds)
 
 
-def _run(args: argparse.Namespace) -> None:
+def _run(args: argparse.Namespace, seeds: list[int]) -> None:
     print("| seed | lp | clique | start-free (bound) | CPU s | cpsat status | best | bound "
           "| CPU s |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for seed in _seeds(args.seeds):
+    for seed in seeds:
         inst = rar.generate_cpn6(seed=seed, requests=args.requests, scheme="MinCU")
         scale = float(inst.total_cus)
         lp, _, _ = _highs(rar.build_aggregated(inst), None, True)

@@ -22,7 +22,7 @@ import numpy as np
 import dmlopt
 from dmlopt.models.tabgp.generators import planted_groups
 
-from . import output_dir, tee
+from . import output_dir, parse_seeds, tee
 
 #: the drift setting of the certified-gap table (docs/tabgp.md)
 SPEC = {"generator": "drift", "tau": 10, "l": 16}
@@ -70,22 +70,6 @@ def repaired(instance, groups: list[list[int]]) -> list[list[int]]:
     return out
 
 
-def _seeds(text: str) -> list[int]:
-    try:
-        if "-" in text:
-            lo, hi = text.split("-")
-            seeds = list(range(int(lo), int(hi) + 1))
-        else:
-            seeds = [int(s) for s in text.split(",")]
-    except ValueError:
-        seeds = []
-    if not seeds or min(seeds) < 0:
-        print(f"error: --seeds: {text!r} is not a range A-B or a list A,B,... of seeds >= 0",
-              file=sys.stderr)
-        sys.exit(2)
-    return seeds
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.tabgp_planted",
                                  description=__doc__.splitlines()[0])
@@ -97,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.n < 16:
         print(f"error: --n: {args.n} must be at least 16 (l = 16 groups)", file=sys.stderr)
         sys.exit(2)
-    seeds = _seeds(args.seeds)
+    seeds = parse_seeds(args.seeds)
     out = output_dir(args.out)
     spec = {**SPEC, "n": args.n, "m": 5 * args.n}
     with tee(out / "tabgp_planted.md"):

@@ -109,7 +109,7 @@ class Featurizer:
         member = np.zeros((CMAX, net.n_servers))
         mask = np.zeros(CMAX, dtype=bool)
         for i, c in enumerate(cands):
-            cf, mf, acc = _taken(state, probes.acc0, c)
+            cf, mf, acc = PR.taken(state, probes.acc0, c)
             racks = {int(net.rack[s]) for s in c}
             pl, loc = float(pl_all[i].mean()), float(loc_all[i].mean())
             left = (cf / np.maximum(net.cpu[c], 1) + mf / np.maximum(net.mem[c], 1)) / 2
@@ -134,25 +134,6 @@ class Featurizer:
         obs = {"nodes": g["nodes"], "links": g["links"], "cand": cand, "req": reqf,
                "member": member, "mask": mask}
         return obs, cands
-
-
-def _taken(state: State, acc0: np.ndarray, cand: list[int]
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Free CPU, memory and access bandwidth of the servers ``cand`` (in its order) once the
-    pending request takes them: :func:`dmlopt.heuristics.nara.probe.after_taking` restricted
-    to those servers, without a copy of every server's values."""
-    req = state.req
-    cf = {s: state.cpu_free[s] for s in cand}
-    mf = {s: state.mem_free[s] for s in cand}
-    rc, rm = req.c, req.m
-    for s in cand:
-        tc, tm = min(cf[s], rc), min(mf[s], rm)
-        cf[s] -= tc
-        mf[s] -= tm
-        rc -= tc
-        rm -= tm
-    acc = acc0[cand] - req.b if len(cand) > 1 else acc0[cand]
-    return (np.array([cf[s] for s in cand]), np.array([mf[s] for s in cand]), acc)
 
 
 def teacher(obs: dict[str, np.ndarray]) -> int:

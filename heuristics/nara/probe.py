@@ -603,8 +603,39 @@ def after_taking(state: State, probes: Probes, cand: list[int]
     """Free CPU, free memory and free access bandwidth once the waiting request takes the
     servers ``cand`` in order (each as much CPU and memory as it has, until the request is
     covered; a multi-server allocation charges b on every access link)."""
-    req = state.req
     cf, mf, acc = state.cpu_free.copy(), state.mem_free.copy(), probes.acc0.copy()
+    cf[cand], mf[cand], acc[cand] = taken(state, probes.acc0, cand)
+    return cf, mf, acc
+
+
+def taken(state: State, acc0: np.ndarray, cand: list[int]
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`after_taking` on the servers ``cand`` only (in its order), without a copy of
+    every server's values.
+
+    Parameters
+    ----------
+    state : State
+        The simulator with the pending request.
+    acc0 : numpy.ndarray
+        Free access bandwidth of every server now.
+    cand : list of int
+        The servers, in pick order.
+
+    Returns
+    -------
+    cpu, mem, acc : numpy.ndarray
+        Per entry of ``cand``: its free CPU, memory and access bandwidth once the request has
+        taken them.
+
+    References
+    ----------
+    Ours, on paper 001's simulator (section 3.2: min(free, remaining) from each pick; b on
+    every access link of a several-server allocation).
+    """
+    req = state.req
+    cf = {s: state.cpu_free[s] for s in cand}
+    mf = {s: state.mem_free[s] for s in cand}
     rc, rm = req.c, req.m
     for s in cand:
         tc, tm = min(cf[s], rc), min(mf[s], rm)
@@ -612,9 +643,8 @@ def after_taking(state: State, probes: Probes, cand: list[int]
         mf[s] -= tm
         rc -= tc
         rm -= tm
-    if len(cand) > 1:
-        acc[cand] -= req.b
-    return cf, mf, acc
+    acc = acc0[cand] - req.b if len(cand) > 1 else acc0[cand]
+    return np.array([cf[s] for s in cand]), np.array([mf[s] for s in cand]), acc
 
 
 def _candidates(state: State, max_cand: int) -> tuple[list[list[int]], bool]:
