@@ -8,10 +8,21 @@ dmlopt.benchmarks.analysis.<name> -o DIR ...``, takes ``--help``, and writes onl
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """A study's argument parser: a usage error is one line on stderr naming the study, and
+    exit code 2 (argparse prints the usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {self.prog}: {message} (see --help)", file=sys.stderr)
+        sys.exit(2)
 
 
 def output_dir(path: str) -> Path:

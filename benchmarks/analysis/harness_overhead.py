@@ -13,7 +13,6 @@ a new measurement).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 from dmlopt.cli import main
 
 from .. import store
-from . import output_dir
+from . import ArgumentParser, output_dir
 
 SUITE = """\
 name = "overhead"
@@ -63,7 +62,7 @@ def measure(tmp: Path, workers: int, dask: bool) -> None:
 
 
 def run(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.harness_overhead",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.harness_overhead",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for the suite file and the stores (created)")

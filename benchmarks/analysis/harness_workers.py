@@ -9,7 +9,6 @@ Writes the three stores under DIR only.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -18,7 +17,7 @@ import time
 from pathlib import Path
 
 from .. import store
-from . import output_dir
+from . import ArgumentParser, output_dir
 
 
 def bench(suite: str, out: Path, extra: list[str]) -> float:
@@ -35,7 +34,7 @@ def comparable(path: Path) -> list[tuple]:
 
 
 def run(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.harness_workers",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.harness_workers",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for the stores (created)")

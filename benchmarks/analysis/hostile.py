@@ -29,7 +29,6 @@ code is 1 when there is a fault.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import copy
 import io
@@ -47,7 +46,7 @@ from typing import Any
 import dmlopt
 from dmlopt import registry, solvers
 
-from . import output_dir, tee
+from . import ArgumentParser, output_dir, tee
 from .validity import _seeds
 
 #: a small instance per problem: (generator, parameters)
@@ -249,7 +248,7 @@ def _bound_after_generate(problem: str, work: Path, rng: random.Random) -> list[
 
 def main(argv: list[str] | None = None) -> int:
     """Run the sweep (see the module docstring); returns the exit code (1: a fault)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory")
     ap.add_argument("--problems", nargs="*", default=sorted(SMALL), choices=sorted(SMALL),
                     help="problems to draw from (default: all)")

@@ -21,12 +21,12 @@ from dmlopt import topology
 from dmlopt.models.infer import cast_weights, evaluate_inference, flow_tracking, measure
 from dmlopt.models.infer.measurement import solve_category_weights
 
-from . import output_dir, tee
+from . import ArgumentParser, output_dir, tee
 
 
 def main(argv: list[str] | None = None) -> None:
 
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.infer_noise",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.infer_noise",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (infer_noise.md; created)")

@@ -19,14 +19,14 @@ import dmlopt
 from dmlopt.heuristics.nara.diag import drop_causes
 from dmlopt.models import nara
 
-from . import output_dir, tee
+from . import ArgumentParser, output_dir, tee
 
 METHODS = ["random", "tetris", "tetris:check_paths=false", "nalb", "nulb", "netfit",
            "netfit-probe"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.nara_drops",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.nara_drops",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (nara_drops.md; created)")

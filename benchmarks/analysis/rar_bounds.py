@@ -45,7 +45,7 @@ from typing import Any
 import dmlopt
 from dmlopt.models import rar
 
-from . import output_dir, parse_seeds, tee
+from . import ArgumentParser, output_dir, parse_seeds, tee
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     ----------
     Chen et al., JOCN 16(5), 2024 (paper 003), section 6 (the 38-node network, 500 requests).
     """
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_bounds",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_bounds",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (rar_bounds.md, created)")

@@ -23,11 +23,11 @@ import dmlopt
 from dmlopt.errors import ModelTooLargeError
 from dmlopt.models import rar
 
-from . import output_dir, tee
+from . import ArgumentParser, output_dir, tee
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_exact",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_exact",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (NAME.md) and writes (created)")

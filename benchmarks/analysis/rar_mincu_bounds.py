@@ -32,7 +32,7 @@ import time
 
 from dmlopt.models import rar
 
-from . import output_dir, tee
+from . import ArgumentParser, output_dir, tee
 
 
 def _model(inst, thresholds: bool, deploy: int | None, relax: bool, coupled: bool = False):
@@ -92,7 +92,7 @@ def _solve(m, seconds: float | None, scale: float) -> tuple[str, float, float, f
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_bounds",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_bounds",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (NAME.md) and writes (created)")

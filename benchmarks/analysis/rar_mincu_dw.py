@@ -29,7 +29,7 @@ from dmlopt import solvers
 from dmlopt.models import rar
 from dmlopt.models.rar.formulations import _mode_starts
 
-from . import output_dir, tee
+from . import ArgumentParser, output_dir, tee
 
 INF = highspy.kHighsInf
 
@@ -166,7 +166,7 @@ def price(master: Master, n: int, dual: np.ndarray) -> tuple[list[tuple[int, int
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_dw",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_dw",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (NAME.md) and writes (created)")

@@ -38,7 +38,7 @@ from dmlopt.models import rar
 from dmlopt.models.rar.cpsat import least_overlap, node_sets
 from dmlopt.models.rar.instance import Instance, modes
 
-from . import output_dir, parse_seeds, tee
+from . import ArgumentParser, output_dir, parse_seeds, tee
 
 
 def must_overlap(a1: int, b1: int, d1: int, a2: int, b2: int, d2: int) -> bool:
@@ -201,7 +201,7 @@ def cpsat(inst: Instance, seconds: float) -> tuple[str, float, float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_frontier",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_frontier",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (rar_mincu_frontier.md, created)")

@@ -14,14 +14,13 @@ dmlopt.benchmarks.analysis.rar_topologies -o DIR`` writes ``DIR/cpn6.json`` and
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 
 import networkx as nx
 import numpy as np
 
-from . import output_dir
+from . import ArgumentParser, output_dir
 
 
 def cpn6() -> dict:
@@ -87,7 +86,7 @@ def cpn38() -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_topologies",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_topologies",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for cpn6.json and cpn38.json (created)")

@@ -8,6 +8,7 @@ work per measured second. BLAS runs on one thread (the command re-runs itself wi
 ``OPENBLAS_NUM_THREADS=1`` and friends when they are not set).
 
     python -m dmlopt.benchmarks.analysis.scaling -o DIR [--repeats 3] [--only NAME ...]
+        [--seed S]
 
 Cases (names for ``--only``):
 
@@ -29,7 +30,6 @@ exponents are ratios within one run, the absolute times are not comparable acros
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import statistics
@@ -39,7 +39,7 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-from . import output_dir, tee
+from . import ArgumentParser, output_dir, tee
 
 _THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -62,13 +62,14 @@ def _peak(fn: Callable[[], Any]) -> float:
 
 
 def _exponent(problem: str, method: str, sizes: tuple[float, float], specs: tuple[dict, dict],
-              repeats: int, options: dict | None = None, evaluate: bool = False) -> None:
+              repeats: int, options: dict | None = None, evaluate: bool = False,
+              seed: int = 0) -> None:
     import dmlopt
     from dmlopt.registry import get as get_problem
 
     entry = get_problem(problem).heuristics[method]
     opts = entry.Options(**(options or {}))
-    insts = [dmlopt.generate(problem, spec, seed=0) for spec in specs]
+    insts = [dmlopt.generate(problem, spec, seed=seed) for spec in specs]
     times: list[list[float]] = [[], []]
     evals: list[list[float]] = [[], []]
     for _ in range(repeats):
@@ -93,12 +94,12 @@ def _exponent(problem: str, method: str, sizes: tuple[float, float], specs: tupl
           f"{size.work:.3g} ({size.work / t[1]:.3g} per measured second)")
 
 
-def _wcg_ls(repeats: int) -> None:
+def _wcg_ls(repeats: int, seed: int = 0) -> None:
     import dmlopt
     from dmlopt.registry import get as get_problem
 
     h = get_problem("inc_oxc").heuristics
-    inst = dmlopt.generate("inc_oxc", {"generator": "large", "racks": 256}, seed=0)
+    inst = dmlopt.generate("inc_oxc", {"generator": "large", "racks": 256}, seed=seed)
     base, ls = [], []
     for _ in range(repeats):
         base.append(_timed(lambda: h["wcg"].function(inst, seed=0)))
@@ -108,14 +109,14 @@ def _wcg_ls(repeats: int) -> None:
           f"wcg-ls - wcg = {s - b:+.2f} s")
 
 
-def _tabgp_best(repeats: int) -> None:
+def _tabgp_best(repeats: int, seed: int = 0) -> None:
     import dmlopt
     from dmlopt.registry import get as get_problem
 
     h = get_problem("tabgp").heuristics
     sizes = (1000, 2000)
     insts = [dmlopt.generate("tabgp", {"generator": "drift", "n": n, "m": 5 * n, "tau": 10,
-                                       "l": 16}, seed=0) for n in sizes]
+                                       "l": 16}, seed=seed) for n in sizes]
     times: dict[tuple[str, int], list[float]] = {}
     objs: dict[tuple[str, int], float] = {}
     for _ in range(repeats):
@@ -142,12 +143,12 @@ def _tabgp_best(repeats: int) -> None:
               f"work {size.work:.3g} ({size.work / t[name, 1]:.3g} per measured second)")
 
 
-def _nara_topologies(repeats: int) -> None:
+def _nara_topologies(repeats: int, seed: int = 0) -> None:
     import dmlopt
     from dmlopt.registry import get as get_problem
 
     h = get_problem("nara").heuristics
-    insts = [dmlopt.generate("nara", {"generator": "uniform", "topology": top}, seed=0)
+    insts = [dmlopt.generate("nara", {"generator": "uniform", "topology": top}, seed=seed)
              for top in ("gamma", "delta")]
     for name in ("netfit-probe", "nara", "nara-netfit"):
         entry = h[name]
@@ -165,12 +166,12 @@ def _nara_topologies(repeats: int) -> None:
               f"{size.work:.3g} ({size.work / t[1]:.3g} per measured second)")
 
 
-def _cases(repeats: int) -> dict[str, Callable[[], None]]:
+def _cases(repeats: int, seed: int = 0) -> dict[str, Callable[[], None]]:
     def inc(method: str) -> Callable[[], None]:
         return lambda: _exponent("inc_oxc", method, (64, 128),
                                  ({"generator": "large", "racks": 64},
                                   {"generator": "large", "racks": 128}), repeats,
-                                 evaluate=True)
+                                 evaluate=True, seed=seed)
 
     def tap_spec(m: int) -> dict:
         return {"generator": "dc", "topology": "fat-tree", "k": 16, "modules": m,
@@ -183,40 +184,48 @@ def _cases(repeats: int) -> dict[str, Callable[[], None]]:
     return {
         "inc_oxc-swg": inc("swg"),
         "inc_oxc-rwp": inc("rwp"),
-        "inc_oxc-wcg-ls": lambda: _wcg_ls(repeats),
+        "inc_oxc-wcg-ls": lambda: _wcg_ls(repeats, seed),
         "tap-local-search": lambda: _exponent("tap", "local-search", (64, 128),
-                                              (tap_spec(64), tap_spec(128)), repeats),
+                                              (tap_spec(64), tap_spec(128)), repeats,
+                                              seed=seed),
         "rar-rdda": lambda: _exponent("rar", "rdda", (250, 500),
-                                      (rar_spec(250), rar_spec(500)), repeats),
-        "tabgp-best": lambda: _tabgp_best(repeats),
+                                      (rar_spec(250), rar_spec(500)), repeats, seed=seed),
+        "tabgp-best": lambda: _tabgp_best(repeats, seed),
         "nara-netfit-probe": lambda: _exponent(
             "nara", "netfit-probe", (256, 1024),
             tuple({"generator": "uniform", "topology": "alpha", "n_requests": n}
-                  for n in (256, 1024)), repeats),
-        "nara-topologies": lambda: _nara_topologies(repeats),
+                  for n in (256, 1024)), repeats, seed=seed),
+        "nara-topologies": lambda: _nara_topologies(repeats, seed),
     }
 
 
 def run(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.scaling",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.scaling",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per size (median)")
     ap.add_argument("--only", nargs="*", metavar="NAME", help="run only these cases")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seed of every generated instance (default 0; heuristics use seed 0)")
     args = ap.parse_args(argv)
+    if args.seed < 0 or args.repeats < 1:
+        print(f"error: --seed {args.seed} must be >= 0 and --repeats {args.repeats} >= 1",
+              file=sys.stderr)
+        sys.exit(2)
     if any(os.environ.get(v) != "1" for v in _THREADS):
         env = {**os.environ, **{v: "1" for v in _THREADS}}
         os.execve(sys.executable, [sys.executable, "-m", __spec__.name,
                                    *(sys.argv[1:] if argv is None else argv)], env)
     out = output_dir(args.out)
-    cases = _cases(args.repeats)
+    cases = _cases(args.repeats, args.seed)
     unknown = set(args.only or []) - set(cases)
     if unknown:
         print(f"error: --only: unknown case(s) {', '.join(sorted(unknown))} (one of "
               f"{', '.join(cases)})", file=sys.stderr)
         sys.exit(2)
     with tee(out / "scaling.md"):
-        print(f"# Scaling exponents (one thread, median of {args.repeats}, interleaved)\n")
+        print(f"# Scaling exponents (one thread, median of {args.repeats}, interleaved, "
+              f"instances of seed {args.seed})\n")
         for name, case in cases.items():
             if not args.only or name in args.only:
                 case()

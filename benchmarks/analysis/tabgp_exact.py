@@ -24,7 +24,6 @@ timings with CPU seconds.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import os
@@ -34,7 +33,7 @@ from pathlib import Path
 
 import dmlopt
 
-from . import output_dir
+from . import ArgumentParser, output_dir
 
 PS = [round(0.1 * i, 1) for i in range(1, 10)]
 OUT = Path("results/tabgp-exact")  # set from -o DIR by main()
@@ -248,7 +247,7 @@ def _fmt(x: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     global OUT
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.tabgp_exact",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.tabgp_exact",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory of the CSV files (created; runs resume from them)")

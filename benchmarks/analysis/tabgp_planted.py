@@ -13,7 +13,6 @@ beat the planted solution, their certified gap is mostly the bound's, not theirs
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -22,7 +21,7 @@ import numpy as np
 import dmlopt
 from dmlopt.models.tabgp.generators import planted_groups
 
-from . import output_dir, parse_seeds, tee
+from . import ArgumentParser, output_dir, parse_seeds, tee
 
 #: the drift setting of the certified-gap table (docs/tabgp.md)
 SPEC = {"generator": "drift", "tau": 10, "l": 16}
@@ -71,7 +70,7 @@ def repaired(instance, groups: list[list[int]]) -> list[list[int]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.tabgp_planted",
+    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.tabgp_planted",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (tabgp_planted.md, created)")
@@ -82,8 +81,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"error: --n: {args.n} must be at least 16 (l = 16 groups)", file=sys.stderr)
         sys.exit(2)
     seeds = parse_seeds(args.seeds)
-    out = output_dir(args.out)
     spec = {**SPEC, "n": args.n, "m": 5 * args.n}
+    try:  # the generator's rules and size limit, before anything is written
+        dmlopt.generate("tabgp", spec, seed=seeds[0])
+    except dmlopt.DmloptError as err:
+        print(f"error: --n: {args.n}: {err}", file=sys.stderr)
+        sys.exit(2)
+    out = output_dir(args.out)
     with tee(out / "tabgp_planted.md"):
         print(f"drift {spec}, seeds {args.seeds}")
         print("| seed | planted, repaired | `best` | `dense-refine` | best below planted | s |")

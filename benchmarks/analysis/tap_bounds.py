@@ -12,7 +12,6 @@ fat-tree and DCell, ps and all-reduce, ``--vms`` VMs drawn at random) the gap to
 
 from __future__ import annotations
 
-import argparse
 import csv
 import re
 import statistics
@@ -21,7 +20,7 @@ import time
 import dmlopt
 from dmlopt.models.tap import qaplib
 
-from . import output_dir, tee
+from . import ArgumentParser, output_dir, tee
 
 METHODS = ("glb", "hahn-grant")
 
@@ -43,7 +42,7 @@ def _bound(inst, method: str, time_limit: float) -> tuple[float, float, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the study (see the module docstring); returns the exit code."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory")
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per bound run")
     ap.add_argument("--only", nargs="*", help="QAPLIB names (default: all shipped)")

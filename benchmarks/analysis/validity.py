@@ -39,7 +39,6 @@ problem and kind); exits 1 when any check is violated.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import itertools
 import json
@@ -60,7 +59,7 @@ import dmlopt
 from dmlopt import registry, solvers
 from dmlopt.errors import DmloptError, Interrupted, ObjectiveMismatchError
 
-from . import output_dir, tee
+from . import ArgumentParser, output_dir, tee
 
 #: the problems swept by default (those with exact formulations and bounds)
 PROBLEMS = ("tap", "nara", "inc_oxc", "rar", "tabgp")
@@ -657,7 +656,7 @@ def _isolated(sweep: Sweep, problem: str, label: str, spec: dict, seed: int, wat
 
 def main(argv: list[str] | None = None) -> int:
     """Run the sweep (see the module docstring); returns the exit code (1: a violation)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory")
     ap.add_argument("--problems", nargs="*", default=list(PROBLEMS), choices=PROBLEMS,
                     help="problems to sweep (default: all five)")

@@ -28,3 +28,15 @@ def test_bad_seeds_exit_2_before_writing(module, text, tmp_path, capsys):
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "--seeds" in lines[0]
     assert not out.exists()
+
+
+@pytest.mark.parametrize("module", ["hostile", "validity", "scaling", "tabgp_exact", "rar_exact",
+                                    "tap_bounds", "nara_drops", "harness_workers"])
+def test_usage_errors_are_one_line(module, capsys):
+    study = importlib.import_module(f"dmlopt.benchmarks.analysis.{module}")
+    entry = getattr(study, "main", None) or study.run
+    with pytest.raises(SystemExit) as err:
+        entry(["--no-such-option"])
+    assert err.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines

@@ -59,8 +59,10 @@ def test_repaired_planted_solution_fits_and_the_study_refuses_bad_input(tmp_path
         moved = [v for v in range(64) if lab[v] != groups[t][v]]
         assert all(groups[t].count(groups[t][v]) > inst.k for v in moved)
     assert dmlopt.evaluate(inst, {"assignment": labels}).feasible
-    for argv in (["--seeds", "a-b"], ["--seeds", "-3"], ["--n", "8"]):
+    for argv in (["--seeds", "a-b"], ["--seeds", "-3"], ["--n", "8"], ["--n", "10**9"], ["-x"],
+                 ["--n", "1000000000"]):
         with pytest.raises(SystemExit) as err:
             study.main(["-o", str(tmp_path / "out"), *argv])
         assert err.value.code == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
+        assert not (tmp_path / "out").exists()
