@@ -58,16 +58,24 @@ def _add_circuit_arrays(c: np.ndarray, s: np.ndarray, t: np.ndarray, weight: flo
     flat[keys] += weight * n
 
 
+def _repeats(ports: np.ndarray, n_ports: int) -> bool:
+    """Whether a port (all in 0..n_ports-1) occurs twice: one count per port when the ports
+    listed are a fair share of all (linear), else a sort (no array of every port)."""
+    if n_ports <= 4 * ports.size + 1024:
+        return bool(np.bincount(ports, minlength=n_ports).max() > 1)
+    return bool(np.unique(ports).size != ports.size)
+
+
 def _rack_arrays(instance: Instance, pairs) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """:func:`_rack_pairs` as two arrays (s, t), vectorised: a valid pairing (every port on the
-    OXC, used once, never paired with itself) costs O(len(pairs) + R N_ToR); an invalid one
-    goes through :func:`_rack_pairs` for its messages."""
+    OXC, used once, never paired with itself) costs O(len(pairs)) (a sort when the pairs are
+    few against all R N_ToR ports); an invalid one goes through :func:`_rack_pairs` for its
+    messages."""
     R, P = instance.n_racks, instance.n_tor
     arr = np.asarray(pairs, np.int64).reshape(-1, 2)
     ports = arr.reshape(-1)
     if (ports.size and (ports.min() < 0 or ports.max() >= R * P
-                        or (arr[:, 0] == arr[:, 1]).any()
-                        or np.bincount(ports, minlength=R * P).max() > 1)):
+                        or (arr[:, 0] == arr[:, 1]).any() or _repeats(ports, R * P))):
         racks, bad = _rack_pairs(instance, [tuple(map(int, q)) for q in arr])
         out = np.asarray(racks, np.int64).reshape(-1, 2)
         return out[:, 0], out[:, 1], bad

@@ -265,3 +265,15 @@ def test_bisection_by_matching_existence_gives_the_assignment_terms(monkeypatch)
     monkeypatch.setattr(bvn, "_bottleneck_matching", _prev_bottleneck_matching)
     old = [bvn.bvn_decompose(M) for M in mats]
     assert all(_same_terms(a, b) for a, b in zip(new, old, strict=True))
+
+
+@pytest.mark.parametrize("n_ports", [10, 2000, 10**7])
+def test_a_port_used_twice_is_found_either_way(n_ports):
+    """Both ways of finding a repeated port (a count per port when the ports listed are many
+    against all, a sort when they are few) agree with a set; the count never makes an array
+    of all 10**7 ports for 40 listed."""
+    rng = np.random.default_rng(n_ports)
+    for size in (1, 2, 5, 40):
+        for _ in range(20):
+            ports = rng.integers(0, n_ports, size)
+            assert ev._repeats(ports, n_ports) == (len(set(ports.tolist())) < size)
