@@ -213,6 +213,7 @@ def draw(problem: str, kind: str, work: Path, rng: random.Random) -> Round:
     elif kind == "generator":
         gname = rng.choice(sorted(entry.generators))
         props = sorted(entry.generator(gname).Params.model_json_schema().get("properties", {}))
+        (work / "generated.json").unlink(missing_ok=True)   # never a previous round's
         argv = ["generate", problem, "-g", gname, "-o", str(work / "generated.json")]
         base = params if gname == gen else {}
         for key, val in base.items():
@@ -283,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
                     code, so, se = run_cli(cmd, args.watchdog, args.memory * 2**30)
                     counts[kind] += 1
                     why = fault_of(code, so, se)
-                    if not why and cmd[0] == "generate" and i == len(commands) - 1:
+                    if code == 0 and cmd[0] == "generate" and i == len(commands) - 1:
                         nxt = _bound_after_generate(problem, work, rng)
                         if nxt:
                             commands.append(nxt)

@@ -96,3 +96,26 @@ def test_a_fault_is_kept_for_a_replay(monkeypatch, tmp_path):
     monkeypatch.setattr(cli, "main", real)
     assert H.main(["-o", str(tmp_path / "good"), "--rounds", "4", "--seeds", "4-4",
                    "--problems", "tabgp", "tap"]) == 0
+
+
+def test_a_refused_generate_is_not_followed_by_a_bound_on_an_older_file(monkeypatch, tmp_path):
+    """The bound that follows a generate reads what that generate wrote: after a refusal (exit
+    2) there is none, and a file left by an earlier round is never used."""
+    ran: list[list[str]] = []
+
+    def fake(cmd, watchdog, memory):
+        ran.append(list(cmd))
+        if cmd[0] == "generate":
+            return 2, "", "dmlopt: generate: refused\n"
+        return 0, "", ""
+
+    monkeypatch.setattr(H, "run_cli", fake)
+    work = tmp_path / "out" / "work"
+    work.mkdir(parents=True)
+    (work / "generated.json").write_text("{}")   # an earlier round's
+    assert H.main(["-o", str(tmp_path / "out"), "--rounds", "40", "--seeds", "2-2",
+                   "--problems", "tabgp"]) == 0
+    gens = [i for i, c in enumerate(ran) if c[0] == "generate"]
+    assert gens, "no generator round drawn"
+    assert all(i + 1 == len(ran) or ran[i + 1][0] != "bound" for i in gens)
+    assert not (work / "generated.json").exists()
