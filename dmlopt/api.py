@@ -279,6 +279,8 @@ def _solve_mip(problem: Any, instance: Any, *, formulation: str, solver: str,
     if start is not None:
         (entry.warm_start or problem.model.warm_start)(model, instance, start)
     t_build = time.perf_counter() - t0
+    solvers.check_pass_time(t_build, None if until is None else until - t0,
+                            f"solve: the {formulation!r} model", problem.name)
     if deadline is not None:
         time_limit = max(deadline - time.perf_counter(), 1e-2)
     own = (entry.solver_options or {}).get(solver, {})

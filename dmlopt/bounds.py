@@ -39,9 +39,6 @@ _BYTES_PER_ENTRY = 2_000.0
 #: model at 1,000 requests: 200)
 _OPS_PER_ENTRY = 40_000.0
 
-#: passing a model built in Pyomo to HiGHS takes about this many times its build (measured
-#: 2.6-3.6 times on the formulations of every problem)
-PASS_PER_BUILD = 3.0
 
 
 class LPOptions(Options):
@@ -78,13 +75,8 @@ def _solve(instance: Any, formulation: str, *, relax: bool, time_limit: float | 
     t0 = time.perf_counter()
     model = entry.build(instance)
     built = time.perf_counter() - t0
-    if time_limit is not None and PASS_PER_BUILD * built > max(4 * time_limit, 30.0):
-        raise SolverError(
-            f"bound: the {formulation!r} model took {built:.0f} s to build and passing it to "
-            f"HiGHS would take about {PASS_PER_BUILD * built:.0f} s more, far above the time "
-            f"limit of {time_limit:g} s: give a time limit of at least "
-            f"{PASS_PER_BUILD * built / 4:.0f} s, or a bound method that scales "
-            f"(dmlopt list {problem.name})")
+    solvers.check_pass_time(built, time_limit, f"bound: the {formulation!r} model",
+                            problem.name)
     if relax:
         import pyomo.environ as pyo
 

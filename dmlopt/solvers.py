@@ -634,6 +634,45 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
+#: passing a model built in Pyomo to a solver takes about this many times its build (measured
+#: 2.6-3.6 times on the formulations of every problem)
+PASS_PER_BUILD = 3.0
+
+
+def check_pass_time(built: float, time_limit: float | None, what: str, problem: str) -> None:
+    """Refuse a model whose pass to the solver would take far longer than the time limit.
+
+    Parameters
+    ----------
+    built : float
+        Seconds the model's build took.
+    time_limit : float or None
+        The run's time limit in seconds (None: no check).
+    what : str
+        The command and formulation, for the message (``"solve: the 'offline' model"``).
+    problem : str
+        The problem's name, for the hint.
+
+    Raises
+    ------
+    SolverError
+        When :data:`PASS_PER_BUILD` times ``built`` is above both 4 times ``time_limit`` and
+        30 s: the solver's own time limit starts only after the pass, so the run would
+        overrun the limit many times over. The message names the limit needed.
+
+    References
+    ----------
+    Ours.
+    """
+    need = PASS_PER_BUILD * built
+    if time_limit is not None and need > max(4 * time_limit, 30.0):
+        raise SolverError(
+            f"{what} took {built:.0f} s to build and passing it to the solver would take "
+            f"about {need:.0f} s more, far above the time limit of {time_limit:g} s: give a "
+            f"time limit of at least {need / 4:.0f} s, or a heuristic or bound that scales "
+            f"(dmlopt list {problem})")
+
+
 def check_settings(time_limit: Any = None, mip_gap: Any = None, threads: Any = None) -> None:
     """``time_limit`` finite and > 0, ``mip_gap`` in [0, 1), ``threads`` an integer in
     [1, MAX_THREADS] (each may be None: the solver's default)."""

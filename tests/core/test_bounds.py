@@ -142,12 +142,12 @@ def test_the_default_falls_back_when_the_strongest_gives_no_bound_in_time(monkey
 
 
 def test_a_model_too_slow_to_pass_in_the_time_limit_is_refused_at_once(monkeypatch):
-    """``mip`` and ``lp`` measure the model's build; when passing it to HiGHS would take far
-    longer than the time limit (about PASS_PER_BUILD times the build), they refuse with the time
-    limit named instead of overrunning it; method=None then takes the next method."""
+    """``mip``, ``lp`` and ``solve`` measure the model's build; when passing it to the solver
+    would take far longer than the time limit (about PASS_PER_BUILD times the build), they
+    refuse with the time limit named instead of overrunning it."""
     import time
 
-    from dmlopt import bounds as generic
+    from dmlopt import solvers
     from dmlopt.errors import SolverError
 
     inst = dmlopt.load("tabgp/er12-p03-tau1-s0")
@@ -164,12 +164,17 @@ def test_a_model_too_slow_to_pass_in_the_time_limit_is_refused_at_once(monkeypat
         return replace(entry, build=slow) if name == "pairs" else entry
 
     monkeypatch.setattr(type(prob), "formulation", formulation)
-    monkeypatch.setattr(generic, "PASS_PER_BUILD", 1000.0)   # 0.3 s of build: 300 s to pass
+    monkeypatch.setattr(solvers, "PASS_PER_BUILD", 1000.0)   # 0.3 s of build: 300 s to pass
     t0 = time.perf_counter()
     with pytest.raises(SolverError, match="time limit of 5 s"):
         dmlopt.bound(inst, "mip", time_limit=5)
     assert time.perf_counter() - t0 < 5
     res = dmlopt.bound(inst, "lp", time_limit=1000)   # a limit that allows it: it runs
     assert res.bound <= dmlopt.solve(inst).objective + 1e-9
-    monkeypatch.setattr(generic, "PASS_PER_BUILD", 3.0)
+    t0 = time.perf_counter()
+    with pytest.raises(SolverError, match="solve: the 'pairs' model"):
+        dmlopt.solve(inst, formulation="pairs", time_limit=5)
+    assert time.perf_counter() - t0 < 5
+    assert dmlopt.solve(inst, formulation="pairs", time_limit=1000).status == "optimal"
+    monkeypatch.setattr(solvers, "PASS_PER_BUILD", 3.0)
     assert dmlopt.bound(inst, "mip", time_limit=5).bound <= dmlopt.solve(inst).objective + 1e-9
