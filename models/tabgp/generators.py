@@ -160,11 +160,28 @@ def planted_groups(*, seed: int = 0, n: int = 1000, tau: int = 10, l: int = 16, 
     list of list of int
         ``groups[t][v]``: the group of vertex v at step t, in 0..l-1.
 
+    Raises
+    ------
+    InstanceError
+        A parameter or the seed breaks the generator's rules (named with its value).
+    ModelTooLargeError
+        The generator's size estimate is above the size limits in force.
+
     References
     ----------
     Ours: the ground truth of the drift generator, a scalable stand-in for paper 004's
     section 4.1 traces.
     """
+    from dmlopt.api import check_seed
+    from dmlopt.contract import check_run_size, limits_from
+    from dmlopt.validation import parse
+
+    seed = check_seed(seed)
+    params = parse(DriftParams, {"n": n, "tau": tau, "l": l, "m": m, "mix": mix,
+                                 "drift": drift, "weighted": weighted})
+    n, tau, l, m = params.n, params.tau, params.l, params.m
+    check_run_size("the drift groups with these parameters", estimate_drift(params),
+                   limits_from())
     _check_drift(n, tau, l, m, mix, drift)
     return [g.tolist() for g, _, _ in _drift_steps(seed, n, tau, l, m, mix, drift, weighted)]
 

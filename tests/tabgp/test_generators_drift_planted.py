@@ -66,3 +66,12 @@ def test_repaired_planted_solution_fits_and_the_study_refuses_bad_input(tmp_path
         assert err.value.code == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
         assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("kw", "error"), [
+    ({"seed": -1}, dmlopt.InstanceError), ({"mix": float("nan")}, dmlopt.InstanceError),
+    ({"n": "x"}, dmlopt.InstanceError), ({"tau": 0}, dmlopt.InstanceError),
+    ({"n": 10**12}, dmlopt.ModelTooLargeError)])
+def test_hostile_parameters_are_refused_by_name(kw, error):
+    with pytest.raises(error, match=next(iter(kw)) if error is dmlopt.InstanceError else "large"):
+        planted_groups(**({"n": 20, "m": 30, "l": 2} | kw))
