@@ -17,6 +17,7 @@ own ``bounds`` module.
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import pydantic
@@ -68,8 +69,6 @@ def _estimate(formulation: str) -> Any:
 def _solve(instance: Any, formulation: str, *, relax: bool, time_limit: float | None,
            threads: int) -> tuple[Any, Any, Any]:
     """Build ``formulation``, optionally relax integrality, solve with HiGHS."""
-    import time
-
     problem = registry.of(instance)
     entry = problem.formulation(formulation)
     t0 = time.perf_counter()
