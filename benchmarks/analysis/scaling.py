@@ -117,15 +117,20 @@ def _tabgp_best(repeats: int, seed: int = 0) -> None:
     sizes = (1000, 2000)
     insts = [dmlopt.generate("tabgp", {"generator": "drift", "n": n, "m": 5 * n, "tau": 10,
                                        "l": 16}, seed=seed) for n in sizes]
+    from dmlopt.heuristics.tabgp.ls import work
+
     times: dict[tuple[str, int], list[float]] = {}
     objs: dict[tuple[str, int], float] = {}
+    units: dict[tuple[str, int], float] = {}
     for _ in range(repeats):
         for k, inst in enumerate(insts):
             for name in ("dense-refine", "best"):
                 out: dict = {}
+                before = work()
                 times.setdefault((name, k), []).append(_timed(lambda i=inst, o=out, f=h[name]
                                                               .function: o.setdefault(
                                                                   "s", f(i, seed=0))))
+                units[name, k] = work() - before
                 objs[name, k] = dmlopt.evaluate(inst, out["s"]).objective
     t = {key: statistics.median(v) for key, v in times.items()}
     for name in ("dense-refine", "best"):
@@ -133,6 +138,10 @@ def _tabgp_best(repeats: int, seed: int = 0) -> None:
               f"{t[name, 1]:.2f} s, b = {math.log(t[name, 1] / t[name, 0]) / math.log(2):.2f}; "
               f"objective {objs[name, 0]:g} -> {objs[name, 1]:g}")
     print(f"  best / dense-refine at n = {sizes[1]}: {t['best', 1] / t['dense-refine', 1]:.1f}x")
+    for name in ("dense-refine", "best"):
+        print(f"  {name}: local-search work units (about a microsecond each) per CPU "
+              f"microsecond: " + ", ".join(f"{units[name, k] / (t[name, k] * 1e6):.2f} at "
+                                          f"n = {n}" for k, n in enumerate(sizes)))
     for name in ("dense-refine", "best"):
         entry = h[name]
         opts = entry.Options()

@@ -22,6 +22,7 @@ Choices common to the heuristics (where the paper is open):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Literal, get_args
 
@@ -564,8 +565,9 @@ def ils(instance: Instance, *, seed: int = 0, start: Solution | str | dict = "de
 
 def _ils(instance: Instance, seed: int, start: Solution | str | dict, iterations: int,
          strength: float, budget: float | None = None) -> Solution:
-    """:func:`ils`; with ``budget``, the rounds also stop once their local searches have done
-    that much work (:func:`dmlopt.heuristics.tabgp.ls.work`), checked after each round."""
+    """:func:`ils`; with ``budget``, the rounds stop once their local searches have done that
+    much work (:func:`dmlopt.heuristics.tabgp.ls.work`): the round that reaches it is cut
+    there (``stop_at``) and kept, like any round, only when not worse."""
     if iterations < 0:
         raise InstanceError("iterations", iterations, "must be >= 0")
     if not 0 < strength <= 1:
@@ -577,9 +579,9 @@ def _ils(instance: Instance, seed: int, start: Solution | str | dict, iterations
     best_cost = _total(instance, best)
     cur, cur_cost = best, best_cost
     size = max(2, int(round(strength * n)))
-    spent = ls_work()
+    stop_at = math.inf if budget is None else ls_work() + budget
     for _ in range(iterations):
-        if budget is not None and ls_work() - spent > budget:
+        if ls_work() >= stop_at:
             break
         trial = cur.copy()
         verts = rng.choice(n, size=min(size, n), replace=False)
@@ -594,7 +596,8 @@ def _ils(instance: Instance, seed: int, start: Solution | str | dict, iterations
         near = changed.copy()
         near[1:] |= changed[:-1]
         near[:-1] |= changed[1:]
-        trial = local_search(graphs, trial, l, k, alpha, temporal=True, clean=~near)
+        trial = local_search(graphs, trial, l, k, alpha, temporal=True, clean=~near,
+                             stop_at=stop_at)
         cost = _total(instance, trial)
         if cost <= cur_cost + 1e-9:
             cur, cur_cost = trial, cost
@@ -603,13 +606,38 @@ def _ils(instance: Instance, seed: int, start: Solution | str | dict, iterations
     return _solution(best)
 
 
-#: the work budget of ``best``'s ILS rounds, relative to the local-search work of its
-#: constructions (ours): the rounds stop once they have done BEST_BUDGET times that work
-#: (:func:`dmlopt.heuristics.tabgp.ls.work`, deterministic), or after ``iterations`` rounds.
-#: A round's search grows faster with n than a construction's (drift, m = 5n, tau 10, l 16:
-#: about n^1.7 against n^1.2), so a fixed number of rounds would dominate at large n; the budget
-#: keeps ``best`` growing like its constructions
-BEST_BUDGET = 0.5
+#: the work budget of ``best``'s ILS rounds (ours), in the units of
+#: :func:`dmlopt.heuristics.tabgp.ls.work` (about a microsecond of CPU time each, a count, so
+#: the same seed gives the same solution): BEST_MIN_WORK plus BEST_ENTRY_WORK per entry of the
+#: tau x n x l assignment space. A round's search grows faster with n than the constructions
+#: (drift, m = 5n, tau 10, l 16: about n^1.7), so a fixed number of rounds would dominate at
+#: large n; a budget linear in the instance keeps ``best`` growing like its constructions and
+#: gives small instances their ``iterations`` rounds
+BEST_MIN_WORK = 500_000.0
+BEST_ENTRY_WORK = 8.0
+
+
+def best_budget(instance: Instance) -> float:
+    """The work budget of :func:`best_of`'s ILS rounds on ``instance``.
+
+    Parameters
+    ----------
+    instance : Instance
+        The TABGP instance (n vertices, tau steps, l clusters).
+
+    Returns
+    -------
+    float
+        ``BEST_MIN_WORK + BEST_ENTRY_WORK * tau * n * l``, in the units of
+        :func:`dmlopt.heuristics.tabgp.ls.work`.
+
+    References
+    ----------
+    Ours: the budget of the iterated local search :func:`best_of` runs after paper 004's
+    heuristics.
+    """
+    return BEST_MIN_WORK + BEST_ENTRY_WORK * float(instance.tau) * instance.n * instance.l
+
 
 #: the paper's heuristics :func:`best_of` runs before its ILS
 _BEST_OF = ("dense-refine", "metis-refine", "dense-roll", "dense-roll10", "dense-ls", "metis-ls",
@@ -629,7 +657,7 @@ def best_of(instance: Instance, *, seed: int = 0, iterations: int = 100) -> Solu
         Drives METIS, the random start and the ILS perturbations (default 0).
     iterations : int, optional
         At most this many ILS rounds (default 100, >= 0); they also stop at the work budget
-        :data:`BEST_BUDGET` relative to the constructions. The result is never worse than the
+        :func:`best_budget` (linear in the instance size). The result is never worse than the
         best construction, Dense-Refine included.
 
     Returns
@@ -644,14 +672,12 @@ def best_of(instance: Instance, *, seed: int = 0, iterations: int = 100) -> Solu
     Dense-Refine.
     """
     best, best_cost = None, np.inf
-    spent = ls_work()
     for name in _BEST_OF:
         assign = np.asarray(_CONSTRUCTIONS[name](instance, seed=seed).assignment)
         cost = _total(instance, assign)
         if cost < best_cost - 1e-9:
             best, best_cost = assign, cost
-    budget = BEST_BUDGET * (ls_work() - spent)
-    return _ils(instance, seed, _solution(best), iterations, 0.25, budget)
+    return _ils(instance, seed, _solution(best), iterations, 0.25, best_budget(instance))
 
 
 _CONSTRUCTIONS: dict[str, Callable[..., Solution]] = {

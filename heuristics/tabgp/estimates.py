@@ -192,15 +192,15 @@ def estimate_ils(instance: Instance, options: IlsOptions) -> Size:
 def estimate_best(instance: Instance, options: BestOptions) -> Size:
     """Size of ``best``: every heuristic of ``_BEST_OF``
     (:func:`dmlopt.heuristics.tabgp.best_of`), then ``ils``: its first search and its rounds,
-    which stop at :data:`dmlopt.heuristics.tabgp.BEST_BUDGET` times the constructions' work
-    (one round may overrun it) or after ``iterations``. Memory: the largest construction's,
-    then the ILS's beside the best construction's result."""
-    from dmlopt.heuristics.tabgp import _BEST_OF, BEST_BUDGET
+    which stop at the work budget :func:`dmlopt.heuristics.tabgp.best_budget` (about a
+    microsecond, :data:`PY_STEP` operations, per unit) or after ``iterations``. Memory: the
+    largest construction's, then the ILS's beside the best construction's result."""
+    from dmlopt.heuristics.tabgp import _BEST_OF, best_budget
 
     parts = [_ESTIMATES[name](instance) for name in _BEST_OF]
     ls = _ls(instance, float(instance.tau), temporal=True)
     one = _ls(instance, float(instance.tau), temporal=True, sweeps=LS_SWEEPS_ILS).work
     built = sum(p.work for p in parts)
-    rounds = min(options.iterations * one, BEST_BUDGET * built + one)
+    rounds = min(options.iterations * one, PY_STEP * best_budget(instance))
     return Size(max(p.memory for p in parts) + ls.memory + _base(instance).memory,
                 built + ls.work + rounds)

@@ -32,6 +32,7 @@ improving move or swap is left in any step (tests check this by brute force).
 from __future__ import annotations
 
 import heapq
+import math
 
 import numpy as np
 
@@ -44,13 +45,38 @@ _LAZY_FACTOR, _LAZY_MIN = 4, 64
 _CHUNK = 2**20
 #: work done by every local search of this process so far (:func:`work`)
 _WORK = [0.0]
+#: what :func:`work` charges, in units of about a microsecond of CPU time: fitted (non-negative
+#: least squares on relative error) to 80 searches of the constructions and ILS rounds on
+#: drift instances (m = 5n, tau 10, l 16, n = 500-4,000, seeds 0 and 1), where the fit is
+#: within 15 % of the CPU time of each run's searches taken together; the costs of the pair
+#: path moves (n <= 400 only) are fitted on er instances
+W_CALL = 350.0        # one search: its W matrices and sizes
+W_PASS = 60.0         # one move-and-swap pass over a step (two delta matrices, pair bounds)
+W_ELEMENTS = 10.0     # 1,000 elements of a delta matrix (and the pass's other numpy arrays)
+W_MOVE = 25.0         # a move candidate examined (its cost row)
+W_LISTED = 0.75       # a swap candidate listed (skipped when an endpoint was used)
+W_SWAP = 16.0         # a swap candidate costed exactly
+W_POP = 3.5           # a heap pop of the lazy swap enumeration
+W_PATH = 540.0        # a vertex whose path is recomputed (a DP over the steps)
+W_PATH_ELEMENTS = 7.0  # 1,000 elements of the all-vertex path DP
+W_PAIR_ELEMENTS = 100.0  # 1,000 (pair, step) entries of the pair path DP
+W_PAIR = 300.0        # a vertex pair whose swap steps are recomputed (a DP over the steps)
 
 
 def work() -> float:
-    """The local search's work counter: Python candidate steps (swap and move candidates
-    examined, heap pops of the lazy swap enumeration) plus numpy elements of the delta matrices
-    / 1000, summed over every search of this process. Deterministic for the same inputs (a
-    measure of work, not of time): differences between two readings budget a search.
+    """The local search's work counter, in units of about a microsecond of CPU time: each
+    search, pass, delta-matrix element, candidate examined and path recomputed is charged its
+    fitted cost (``W_*`` above), summed over every search of this process.
+
+    Returns
+    -------
+    float
+        The work so far. Deterministic for the same inputs (a count, not a clock): differences
+        between two readings budget a search (:func:`local_search`'s ``stop_at``).
+
+    References
+    ----------
+    Ours: budgets the iterated local search of ``best`` (:func:`dmlopt.heuristics.tabgp.best_of`).
     """
     return _WORK[0]
 
@@ -60,7 +86,9 @@ class _Sequence:
 
     def __init__(self, graphs: list[Graph], assign: np.ndarray, l: int, k: int, alpha: float,
                  before: np.ndarray | None, after: np.ndarray | None,
-                 clean: np.ndarray | None = None) -> None:
+                 clean: np.ndarray | None = None, stop_at: float = math.inf) -> None:
+        _WORK[0] += W_CALL
+        self.stop_at = stop_at
         self.graphs = graphs
         self.A = assign
         self.l, self.k, self.alpha = l, k, float(alpha)
@@ -113,7 +141,7 @@ class _Sequence:
     def delta_matrix(self, s: int) -> np.ndarray:
         """D[v, c]: cost change of moving v to c at step s (+inf for its own cluster)."""
         C = self.cost_matrix(s)
-        _WORK[0] += C.size / 1000
+        _WORK[0] += W_ELEMENTS * C.size / 1000
         a = self.A[s]
         D = C - C[self.ar, a][:, None]
         D[self.ar, a] = np.inf
@@ -141,7 +169,7 @@ class _Sequence:
         best = Df.min(axis=1)
         cand = np.flatnonzero(best < -self.eps)
         done = 0
-        _WORK[0] += cand.size
+        _WORK[0] += W_MOVE * cand.size
         for v in cand[np.argsort(best[cand], kind="stable")].tolist():
             row = self.cost_row(s, v)
             a = int(self.A[s, v])
@@ -340,6 +368,7 @@ class _Sequence:
             if v in used:
                 continue
             if u not in used:
+                _WORK[0] += W_SWAP
                 delta = (self.cost_at(s, v, b) - self.cost_at(s, v, a)
                          + self.cost_at(s, u, a) - self.cost_at(s, u, b)
                          + 2 * float(g.weight_between(np.array([v]), np.array([u]))[0]))
@@ -352,7 +381,7 @@ class _Sequence:
                     continue
             if tag == 0:
                 advance(v)
-        _WORK[0] += pops
+        _WORK[0] += W_POP * pops
         return done
 
     def _swaps(self, s: int, D: np.ndarray) -> int:
@@ -365,11 +394,12 @@ class _Sequence:
                 done += self._lazy_pair(s, a, b, *rest)
                 continue
             vs, us = rest
-            _WORK[0] += vs.size
+            _WORK[0] += W_LISTED * vs.size
             used: set[int] = set()
             for v, u in zip(vs.tolist(), us.tolist(), strict=True):
                 if v in used or u in used or self.A[s, v] != a or self.A[s, u] != b:
                     continue
+                _WORK[0] += W_SWAP
                 delta = (self.cost_at(s, v, b) - self.cost_at(s, v, a)
                          + self.cost_at(s, u, a) - self.cost_at(s, u, b)
                          + 2 * float(g.weight_between(np.array([v]), np.array([u]))[0]))
@@ -384,6 +414,7 @@ class _Sequence:
         """Local search on step s until no improving move or swap is left there."""
         total = 0
         while True:
+            _WORK[0] += W_PASS
             changed = self._moves(s, self.delta_matrix(s))
             changed += self._swaps(s, self.delta_matrix(s))
             if not changed:
@@ -391,13 +422,17 @@ class _Sequence:
                 return total
             total += changed
 
+    def stopped(self) -> bool:
+        """Whether the work counter has reached ``stop_at`` (the search then returns)."""
+        return _WORK[0] >= self.stop_at
+
     def run(self, temporal: bool = False) -> int:
         """The paper's search to a local optimum; with ``temporal`` then the path moves (ours),
-        alternating until neither finds an improvement."""
+        alternating until neither finds an improvement (or until :meth:`stopped`)."""
         total = 0
         while True:
             total += self._paper()
-            if not temporal:
+            if not temporal or self.stopped():
                 return total
             changed = self._vertex_paths() + self._pair_paths()
             if not changed:
@@ -412,6 +447,8 @@ class _Sequence:
             for s in range(S):
                 if not dirty[s]:
                     continue
+                if self.stopped():
+                    return total
                 dirty[s] = False
                 changed = self.improve_step(s)
                 total += changed
@@ -473,6 +510,8 @@ class _Sequence:
         F, _ = self._path_costs(verts)
         gain = self._current_path_cost(verts) - F.min(axis=1)
         cand = np.flatnonzero(gain > self.eps)
+        _WORK[0] += (W_PATH_ELEMENTS * n * len(self.graphs) * self.l / 1000
+                     + W_PATH * cand.size)
         done = 0
         for v in cand[np.argsort(-gain[cand], kind="stable")].tolist():
             one = np.array([v])
@@ -545,6 +584,7 @@ class _Sequence:
         if n > max_n or self.l < 2 or n < 2:
             return 0
         vs, us = np.triu_indices(n, 1)
+        _WORK[0] += W_PAIR_ELEMENTS * vs.size * len(self.graphs) / 1000
         gain, _ = self._pair_gain(vs, us)
         cand = np.flatnonzero(gain > self.eps)
         done = 0
@@ -553,6 +593,7 @@ class _Sequence:
             v, u = int(vs[j]), int(us[j])
             if v in touched or u in touched:
                 continue
+            _WORK[0] += W_PAIR
             g, states = self._pair_gain(np.array([v]), np.array([u]))
             if g[0] <= self.eps:
                 continue
@@ -568,7 +609,8 @@ class _Sequence:
 
 def local_search(graphs: list[Graph], assign: np.ndarray, l: int, k: int, alpha: float,
                  before: np.ndarray | None = None, after: np.ndarray | None = None,
-                 temporal: bool = False, clean: np.ndarray | None = None) -> np.ndarray:
+                 temporal: bool = False, clean: np.ndarray | None = None,
+                 stop_at: float = math.inf) -> np.ndarray:
     """Improve ``assign`` (S x n, every cluster at most k) to a local optimum; returns a copy.
 
     Parameters
@@ -583,13 +625,16 @@ def local_search(graphs: list[Graph], assign: np.ndarray, l: int, k: int, alpha:
     clean : optional bool per step: True where the step is known to have no improving move
         or swap (e.g. a local optimum changed at other steps only); such steps are searched
         only once a neighbouring step changes. The result is the same as without it.
+    stop_at : the search returns once :func:`work` reaches this reading (checked before each
+        step is searched and before the path moves), with an improved but possibly not locally
+        optimal assignment (default: no limit).
 
     Returns
     -------
     The improved S x n assignment.
     """
     A = np.array(assign, dtype=np.int64, copy=True).reshape(len(graphs), -1)
-    _Sequence(graphs, A, l, k, alpha, before, after, clean).run(temporal)
+    _Sequence(graphs, A, l, k, alpha, before, after, clean, stop_at).run(temporal)
     return A
 
 
