@@ -264,8 +264,12 @@ def render_data(paper: str, data: dict, quick: bool) -> str:
     cap = plan.quick_cap if quick else plan.cap
     header = ["heuristic", *[f"{s:,}" for s in sizes], "b", f"largest within {WITHIN:g} s",
               "memory estimate / measured", "work estimate / measured"]
+    from dmlopt.registry import get as get_problem
+
+    order = {name: i for i, name in enumerate(get_problem(paper).heuristics)}
     rows = []
-    for name, rec in data.items():
+    # the registry's order, whether the measurements are fresh or resumed from the store
+    for name, rec in sorted(data.items(), key=lambda kv: order.get(kv[0], len(order))):
         runs = sorted((int(k), v) for k, v in rec.get("runs", {}).items())
         if not runs and not rec.get("error"):
             continue

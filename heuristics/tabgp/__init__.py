@@ -757,7 +757,7 @@ class BestOptions(Options):
     iterations: int = pydantic.Field(
         default=100, ge=0,
         description="rounds of the final iterated local search at most (they also stop at a "
-        "work budget of half the constructions' local-search work)")
+        "work budget linear in tau x n x l, best_budget)")
 
 
 def _entry(name: str, description: str) -> Heuristic:

@@ -104,7 +104,7 @@ def _ls(instance: Instance, steps: float, temporal: bool = False,
         sweep += 10 * steps * n * l + PY_STEP * n
         if instance.n <= 400:  # the pair paths (instances up to 400 vertices)
             pairs = n * (n - 1) / 2
-            memory += 64 * pairs * steps
+            memory += 96 * pairs * steps  # measured 78-86 bytes per pair and step
             sweep += 30 * pairs * steps + PY_STEP * n
     return Size(memory, sweeps * sweep)
 
@@ -194,7 +194,8 @@ def estimate_best(instance: Instance, options: BestOptions) -> Size:
     (:func:`dmlopt.heuristics.tabgp.best_of`), then ``ils``: its first search and its rounds,
     which stop at the work budget :func:`dmlopt.heuristics.tabgp.best_budget` (about a
     microsecond, :data:`PY_STEP` operations, per unit) or after ``iterations``. Memory: the
-    largest construction's, then the ILS's beside the best construction's result."""
+    larger of the largest construction's and the ILS's beside the instance's graphs and the
+    best construction's result (the constructions' arrays are freed before the ILS)."""
     from dmlopt.heuristics.tabgp import _BEST_OF, best_budget
 
     parts = [_ESTIMATES[name](instance) for name in _BEST_OF]
@@ -202,5 +203,5 @@ def estimate_best(instance: Instance, options: BestOptions) -> Size:
     one = _ls(instance, float(instance.tau), temporal=True, sweeps=LS_SWEEPS_ILS).work
     built = sum(p.work for p in parts)
     rounds = min(options.iterations * one, PY_STEP * best_budget(instance))
-    return Size(max(p.memory for p in parts) + ls.memory + _base(instance).memory,
+    return Size(max(max(p.memory for p in parts), ls.memory + _base(instance).memory),
                 built + ls.work + rounds)
