@@ -136,16 +136,23 @@ def _rack_counts(cpu: np.ndarray, mem: np.ndarray, rack: np.ndarray, R: int, pc:
     (racks x CPU values x memory values) table is over four times the (probes x servers)
     array it replaces."""
     K, n = pc.size, cpu.size
-    ints = all(np.issubdtype(x.dtype, np.integer) for x in (cpu, mem, pc, pm))
+    ints = all(x.dtype.kind in "iu" for x in (cpu, mem, pc, pm))
     if not ints or min(cpu.min(), mem.min(), pc.min(), pm.min()) < 0:
         return None
     vc, vm = int(cpu.max()) + 1, int(mem.max()) + 1
     if R * vc * vm > 4 * K * n:
         return None
-    cnt = np.bincount(rack * (vc * vm) + cpu * vm + mem, minlength=R * vc * vm)
-    holds = ((np.arange(vc)[:, None, None] >= pc[None, None, :])
-             & (np.arange(vm)[None, :, None] >= pm[None, None, :])).reshape(vc * vm, K)
-    return (cnt.reshape(R, vc * vm).astype(float) @ holds).T
+    out = np.zeros((K, R))
+    # a probe demanding more CPU or memory than any server has free is held by none: only
+    # the others' columns of the product are made (the rest are 0, as in the full product)
+    small = np.flatnonzero((pc < vc) & (pm < vm))
+    if small.size:
+        cnt = np.bincount(rack * (vc * vm) + cpu * vm + mem, minlength=R * vc * vm)
+        holds = ((np.arange(vc)[:, None, None] >= pc[small][None, None, :])
+                 & (np.arange(vm)[None, :, None] >= pm[small][None, None, :])
+                 ).reshape(vc * vm, small.size)
+        out[small] = (cnt.reshape(R, vc * vm).astype(float) @ holds).T
+    return out
 
 
 def _pick(order: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
@@ -187,15 +194,19 @@ def _rack_stats(cpu: np.ndarray, mem: np.ndarray, acc: np.ndarray, rack: np.ndar
     j = np.searchsorted(ordered, thr, side="left")
     sums = (np.empty((K, R)), np.empty((K, R)))
     parts, takes = [], []
+    cell = None
     for out, free, demand in zip(sums, (cf, mf), (pc, pm), strict=True):
         # a probe demanding at least the most free CPU (memory) of any server takes all of
         # each eligible server's: a suffix sum over the ranks of the rack's free totals, as
-        # the rack's total minus a prefix sum (integers in floats: exact in any order)
+        # the rack's total minus a prefix sum (integers in floats: exact in any order), in
+        # (rank, rack) rows so that the running sum adds whole rows
         whole = demand >= (free.max() if free.size else 0)
         if whole.any():
-            tot = np.bincount(rk * (K + 1) + e, weights=free, minlength=R * (K + 1))
-            tot = tot.reshape(R, K + 1).cumsum(axis=1)                 # eligible: e > j
-            out[whole] = (tot[:, K:] - tot[:, j[whole]]).T
+            if cell is None:
+                cell = e * R + rk
+            tot = np.bincount(cell, weights=free, minlength=(K + 1) * R)
+            tot = tot.reshape(K + 1, R).cumsum(axis=0)                 # eligible: e > j
+            out[whole] = tot[K] - tot[j[whole]]
         part = np.flatnonzero(~whole)
         if part.size:   # min(free, demand) of the eligible servers (free is never negative)
             take = np.minimum(free[None, :], demand[part, None])
@@ -426,10 +437,7 @@ class Probes:
         widest table with the probes' thresholds (the rows of :meth:`Cache.rows`, without its
         look-up per bandwidth)."""
         W = self._widest()
-        out = np.empty((idx.size, *W.shape))
-        np.greater_equal(W[None, :, :], (self.pb[idx] - TOL)[:, None, None], out=out,
-                         casting="unsafe")
-        return out
+        return (W[None, :, :] >= (self.pb[idx] - TOL)[:, None, None]).astype(float)
 
     def _spread(self, tc: np.ndarray, tm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(K, R) twice: per probe k and rack r, the sum of ``tc[k, q]`` (``tm[k, q]``) over
