@@ -55,10 +55,12 @@ per rack and free CPU value; the sums of a probe demanding at least any server's
 from per-rack free totals by eligibility rank), else by segment sums over the servers sorted by
 rack, restricted to the servers that can count for some probe; only the racks a candidate
 touches are recounted, and the sums over compatible racks (R x R per probe) are made only for
-the probes no single rack holds. The widest rack-to-rack bottlenecks and the compatibility
-matrix of each probe bandwidth are kept across requests (:class:`Cache`) until a link of a
-candidate path changes (an allocation on one server or one rack charges access links only),
-and then only the rack pairs with a candidate path over a changed link are recomputed. All
+the probes no single rack holds. The widest rack-to-rack bottlenecks are kept across
+requests (:class:`Cache`) until a link of a candidate path changes (an allocation on one
+server or one rack charges access links only), and then only the rack pairs with a candidate
+path over a changed link are recomputed; a probe's compatibility matrix is one comparison of
+that table with its bandwidth (the cache's rows per bandwidth serve candidates over several
+racks). All
 candidates of a request are scored in one batched update (:meth:`Probes.after_all`: the taken
 servers' differences, no copy of the free capacities per candidate), the one-server fits of a
 rack counted from one (rack, free value) table. A delta episode (2560 servers, 4096 requests)
@@ -368,8 +370,9 @@ class Probes:
         onehot : the (servers, racks) membership matrix of :func:`placeable`, or None; not
             needed (the per-rack sums are segment sums over the servers sorted by rack).
         pc, pm, pb : the probes' CPU, memory and bandwidth demands.
-        cache : the episode's :class:`Cache` (the widest table and the compatibility matrices
-            kept across requests), or None to compute them here.
+        cache : the episode's :class:`Cache` (the widest table, and compatibility matrices
+            for candidates over several racks, kept across requests), or None to compute
+            them here.
         """
         del onehot
         net = state.net
