@@ -55,10 +55,12 @@ per rack and free CPU value; the sums of a probe demanding at least any server's
 from per-rack free totals by eligibility rank), else by segment sums over the servers sorted by
 rack, restricted to the servers that can count for some probe; only the racks a candidate
 touches are recounted, and the sums over compatible racks (R x R per probe) are made only for
-the probes no single rack holds. The widest rack-to-rack bottlenecks and the compatibility
-matrix of each probe bandwidth are kept across requests (:class:`Cache`) until a link of a
-candidate path changes (an allocation on one server or one rack charges access links only),
-and then only the rack pairs with a candidate path over a changed link are recomputed. All
+the probes no single rack holds. The widest rack-to-rack bottlenecks are kept across
+requests (:class:`Cache`) until a link of a candidate path changes (an allocation on one
+server or one rack charges access links only), and then only the rack pairs with a candidate
+path over a changed link are recomputed; a probe's compatibility matrix is one comparison of
+that table with its bandwidth (the cache's rows per bandwidth serve candidates over several
+racks). All
 candidates of a request are scored in one batched update (:meth:`Probes.after_all`: the taken
 servers' differences, no copy of the free capacities per candidate), the one-server fits of a
 rack counted from one (rack, free value) table. A delta episode (2560 servers, 4096 requests)
@@ -136,16 +138,23 @@ def _rack_counts(cpu: np.ndarray, mem: np.ndarray, rack: np.ndarray, R: int, pc:
     (racks x CPU values x memory values) table is over four times the (probes x servers)
     array it replaces."""
     K, n = pc.size, cpu.size
-    ints = all(np.issubdtype(x.dtype, np.integer) for x in (cpu, mem, pc, pm))
+    ints = all(x.dtype.kind in "iu" for x in (cpu, mem, pc, pm))
     if not ints or min(cpu.min(), mem.min(), pc.min(), pm.min()) < 0:
         return None
     vc, vm = int(cpu.max()) + 1, int(mem.max()) + 1
     if R * vc * vm > 4 * K * n:
         return None
-    cnt = np.bincount(rack * (vc * vm) + cpu * vm + mem, minlength=R * vc * vm)
-    holds = ((np.arange(vc)[:, None, None] >= pc[None, None, :])
-             & (np.arange(vm)[None, :, None] >= pm[None, None, :])).reshape(vc * vm, K)
-    return (cnt.reshape(R, vc * vm).astype(float) @ holds).T
+    out = np.zeros((K, R))
+    # a probe demanding more CPU or memory than any server has free is held by none: only
+    # the others' columns of the product are made (the rest are 0, as in the full product)
+    small = np.flatnonzero((pc < vc) & (pm < vm))
+    if small.size:
+        cnt = np.bincount(rack * (vc * vm) + cpu * vm + mem, minlength=R * vc * vm)
+        holds = ((np.arange(vc)[:, None, None] >= pc[small][None, None, :])
+                 & (np.arange(vm)[None, :, None] >= pm[small][None, None, :])
+                 ).reshape(vc * vm, small.size)
+        out[small] = (cnt.reshape(R, vc * vm).astype(float) @ holds).T
+    return out
 
 
 def _pick(order: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
@@ -185,22 +194,33 @@ def _rack_stats(cpu: np.ndarray, mem: np.ndarray, acc: np.ndarray, rack: np.ndar
     ordered = np.sort(thr)
     e = np.searchsorted(ordered, ac, side="right")
     j = np.searchsorted(ordered, thr, side="left")
-    sums = []
-    for free, demand in ((cf, pc), (mf, pm)):
-        out = np.empty((K, R))
+    sums = (np.empty((K, R)), np.empty((K, R)))
+    parts, takes = [], []
+    cell = None
+    for out, free, demand in zip(sums, (cf, mf), (pc, pm), strict=True):
         # a probe demanding at least the most free CPU (memory) of any server takes all of
-        # each eligible server's: a suffix sum over the ranks of the rack's free totals
+        # each eligible server's: a suffix sum over the ranks of the rack's free totals, as
+        # the rack's total minus a prefix sum (integers in floats: exact in any order), in
+        # (rank, rack) rows so that the running sum adds whole rows
         whole = demand >= (free.max() if free.size else 0)
         if whole.any():
-            tot = np.bincount(rk * (K + 1) + e, weights=free, minlength=R * (K + 1))
-            tot = tot.reshape(R, K + 1)[:, ::-1].cumsum(axis=1)[:, ::-1]  # eligible: e >= i
-            out[whole] = tot[:, j[whole] + 1].T
+            if cell is None:
+                cell = e * R + rk
+            tot = np.bincount(cell, weights=free, minlength=(K + 1) * R)
+            tot = tot.reshape(K + 1, R).cumsum(axis=0)                 # eligible: e > j
+            out[whole] = tot[K] - tot[j[whole]]
         part = np.flatnonzero(~whole)
-        if part.size:
-            elig = (ac[None, :] >= thr[part, None]) & (free > 0)[None, :]
-            take = np.where(elig, np.minimum(free[None, :], demand[part, None]), 0)
-            out[part] = _segments(take, rk, R)
-        sums.append(out)
+        if part.size:   # min(free, demand) of the eligible servers (free is never negative)
+            take = np.minimum(free[None, :], demand[part, None])
+            take *= e[None, :] > j[part, None]
+            parts.append((out, part))
+            takes.append(take)
+    if takes:   # the CPU and memory rows of every such probe in one segment sum
+        seg = _segments(takes[0] if len(takes) == 1 else np.concatenate(takes), rk, R)
+        at = 0
+        for out, part in parts:
+            out[part] = seg[at:at + part.size]
+            at += part.size
     return fit, sums[0], sums[1]
 
 
@@ -275,8 +295,11 @@ class Cache:
         if self.links.size * R * R <= 16_000_000:
             self._over = np.zeros((self.links.size, R * R), dtype=bool)
             self._over[pos, pair] = True
-        self._valid = valid.reshape(R * R, -1)
-        self._paths = net.paths.reshape(R * R, *net.paths.shape[2:])
+        # per rack pair (last axis) its candidates' validity (k, R * R) and links (length, k,
+        # R * R): the minima and maxima of an update are elementwise over contiguous rows
+        self._valid = np.ascontiguousarray(valid.reshape(R * R, -1).T)
+        self._paths = np.ascontiguousarray(
+            net.paths.reshape(R * R, *net.paths.shape[2:]).transpose(2, 1, 0))
 
     def widest(self, state: State) -> np.ndarray:
         """:func:`widest` of ``state``, from the cache when no path link changed; else only
@@ -293,10 +316,16 @@ class Cache:
                 st = self._start
                 pairs = np.unique(np.concatenate([self._pairs_of[st[i]:st[i + 1]]
                                                   for i in changed]))
+            hops = state.bw[self._paths[:, :, pairs]]     # (length, k, pairs)
+            bott = hops[0].copy()   # bottleneck of each candidate path, one link at a time
+            for hop in hops[1:]:
+                np.minimum(bott, hop, out=bott)
+            bott[~self._valid[:, pairs]] = -np.inf
+            best = bott[0]          # widest candidate of each pair
+            for row in bott[1:]:
+                np.maximum(best, row, out=best)
             W = self.W.copy()
-            W.flat[pairs] = np.where(self._valid[pairs],
-                                     state.bw[self._paths[pairs]].min(axis=-1), -np.inf
-                                     ).max(axis=-1)
+            W.reshape(-1)[pairs] = best
             self.W, self.seen, self.index = W, now, {}
         return self.W
 
@@ -341,8 +370,9 @@ class Probes:
         onehot : the (servers, racks) membership matrix of :func:`placeable`, or None; not
             needed (the per-rack sums are segment sums over the servers sorted by rack).
         pc, pm, pb : the probes' CPU, memory and bandwidth demands.
-        cache : the episode's :class:`Cache` (the widest table and the compatibility matrices
-            kept across requests), or None to compute them here.
+        cache : the episode's :class:`Cache` (the widest table, and compatibility matrices
+            for candidates over several racks, kept across requests), or None to compute
+            them here.
         """
         del onehot
         net = state.net
@@ -395,12 +425,22 @@ class Probes:
     def cm(self, value: np.ndarray) -> None:
         self._cm = value
 
+    def _widest(self) -> np.ndarray:
+        """The episode cache's widest table (:meth:`Cache.widest`) on this state, checked
+        against the links once per request (the state does not change while the candidates
+        are scored)."""
+        if not self._checked or self._cache.W is None:
+            self._cache.widest(self._state)
+            self._checked = True
+        return self._cache.W
+
     def _compat(self, idx: np.ndarray) -> np.ndarray:
         """(len(idx), R, R): the compatibility (1.0 where the widest bottleneck of the rack pair
-        is >= b - TOL) at the bandwidth of each probe of ``idx``, from the episode's cache."""
-        rows = self._cache.rows(self._state, self.pb[idx], self._checked)  # may grow the table
-        self._checked = True   # the state does not change while the candidates are scored
-        return self._cache.table[rows]
+        is >= b - TOL) at the bandwidth of each probe of ``idx``: one comparison of the cached
+        widest table with the probes' thresholds (the rows of :meth:`Cache.rows`, without its
+        look-up per bandwidth)."""
+        W = self._widest()
+        return (W[None, :, :] >= (self.pb[idx] - TOL)[:, None, None]).astype(float)
 
     def _spread(self, tc: np.ndarray, tm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(K, R) twice: per probe k and rack r, the sum of ``tc[k, q]`` (``tm[k, q]``) over
@@ -588,8 +628,8 @@ class Probes:
         far = np.flatnonzero(todo.any(axis=1))
         if far.size:
             cc, cm = self._base_sums(far)                                  # (n, R)
-            rows = self._cache.rows(self._state, self.pb[far], True)
-            col = self._cache.table[rows[:, None], :, crack[None, :]]     # (n, C, R)
+            # compatibility of every rack with each candidate's rack: (n, C, R), 0/1
+            col = self._widest()[:, crack].T[None, :, :] >= (self.pb[far] - TOL)[:, None, None]
             cc = cc[:, None, :] + col * dtc[far][:, :, None]
             cm = cm[:, None, :] + col * dtm[far][:, :, None]
             ok = ((cc >= self.pc[far, None, None] - 1e-9)
