@@ -48,6 +48,7 @@ import pydantic
 from dmlopt.contract import Options as ContractOptions
 from dmlopt.contract import Size
 from dmlopt.heuristics.nara import probe as PR
+from dmlopt.heuristics.nara.agent import FLOPS_PER_OP
 from dmlopt.models import nara
 from dmlopt.models.nara import policy as P
 from dmlopt.models.nara.sim import State, episode_memory
@@ -373,7 +374,8 @@ REQUEST_OVERHEAD = 1.7e6
 
 def estimate(instance: nara.Instance, options: Options | None = None) -> Size:
     """(memory, work) of a rollout: per request netfit-probe's candidates and probe tests
-    (:func:`dmlopt.heuristics.nara.probe_estimate`'s terms) plus one GNN pass, and
+    (:func:`dmlopt.heuristics.nara.probe_estimate`'s terms) plus one GNN pass (its
+    multiply-adds over :data:`~dmlopt.heuristics.nara.agent.FLOPS_PER_OP`), and
     :data:`REQUEST_OVERHEAD`; memory: the probe arrays and the episode's
     :class:`~dmlopt.heuristics.nara.probe.Cache`, the GNN's arrays, the
     simulator (:func:`dmlopt.models.nara.sim.episode_memory`) and 2 KiB per request
@@ -382,7 +384,8 @@ def estimate(instance: nara.Instance, options: Options | None = None) -> Size:
     net = instance.net
     S, R, N = net.n_servers, net.n_racks, net.n_nodes
     n = len(instance.requests)
-    gnn = 2 * (N + 2 * net.n_links) * P.HIDDEN * P.STAGES + 2 * N * 18 * P.HIDDEN * P.STAGES
+    gnn = (2 * (N + 2 * net.n_links) * P.HIDDEN * P.STAGES
+           + 2 * N * 18 * P.HIDDEN * P.STAGES) / FLOPS_PER_OP
     per = (R * R + S) * N_PROBE + gnn + CMAX * (S * P.HIDDEN + 38 * H1) + S * R \
         + REQUEST_OVERHEAD
     n_msgs = N + 2 * net.n_links
