@@ -164,3 +164,18 @@ def test_many_restarts_on_a_small_instance_are_charged():
     seconds = time.process_time() - t0
     est = entry.estimate(inst, entry.Options(restarts=2000))
     assert 0.5 <= est.work / (seconds * S.OPS_PER_SECOND) <= 8, (est.work, seconds)
+
+
+def test_rows_follow_the_registry_whether_fresh_or_resumed():
+    """The store is written with sorted keys, so a resumed run reads its heuristics in
+    alphabetical order; the table lists them in the registry's order either way (a heuristic
+    the registry no longer has goes last)."""
+    from dmlopt.registry import get
+
+    names = list(get("tabgp").heuristics)
+    run = {"runs": {"125": {"seconds": 0.5}, "250": {"seconds": 1.0}}}
+    data = {name: run for name in sorted(names + ["zz-gone", "aa-gone"])}
+    rows = [line.split("|")[1].strip().strip("`") for line in
+            S.render_data("tabgp", data, True).splitlines() if line.startswith("| `")]
+    assert rows == names + ["aa-gone", "zz-gone"]
+    assert sorted(names) != names   # alphabetical order would fail the first assertion
