@@ -71,15 +71,47 @@ of a label on one step than the capacity allows; c_t < 0 acts when they spread i
 (Cauchy-Schwarz: beta >= n^2 / l). With w = 1 the single P_1 only moves the eigenvalue of the
 all-ones direction.
 
+Label-size rows
+---------------
+The balance multipliers see a step only through the sum of its squared label sizes. A finer
+Lagrangian term: for a node i of the window and a step t, s_ti(X) = |label(i) & V_t| (the
+nodes of step t sharing i's label) is an integer between lo = max(0, n - (l - 1) k) (the other
+labels hold at most (l - 1) k of the n vertices; at least 1 for i in V_t) and hi = min(k, n)
+(:func:`row_ranges`). With R_t(a) = (a 1_t^T + 1_t a^T) / 2 for a vector a over the window's
+nodes, tr(X^T R_t(a) X) = sum_i a_i s_ti(X), so for any real a_t (t = steps of the window)
+
+    2 cut >= DH(L + diag u + sum_t c_t P_t + sum_t R_t(a_t)) - sum(u) - (c terms)
+             - sum_{t,i} max(a_ti lo_ti, a_ti hi_ti).
+
+When l k = n (every label holds exactly k vertices of each step) lo = hi for the nodes of
+other steps and the term is an equality. The search keeps a free, with the term itself and the
+supergradient (G_ti - hi_ti) / 2 where a_ti > 0, (G_ti - lo_ti) / 2 elsewhere, G_ti =
+sum_j m_j y_j(i) (1_t^T y_j). R_t(a) is of rank two, so the iterative eigensolver keeps its
+operator form.
+
+Same-label pairs
+----------------
+Y = X X^T is the 0/1 matrix of the pairs that share a label, so tr(X^T Z X) = <Z, Y> >= 0 for
+every symmetric Z >= 0 with zero diagonal, and
+
+    2 cut >= DH(A - Z) - sum(u) - (c and a terms)
+
+with A the matrix above. Z pays where the eigenvectors place two nodes on opposite sides
+more than any labelling can (sum_j m_j y_j(i) y_j(j) < 0, the gradient of z_ij). Z is dense:
+the multipliers of all N (N - 1) / 2 pairs are used up to a window order (option ``pairs``,
+1,000 nodes by default), after a first search over (u, c, a); the Karisch and Rendl (1998)
+semidefinite relaxation of graph partitioning has the same constraint (Y >= 0) and this is
+its Lagrangian form over the eigenvalue bound.
+
 Certification. The search may use an iterative eigensolver (LOBPCG) and stops wherever the time
-limit falls; only its final (u, c) matters. The reported bound re-computes the needed eigenvalues of
-A = L + diag(u) + sum_t c_t P_t with LAPACK's dense symmetric solver (all of them below the l-th,
-so none is missed) and lowers each by ``EIG_MARGIN`` N max(1, ||A||_inf) (the norm of the
-whole matrix A, rank-one terms included), far above the solver's backward error (a small
-multiple of N eps ||A||, eps = 2.2e-16), before the sum; the multiplier term
-sum_t max(c_t beta, c_t gamma) / n is summed with ``math.fsum`` and the total is then moved by
-:func:`dmlopt.bounds.safe`. Every window's bound is clipped at 0 (a cut weight is never
-negative).
+limit falls; only its final multipliers matter. The reported bound re-computes the needed
+eigenvalues of A = L + diag(u) + sum_t c_t P_t + sum_t R_t(a_t) - Z (Z clipped at 0) with
+LAPACK's dense symmetric solver (all of them below the l-th, so none is missed) and lowers each
+by ``EIG_MARGIN`` N max(1, ||A||_inf) (the norm of the whole matrix A, rank-one terms
+included), far above the solver's backward error (a small multiple of N eps ||A||, eps =
+2.2e-16), before the sum; the multiplier terms are summed with ``math.fsum`` and the total is
+then moved by :func:`dmlopt.bounds.safe`. Every window's bound is clipped at 0 (a cut weight is
+never negative).
 """
 
 from __future__ import annotations
@@ -127,6 +159,16 @@ class SpectralOptions(Options):
         description="per-step balance multipliers (a Lagrangian term per step on the sum of "
                     "squared label sizes, see the module docstring); off: the diagonal shift "
                     "alone")
+    rows: bool = pydantic.Field(
+        True,
+        description="label-size rows: a multiplier per node and step on how many nodes of "
+                    "that step share the node's label (between max(0, n - (l - 1) k) and k, "
+                    "see the module docstring)")
+    pairs: int = pydantic.Field(
+        1000, ge=0, le=20_000,
+        description="largest window order (nodes) with same-label pair multipliers (every "
+                    "pair of nodes shares a label or not, never less: dense matrices, about "
+                    "N^2 / 2 multipliers; 0: never)")
     threads: int = pydantic.Field(
         1, ge=1, le=256,
         description="BLAS threads of the eigenvalue routines, at most the machine's cores "
@@ -255,13 +297,44 @@ def balance_range(n: int, capacity: int, l: int) -> tuple[int, int]:
     return r * (q + 1) ** 2 + (l - r) * q * q, f * capacity * capacity + g * g
 
 
-class _Window:
-    """The Donath-Hoffman function of one window, with or without the per-step balance
-    multipliers, and its eigenvector cache. The variables are x = (u, c+, c-) with u of length
-    N = w n and c+, c- of length w (empty without multipliers)."""
+def row_ranges(n: int, capacity: int, l: int) -> tuple[int, int, int]:
+    """The range of |label(i) & V_t|, the nodes of step t that share node i's label (section
+    "Label-size rows" of this module).
 
-    def __init__(self, lap: Any, sizes: np.ndarray, steps: int, balance: tuple[int, int] | None
-                 ) -> None:
+    Parameters
+    ----------
+    n : int
+        Vertices of a step.
+    capacity : int
+        Most vertices per label and step (k).
+    l : int
+        Number of labels.
+
+    Returns
+    -------
+    tuple of int
+        (lo_same, lo_other, hi): the least count for a node i of step t itself (i counts), the
+        least for a node of another step, and the most: lo = max(0, n - (l - 1) k) (the other
+        l - 1 labels hold at most (l - 1) k of the step's n vertices), at least 1 for i in
+        V_t, and hi = min(k, n).
+
+    References
+    ----------
+    Paper 004, section 1 (the capacity k per label and step).
+    """
+    lo = max(0, n - (l - 1) * capacity)
+    return max(1, lo), lo, min(capacity, n)
+
+
+class _Window:
+    """The Donath-Hoffman function of one window with its multipliers, and its eigenvector
+    cache. The variables are x = (u, c+, c-, a, z): u of length N = w n (the diagonal
+    shift), c+ and c- of length w (per-step balance, empty without), a of length w N
+    (label-size rows, empty without; a[t, i] for step t of the window and node i), z the
+    same-label multipliers of the pairs i < j (upper triangle, row by row; empty without)."""
+
+    def __init__(self, lap: Any, sizes: np.ndarray, steps: int, balance: tuple[int, int] | None,
+                 rows: tuple[int, int, int] | None = None, pairs: bool = False) -> None:
         self.lap = lap
         self.order = lap.shape[0]
         self.steps = steps
@@ -269,42 +342,70 @@ class _Window:
         self.q = int(np.count_nonzero(sizes))
         self.m = sizes[:self.q]
         self.balance = balance
-        self.dim = self.order + (2 * steps if balance else 0)
+        self.rows = rows
+        self.pairs = pairs
+        w, order = steps, self.order
+        self.c_at = order
+        self.a_at = self.c_at + (2 * w if balance else 0)
+        self.z_at = self.a_at + (w * order if rows else 0)
+        self.dim = self.z_at + (order * (order - 1) // 2 if pairs else 0)
+        # step indicators (w, N) and the rows' ranges per (step, node)
+        self.ones = np.zeros((w, order))
+        for t in range(w):
+            self.ones[t, t * self.n:(t + 1) * self.n] = 1.0
+        if rows:
+            lo_same, lo_other, hi = rows
+            self.lo = np.where(self.ones > 0, float(lo_same), float(lo_other))
+            self.hi = np.full((w, order), float(hi))
         self.vectors: np.ndarray | None = None
 
-    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(u, c) with c = c+ - c- (zeros without multipliers)."""
-        u = x[:self.order]
-        if not self.balance:
-            return u, np.zeros(self.steps)
-        return u, x[self.order:self.order + self.steps] - x[self.order + self.steps:]
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(u, c, a, z) with c = c+ - c- and a of shape (w, N) (zeros without)."""
+        w, order = self.steps, self.order
+        u = x[:order]
+        c = (x[self.c_at:self.c_at + w] - x[self.c_at + w:self.a_at] if self.balance
+             else np.zeros(w))
+        a = x[self.a_at:self.z_at].reshape(w, order) if self.rows else np.zeros((w, order))
+        return u, c, a, x[self.z_at:self.dim]
 
     def dense(self, x: np.ndarray) -> np.ndarray:
-        """A = L + diag(u) + sum_t c_t 1_t 1_t^T / n as a dense array."""
-        u, c = self.split(x)
-        a = self.lap.toarray()
-        a[np.diag_indices(self.order)] += u
+        """A = L + diag(u) + sum_t c_t 1_t 1_t^T / n + sum_t (a_t 1_t^T + 1_t a_t^T) / 2 - Z as a
+        dense array."""
+        u, c, a, z = self.split(x)
+        mat = self.lap.toarray()
+        mat[np.diag_indices(self.order)] += u
         n = self.n
         for t in range(self.steps):
             if c[t] != 0.0:
-                a[t * n:(t + 1) * n, t * n:(t + 1) * n] += c[t] / n
-        return a
+                mat[t * n:(t + 1) * n, t * n:(t + 1) * n] += c[t] / n
+        if self.rows and np.any(a):
+            r = a.T @ self.ones
+            mat += 0.5 * (r + r.T)
+        if self.pairs and z.size:
+            upper = np.zeros((self.order, self.order))
+            upper[np.triu_indices(self.order, 1)] = z
+            mat -= upper + upper.T
+        return mat
 
     def operator(self, x: np.ndarray) -> Any:
-        """A as a scipy LinearOperator (sparse Laplacian plus diagonal plus rank-one terms)."""
+        """A as a scipy LinearOperator (sparse Laplacian plus diagonal plus rank-one and
+        rank-two terms; not with pair multipliers, which make A dense)."""
         import scipy.sparse as sp
         from scipy.sparse.linalg import LinearOperator
 
-        u, c = self.split(x)
+        u, c, a, _ = self.split(x)
         base = (self.lap + sp.diags(u)).tocsr()
-        if not np.any(c):
+        if not np.any(c) and not np.any(a):
             return base
         w, n, scale = self.steps, self.n, c / self.n
+        ones = self.ones
 
         def matmat(v: np.ndarray) -> np.ndarray:
             v2 = v.reshape(self.order, -1)
             means = v2.reshape(w, n, -1).sum(axis=1) * scale[:, None]
             out = base @ v2 + np.repeat(means, n, axis=0)
+            if self.rows:
+                out += 0.5 * (a.T @ (ones @ v2) + ones.T @ (a @ v2))
             return out if v.ndim == 2 else out.ravel()
 
         return LinearOperator((self.order, self.order), matvec=matmat, matmat=matmat,
@@ -314,7 +415,7 @@ class _Window:
         """The q smallest eigenpairs of A (approximate: used for the search only)."""
         import scipy.linalg as la
 
-        if self.order <= _DENSE_ORDER or self.q >= self.order // 4:
+        if self.order <= _DENSE_ORDER or self.q >= self.order // 4 or self.pairs:
             return la.eigh(self.dense(x), subset_by_index=[0, self.q - 1])
         from scipy.sparse.linalg import lobpcg
 
@@ -333,41 +434,61 @@ class _Window:
         self.vectors = vec
         return lam[:self.q], vec[:, :self.q]
 
-    def penalty(self, c: np.ndarray) -> float:
-        """sum_t max(c_t beta, c_t gamma) / n (0 without multipliers)."""
-        if not self.balance:
-            return 0.0
-        beta, gamma = self.balance
-        return math.fsum(max(ct * beta, ct * gamma) for ct in c.tolist()) / self.n
+    def penalty(self, c: np.ndarray, a: np.ndarray | None = None) -> float:
+        """sum_t max(c_t beta, c_t gamma) / n + sum_{t,i} max(a_ti lo_ti, a_ti hi_ti) (0 for
+        the multipliers a window does not have)."""
+        out = 0.0
+        if self.balance:
+            beta, gamma = self.balance
+            out += math.fsum(max(ct * beta, ct * gamma) for ct in c.tolist()) / self.n
+        if self.rows and a is not None:
+            out += math.fsum(np.maximum(a * self.lo, a * self.hi).ravel().tolist())
+        return out
 
     def value(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """The search's function of x = (u, c+, c-) and its gradient; its multiplier term is
-        (gamma c+ - beta c-) / n, linear in x and at least the certified one."""
+        """The search's function of x and its gradient; its balance term is
+        (gamma c+ - beta c-) / n, linear in x and at least the certified one, its rows' term
+        the certified one (a supergradient where a_ti = 0 and lo < hi)."""
         lam, vec = self.eig(x)
         u = x[:self.order]
         val = 0.5 * (float(self.m @ lam) - float(u.sum()))
-        grad = np.empty(self.dim)
+        grad = np.zeros(self.dim)
         grad[:self.order] = 0.5 * ((vec ** 2) @ self.m - 1.0)
+        w = self.steps
         if self.balance:
             beta, gamma = self.balance
-            plus, minus = x[self.order:self.order + self.steps], x[self.order + self.steps:]
+            plus, minus = x[self.c_at:self.c_at + w], x[self.c_at + w:self.a_at]
             val -= 0.5 * float(gamma * plus.sum() - beta * minus.sum()) / self.n
-            sums = vec.reshape(self.steps, self.n, self.q).sum(axis=1)
+            sums = vec.reshape(w, self.n, self.q).sum(axis=1)
             share = (sums ** 2) @ self.m  # S_t
-            grad[self.order:self.order + self.steps] = 0.5 * (share - gamma) / self.n
-            grad[self.order + self.steps:] = 0.5 * (beta - share) / self.n
+            grad[self.c_at:self.c_at + w] = 0.5 * (share - gamma) / self.n
+            grad[self.c_at + w:self.a_at] = 0.5 * (beta - share) / self.n
+        if self.rows:
+            a = x[self.a_at:self.z_at].reshape(w, self.order)
+            val -= 0.5 * float(np.maximum(a * self.lo, a * self.hi).sum())
+            # d(v^T (a_t 1_t^T + 1_t a_t^T) v / 2) / d a_t[i] = v[i] (1_t . v)
+            g = ((vec * self.m) @ (self.ones @ vec).T).T     # (w, N)
+            grad[self.a_at:self.z_at] = (0.5 * (g - np.where(a > 0, self.hi, self.lo))).ravel()
+        if self.pairs:
+            # d(DH(A - Z) / 2) / d z_ij = -sum_j m_j y_j(i) y_j(j)
+            same = (vec * self.m) @ vec.T
+            grad[self.z_at:] = -same[np.triu_indices(self.order, 1)]
         return val, grad
 
     def certified(self, x: np.ndarray) -> float:
-        """The window's bound at ``x`` from dense LAPACK eigenvalues lowered by the margin."""
+        """The window's bound at ``x`` from dense LAPACK eigenvalues lowered by the margin
+        (negative pair multipliers count as 0: only z >= 0 is a bound)."""
         import scipy.linalg as la
 
-        u, c = self.split(x)
-        a = self.dense(x)
-        norm = float(np.abs(a).sum(axis=1).max())
-        lam = la.eigvalsh(a, subset_by_index=[0, self.q - 1])
+        if self.pairs:
+            x = x.copy()
+            x[self.z_at:] = np.maximum(x[self.z_at:], 0.0)
+        u, c, a, _ = self.split(x)
+        mat = self.dense(x)
+        norm = float(np.abs(mat).sum(axis=1).max())
+        lam = la.eigvalsh(mat, subset_by_index=[0, self.q - 1])
         lam = lam - EIG_MARGIN * self.order * max(1.0, norm)
-        return max(0.0, 0.5 * (math.fsum(self.m * lam) - math.fsum(u) - self.penalty(c)))
+        return max(0.0, 0.5 * (math.fsum(self.m * lam) - math.fsum(u) - self.penalty(c, a)))
 
 
 class _Deadline(Exception):
@@ -376,7 +497,7 @@ class _Deadline(Exception):
 
 def _maximise(win: _Window, iterations: int, deadline: float, start: np.ndarray | None = None
               ) -> tuple[np.ndarray, float]:
-    """L-BFGS-B on -value(x) from ``start`` (default zero; c+, c- >= 0); the best x seen (the
+    """L-BFGS-B on -value(x) from ``start`` (default zero; c+, c-, z >= 0); the best x seen (the
     start when out of time at once) and the search's value at x = 0 (NaN when not reached)."""
     import scipy.optimize as so
 
@@ -394,7 +515,9 @@ def _maximise(win: _Window, iterations: int, deadline: float, start: np.ndarray 
         return -val, -grad
 
     if iterations > 0:
-        bounds = [(None, None)] * win.order + [(0.0, None)] * (win.dim - win.order)
+        # u and a free; c+, c- and z >= 0
+        bounds = ([(None, None)] * win.order + [(0.0, None)] * (win.a_at - win.c_at)
+                  + [(None, None)] * (win.z_at - win.a_at) + [(0.0, None)] * (win.dim - win.z_at))
         with contextlib.suppress(_Deadline):
             so.minimize(f, x0, jac=True, method="L-BFGS-B", bounds=bounds,
                         options={"maxiter": iterations, "maxfun": 2 * iterations})
@@ -403,7 +526,7 @@ def _maximise(win: _Window, iterations: int, deadline: float, start: np.ndarray 
 
 def spectral_bound(instance: Any, *, time_limit: float | None = None, window: int = 0,
                    max_order: int = 2000, iterations: int = 300, balance: bool = True,
-                   threads: int = 1) -> BoundValue:
+                   rows: bool = True, pairs: int = 1000, threads: int = 1) -> BoundValue:
     """Donath-Hoffman eigenvalue lower bound on the TABGP cost, summed over windows of steps.
 
     Parameters
@@ -424,6 +547,12 @@ def spectral_bound(instance: Any, *, time_limit: float | None = None, window: in
     balance : bool
         Per-step balance multipliers (module docstring, section "Per-step balance
         multipliers"); False: the diagonal shift alone.
+    rows : bool
+        Label-size rows (module docstring, section "Label-size rows").
+    pairs : int
+        Largest window order with same-label pair multipliers (module docstring, section
+        "Same-label pairs"); 0: never. A window with them first searches (u, c, a) for at most
+        a third of its time, then adds the pairs.
     threads : int
         BLAS threads while the bound runs (default 1, whatever the environment allows
         otherwise: the certification's reserve is measured on one thread), at most the
@@ -433,15 +562,18 @@ def spectral_bound(instance: Any, *, time_limit: float | None = None, window: in
     -------
     BoundValue
         The certified bound (see the module docstring); metrics ``window``, ``windows``,
-        ``balance`` (1 with multipliers), ``unshifted`` (the search's value at u = 0, c = 0,
+        ``balance`` (1 with multipliers), ``rows`` (1 with label-size rows), ``pairs`` (1 with
+        pair multipliers), ``unshifted`` (the search's value at u = 0, c = 0,
         uncertified, 0 for a window not reached), ``search_seconds`` and ``certify_seconds``.
 
     References
     ----------
     Donath and Hoffman, "Lower bounds for the partitioning of graphs", IBM J. Res. Dev. 17(5),
     1973; Rendl and Wolkowicz, "A projection technique for partitioning the nodes of a graph",
-    Ann. Oper. Res. 58, 1995 (the bound with an optimised diagonal). Paper 004, section 1 (the
-    objective and the capacity k).
+    Ann. Oper. Res. 58, 1995 (the bound with an optimised diagonal); Karisch and Rendl,
+    "Semidefinite programming and graph equipartition", Fields Inst. Commun. 18, 1998 (the
+    constraints Y e = m e and Y >= 0 whose multipliers are the label-size rows and the pairs).
+    Paper 004, section 1 (the objective and the capacity k).
     """
     import os
 
@@ -449,11 +581,13 @@ def spectral_bound(instance: Any, *, time_limit: float | None = None, window: in
 
     # more threads than cores only contend (64 on 2 busy cores ran past 120 s of a 5 s limit)
     with threadpool_limits(limits=min(threads, os.cpu_count() or 1), user_api="blas"):
-        return _spectral(instance, time_limit, window, max_order, iterations, balance)
+        return _spectral(instance, time_limit, window, max_order, iterations, balance, rows,
+                         pairs)
 
 
 def _spectral(instance: Any, time_limit: float | None, window: int, max_order: int,
-              iterations: int, balance: bool) -> BoundValue:
+              iterations: int, balance: bool, rows: bool = True, pairs: int = 1000
+              ) -> BoundValue:
     """:func:`spectral_bound` with the BLAS threads set."""
     t0 = time.perf_counter()
     limit = SPECTRAL_SECONDS if time_limit is None else float(time_limit)
@@ -461,21 +595,39 @@ def _spectral(instance: Any, time_limit: float | None, window: int, max_order: i
     laps = window_laplacians(instance, w)
     sizes = part_sizes(w * instance.n, w * instance.k, instance.l)
     ranges = balance_range(instance.n, instance.k, instance.l) if balance else None
-    wins = [_Window(lap, sizes, w, ranges) for lap in laps]
+    counts = row_ranges(instance.n, instance.k, instance.l) if rows else None
+    with_pairs = 2 <= w * instance.n <= pairs
+    wins = [_Window(lap, sizes, w, ranges, counts, with_pairs) for lap in laps]
     # reserve time for the certification: a dense eigenvalue pass per window
     order = w * instance.n
     reserve = len(wins) * (0.05 + _CERTIFY_SECONDS * (order / 1000.0) ** 3)
     search_end = t0 + max(0.0, limit - reserve)
     shifts, zeros = [], []
     for i, win in enumerate(wins):
-        share = (search_end - time.perf_counter()) / (len(wins) - i)
-        u, zero = _maximise(win, iterations, time.perf_counter() + max(0.0, share))
+        share = max(0.0, (search_end - time.perf_counter()) / (len(wins) - i))
+        now = time.perf_counter()
+        # in stages: (u, c), then the rows, then the pairs, each from the last one's best
+        # point (its new multipliers at 0: the same value), with an equal share of the time
+        # (what a stage leaves goes to the next)
+        stages = [_Window(win.lap, sizes, w, ranges)]
+        if counts:
+            stages.append(_Window(win.lap, sizes, w, ranges, counts))
+        if win.pairs:
+            stages.append(win)
+        x, zero = None, math.nan
+        for j, stage in enumerate(stages):
+            start = None if x is None else np.concatenate([x, np.zeros(stage.dim - x.size)])
+            x, z0 = _maximise(stage, 20 * iterations if stage.pairs else iterations,
+                              now + share * (j + 1) / len(stages), start=start)
+            zero = z0 if j == 0 else zero
+        u = x
         shifts.append(u)
         zeros.append(max(0.0, zero))
     search = time.perf_counter() - t0
     value = math.fsum(win.certified(u) for win, u in zip(wins, shifts, strict=True))
     return BoundValue(max(0.0, safe(value, "min")), metrics={
         "window": float(w), "windows": float(len(wins)), "balance": float(balance),
+        "rows": float(rows), "pairs": float(with_pairs),
         "unshifted": math.fsum(zeros), "search_seconds": search,
         "certify_seconds": time.perf_counter() - t0 - search})
 
@@ -484,7 +636,10 @@ def _estimate_spectral(instance: Any, options: Any) -> Size:
     w = _window_size(instance, options.window, options.max_order)
     order = w * instance.n
     windows = instance.tau - w + 1
-    return Size(memory=3.0 * 8.0 * order * order + 64.0 * sum(len(e) for e in instance.edges),
+    # with pair multipliers: L-BFGS-B's 10 correction pairs and a few copies of N^2 / 2 values
+    pairs = 2 <= order <= options.pairs
+    return Size(memory=3.0 * 8.0 * order * order + 64.0 * sum(len(e) for e in instance.edges)
+                + (30.0 * 8.0 * order * order / 2 if pairs else 0.0),
                 work=windows * (2.0 * order ** 3 + options.iterations * 50.0 * order))
 
 
