@@ -695,5 +695,6 @@ BOUNDS: dict[str, Bound] = {
                       estimate=_estimate_spectral,
                       description="Donath-Hoffman eigenvalue bound on windows of the "
                                   "supra-graph (steps joined by migration edges), optimised "
-                                  "diagonal shift; scales to thousands of vertices"),
+                                  "diagonal shift, balance, label-size and same-label pair "
+                                  "multipliers; scales to thousands of vertices"),
 }
