@@ -99,7 +99,7 @@ every symmetric Z >= 0 with zero diagonal, and
 with A the matrix above. Z pays where the eigenvectors place two nodes on opposite sides
 more than any labelling can (sum_j m_j y_j(i) y_j(j) < 0, the gradient of z_ij). Z is dense:
 the multipliers of all N (N - 1) / 2 pairs are used up to a window order (option ``pairs``,
-1,000 nodes by default), after a first search over (u, c, a); the Karisch and Rendl (1998)
+1,000 nodes by default), after the stages over (u, c) and the rows; the Karisch and Rendl (1998)
 semidefinite relaxation of graph partitioning has the same constraint (Y >= 0) and this is
 its Lagrangian form over the eigenvalue bound.
 
@@ -551,8 +551,9 @@ def spectral_bound(instance: Any, *, time_limit: float | None = None, window: in
         Label-size rows (module docstring, section "Label-size rows").
     pairs : int
         Largest window order with same-label pair multipliers (module docstring, section
-        "Same-label pairs"); 0: never. A window with them first searches (u, c, a) for at most
-        a third of its time, then adds the pairs.
+        "Same-label pairs"); 0: never. The search of a window runs in stages, (u, c), then the
+        rows, then the pairs, each from the last one's best point and with an equal share of
+        the window's time (what a stage leaves goes to the next).
     threads : int
         BLAS threads while the bound runs (default 1, whatever the environment allows
         otherwise: the certification's reserve is measured on one thread), at most the

@@ -13,17 +13,7 @@ import pytest
 import dmlopt
 from dmlopt.models.tabgp import Instance
 from dmlopt.models.tabgp import bounds as B
-
-
-def tiny(seed: int, n: int = 5, tau: int = 2, l: int = 3, k: int = 2) -> Instance:
-    rng = np.random.default_rng(seed)
-    pairs = list(itertools.combinations(range(n), 2))
-    edges, weights = [], []
-    for _ in range(tau):
-        es = [pq for pq in pairs if rng.random() < 0.6]
-        edges.append(es)
-        weights.append([float(rng.integers(1, 4)) for _ in es])
-    return Instance(n=n, edges=edges, weights=weights, l=l, k=k, alpha=float(rng.integers(1, 3)))
+from tests.tabgp.test_bounds import tiny
 
 
 def labellings(n: int, l: int, k: int) -> list[tuple[int, ...]]:
@@ -79,7 +69,7 @@ def test_every_labelling_satisfies_the_window_inequality(seed):
     """2 cut(X) >= tr(X^T A X) - sum(u) - penalty for every labelling X and every multipliers
     (u free; c, a split in +/- parts; z >= 0): the inequality each term of the bound rests on,
     the cut computed from the window's Laplacian as x^T L x summed over the labels."""
-    inst = tiny(seed)
+    inst = tiny(seed, l=3, k=2)
     win = window(inst)
     lap = win.lap.toarray()
     steps = labellings(inst.n, inst.l, inst.k)
@@ -103,7 +93,7 @@ def test_every_labelling_satisfies_the_window_inequality(seed):
 
 
 def test_the_operator_is_the_dense_matrix_with_rows():
-    inst = tiny(1, n=5, tau=3)
+    inst = tiny(1, n=5, tau=3, l=3, k=2)
     win = window(inst, pairs=False)
     x = random_point(win, 3)
     v = np.random.default_rng(4).normal(size=(win.order, 3))
@@ -119,7 +109,7 @@ def test_the_operator_is_the_dense_matrix_with_rows():
 
 
 def test_the_gradients_match_finite_differences():
-    inst = tiny(2)
+    inst = tiny(2, l=3, k=2)
     win = window(inst)
     x = random_point(win, 7)
     _, grad = win.value(x)
