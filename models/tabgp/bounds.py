@@ -349,6 +349,8 @@ class _Window:
         self.a_at = self.c_at + (2 * w if balance else 0)
         self.z_at = self.a_at + (w * order if rows else 0)
         self.dim = self.z_at + (order * (order - 1) // 2 if pairs else 0)
+        # the pairs i < j in z's order (made once: every evaluation uses them twice)
+        self.upper = np.triu_indices(order, 1) if pairs else None
         # step indicators (w, N) and the rows' ranges per (step, node)
         self.ones = np.zeros((w, order))
         for t in range(w):
@@ -383,7 +385,7 @@ class _Window:
             mat += 0.5 * (r + r.T)
         if self.pairs and z.size:
             upper = np.zeros((self.order, self.order))
-            upper[np.triu_indices(self.order, 1)] = z
+            upper[self.upper] = z
             mat -= upper + upper.T
         return mat
 
@@ -472,7 +474,7 @@ class _Window:
         if self.pairs:
             # d(DH(A - Z) / 2) / d z_ij = -sum_j m_j y_j(i) y_j(j)
             same = (vec * self.m) @ vec.T
-            grad[self.z_at:] = -same[np.triu_indices(self.order, 1)]
+            grad[self.z_at:] = -same[self.upper]
         return val, grad
 
     def certified(self, x: np.ndarray) -> float:
@@ -610,19 +612,17 @@ def _spectral(instance: Any, time_limit: float | None, window: int, max_order: i
         # in stages: (u, c), then the rows, then the pairs, each from the last one's best
         # point (its new multipliers at 0: the same value), with an equal share of the time
         # (what a stage leaves goes to the next)
-        stages = [_Window(win.lap, sizes, w, ranges)]
+        stages = [_Window(win.lap, sizes, w, ranges) if counts or win.pairs else win]
         if counts:
             stages.append(_Window(win.lap, sizes, w, ranges, counts))
         if win.pairs:
             stages.append(win)
-        x, zero = None, math.nan
-        for j, stage in enumerate(stages):
-            start = None if x is None else np.concatenate([x, np.zeros(stage.dim - x.size)])
-            x, z0 = _maximise(stage, 20 * iterations if stage.pairs else iterations,
-                              now + share * (j + 1) / len(stages), start=start)
-            zero = z0 if j == 0 else zero
-        u = x
-        shifts.append(u)
+        x, zero = _maximise(stages[0], iterations, now + share / len(stages))
+        for j, stage in enumerate(stages[1:], start=2):
+            x, _ = _maximise(stage, 20 * iterations if stage.pairs else iterations,
+                             now + share * j / len(stages),
+                             start=np.concatenate([x, np.zeros(stage.dim - x.size)]))
+        shifts.append(x)
         zeros.append(max(0.0, zero))
     search = time.perf_counter() - t0
     value = math.fsum(win.certified(u) for win, u in zip(wins, shifts, strict=True))
