@@ -16,7 +16,13 @@ from dmlopt.contract import Options, Size
 from dmlopt.models.tabgp import Instance, Solution
 
 if TYPE_CHECKING:
-    from dmlopt.heuristics.tabgp import BestOptions, IlsOptions, LocalSearchOptions, RollOptions
+    from dmlopt.heuristics.tabgp import (
+        BestOptions,
+        IlsOptions,
+        LocalSearchOptions,
+        MemeticOptions,
+        RollOptions,
+    )
 
 
 #: operations charged for one step of an interpreted (Python) loop over vertices or edges: such a
@@ -205,3 +211,20 @@ def estimate_best(instance: Instance, options: BestOptions) -> Size:
     rounds = min(options.iterations * one, PY_STEP * best_budget(instance))
     return Size(max(max(p.memory for p in parts), ls.memory + _base(instance).memory),
                 built + ls.work + rounds)
+
+
+def estimate_memetic(instance: Instance, options: MemeticOptions) -> Size:
+    """Size of ``memetic``: ``population`` constructions (those of ``_BEST_OF`` in turn), then
+    one search with the path moves and ``rounds`` ILS rounds for each member and each of the
+    ``generations`` children. Memory: the largest construction's or the searches' beside the
+    population's assignments."""
+    from dmlopt.heuristics.tabgp import _MEMETIC_STARTS
+
+    names = [_MEMETIC_STARTS[i % len(_MEMETIC_STARTS)] for i in range(options.population)]
+    parts = [_ESTIMATES[name](instance) for name in names]
+    ls = _ls(instance, float(instance.tau), temporal=True)
+    one = _ls(instance, float(instance.tau), temporal=True, sweeps=LS_SWEEPS_ILS).work
+    searches = (options.population + options.generations) * (ls.work + options.rounds * one)
+    kept = 8.0 * (options.population + 2) * instance.tau * instance.n
+    return Size(max(max(p.memory for p in parts), ls.memory + _base(instance).memory) + kept,
+                sum(p.work for p in parts) + searches)
