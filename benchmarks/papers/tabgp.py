@@ -50,7 +50,10 @@ PAPER = Paper(
     tables=("dmlopt.benchmarks.tables.tabgp", "dmlopt.benchmarks.tables.tabgp_bounds"),
     growth=Plan("vertices", lambda n: {"generator": "drift", "n": n, "m": 5 * n, "tau": 10,
                                        "l": 16}, (125, 250, 500, 1000, 2000, 4000), (64, 128),
-                minutes=10.0, quick_minutes=1.0),
+                minutes=10.0, quick_minutes=1.0,
+                skip={"memetic": "not run: a search of minutes by design, (population + "
+                      "generations) x rounds rounds of ils (its row) and a local search per "
+                      "member and child"}),
     library=library,
     quick=(
         {"problem": "tabgp",

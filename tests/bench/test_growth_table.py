@@ -179,3 +179,36 @@ def test_rows_follow_the_registry_whether_fresh_or_resumed():
             S.render_data("tabgp", data, True).splitlines() if line.startswith("| `")]
     assert rows == names + ["aa-gone", "zz-gone"]
     assert sorted(names) != names   # alphabetical order would fail the first assertion
+
+
+@pytest.mark.parametrize("spec,opts", [
+    ({"generator": "drift", "n": 128, "m": 640, "tau": 10, "l": 16},
+     {"population": 2, "generations": 2, "rounds": 5}),
+    ({"generator": "er", "n": 300, "p": 0.05, "tau": 3, "l": 6},
+     {"population": 2, "generations": 1, "rounds": 10}),
+])
+def test_memetic_estimate_covers_a_small_run(spec, opts):
+    """memetic is left out of the growth series (minutes by design), so its estimate is
+    checked here on small options: memory [1, 4] x the traced peak (er n = 300 runs the pair
+    path moves, the largest arrays), work [1/2, 8] x the CPU time as in the quick table."""
+    import time
+    import tracemalloc
+
+    import dmlopt
+    from dmlopt.registry import get
+
+    inst = dmlopt.generate("tabgp", spec, seed=0)
+    entry = get("tabgp").heuristics["memetic"]
+    entry.function(inst, seed=0, population=2, generations=0, rounds=0)   # warm-up
+    t0 = time.process_time()
+    entry.function(inst, seed=0, **opts)
+    seconds = time.process_time() - t0
+    tracemalloc.start()
+    try:
+        entry.function(inst, seed=0, **opts)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    est = entry.estimate(inst, entry.Options(**opts))
+    assert 1 <= est.memory / peak <= 4, (est.memory, peak)
+    assert 0.5 <= est.work / (seconds * S.OPS_PER_SECOND) <= 8, (est.work, seconds)

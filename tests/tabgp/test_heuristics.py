@@ -18,7 +18,8 @@ from dmlopt.heuristics.tabgp.graph import compress, dense, metis, repair, step_m
 from dmlopt.heuristics.tabgp.ls import _Sequence, local_search, sequence_cost
 from dmlopt.models.tabgp import Instance, Solution, cost_parts, evaluate
 
-FAST = {"ils": {"iterations": 5}, "best": {"iterations": 5}}
+FAST = {"ils": {"iterations": 5}, "best": {"iterations": 5},
+        "memetic": {"population": 2, "generations": 3, "rounds": 3}}
 
 
 def run(inst: Instance, name: str, seed: int = 0, **options) -> Solution:
