@@ -30,7 +30,7 @@ import numpy as np
 import pydantic
 
 from dmlopt.contract import Heuristic, NoOptions, Options
-from dmlopt.errors import InstanceError
+from dmlopt.errors import InstanceError, Interrupted
 from dmlopt.heuristics.tabgp.estimates import (
     _ESTIMATES,
     _no_options,
@@ -693,7 +693,8 @@ def memetic(instance: Instance, *, seed: int = 0, population: int = 8, generatio
     time_limit : float, optional
         Seconds after which no further ILS round or generation starts (default: none). The
         constructions and local searches of the population always run; with a limit the
-        result depends on the machine's speed.
+        result depends on the machine's speed. Ctrl-C (:class:`KeyboardInterrupt`) once a
+        member exists raises :class:`dmlopt.errors.Interrupted` with the best member so far.
 
     Returns
     -------
@@ -732,20 +733,25 @@ def memetic(instance: Instance, *, seed: int = 0, population: int = 8, generatio
                           deadline=deadline)
 
     members: list[tuple[np.ndarray, float]] = []
-    for i in range(population):
-        name = _MEMETIC_STARTS[i % len(_MEMETIC_STARTS)]
-        start = np.asarray(_CONSTRUCTIONS[name](instance, seed=seed + i).assignment)
-        members.append(improved(start, np.random.default_rng([seed, i])))
-    rng = np.random.default_rng([seed, population])
-    for _ in range(generations):
-        if time.perf_counter() >= deadline:
-            break
-        i, j = rng.choice(population, size=2, replace=False)
-        child, value = improved(crossover(members[i][0], members[j][0], l, rng), rng)
-        worst = max(range(population), key=lambda q: members[q][1])
-        if value < members[worst][1] - 1e-9 and not any(
-                np.array_equal(match_labels(child, m, l), child) for m, _ in members):
-            members[worst] = (child, value)
+    try:
+        for i in range(population):
+            name = _MEMETIC_STARTS[i % len(_MEMETIC_STARTS)]
+            start = np.asarray(_CONSTRUCTIONS[name](instance, seed=seed + i).assignment)
+            members.append(improved(start, np.random.default_rng([seed, i])))
+        rng = np.random.default_rng([seed, population])
+        for _ in range(generations):
+            if time.perf_counter() >= deadline:
+                break
+            i, j = rng.choice(population, size=2, replace=False)
+            child, value = improved(crossover(members[i][0], members[j][0], l, rng), rng)
+            worst = max(range(population), key=lambda q: members[q][1])
+            if value < members[worst][1] - 1e-9 and not any(
+                    np.array_equal(match_labels(child, m, l), child) for m, _ in members):
+                members[worst] = (child, value)
+    except KeyboardInterrupt:  # Ctrl-C: the best member so far is the answer
+        if not members:
+            raise
+        raise Interrupted(_solution(min(members, key=lambda m: m[1])[0])) from None
     return _solution(min(members, key=lambda m: m[1])[0])
 
 

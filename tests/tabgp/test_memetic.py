@@ -114,3 +114,36 @@ def test_a_passed_time_limit_starts_no_round_and_no_generation():
 def test_bad_options_name_their_field(option, value):
     with pytest.raises(InstanceError, match=option):
         dmlopt.heuristic(er(n=6), "memetic", **{**SMALL, option: value})
+
+
+def test_ctrl_c_hands_back_the_best_member_so_far(monkeypatch):
+    """Ctrl-C during the generations: the best member so far rides along (the command line
+    writes it); before any member exists it stays a plain KeyboardInterrupt."""
+    from dmlopt.errors import Interrupted
+
+    inst = er(seed=2)
+    real, calls = H.crossover, []
+
+    def stop_at_third(*a, **k):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(H, "crossover", stop_at_third)
+    with pytest.raises(Interrupted) as caught:
+        H.memetic(inst, seed=0, **SMALL)
+    got = caught.value.solution.assignment
+    assert dmlopt.evaluate(inst, caught.value.solution).feasible
+    # no worse than the population alone (the same seed makes the same members)
+    assert cost(inst, got) <= cost(inst, H.memetic(inst, seed=0, population=3, generations=0,
+                                                  rounds=5).assignment)
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(H, "dense_refine", boom)
+    monkeypatch.setitem(H._CONSTRUCTIONS, "dense-refine", boom)
+    with pytest.raises(KeyboardInterrupt) as plain:
+        H.memetic(inst, seed=0, **SMALL)
+    assert not isinstance(plain.value, Interrupted)
