@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -394,3 +395,17 @@ def test_compatibility_and_verdicts_equal_plain_across_link_changes(seed) -> Non
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), step
         multi += int((want[0] & ~want[1]).sum())
     assert multi > 0   # some probe placeable over several racks only: the case is exercised
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_running_volume_sum_is_exact(seed) -> None:
+    """The admission rule's mean volume is kept as exact partials: their fsum equals the
+    fsum of every volume seen (catches a plain running float sum on spread-out values)."""
+    from dmlopt.heuristics.nara.probe import _add_exact
+
+    rng = np.random.default_rng(seed)
+    vals = (rng.random(400) * 10.0 ** rng.integers(-12, 12, 400)).tolist()
+    parts: list[float] = []
+    for i, v in enumerate(vals, 1):
+        _add_exact(parts, v)
+        assert math.fsum(parts) == math.fsum(vals[:i])
