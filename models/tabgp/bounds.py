@@ -138,7 +138,7 @@ SPECTRAL_SECONDS = 300.0
 _CERTIFY_SECONDS = 0.35
 
 #: below this window order the search uses dense eigenvalues, above it LOBPCG
-_DENSE_ORDER = 500
+_DENSE_ORDER = 1000
 
 
 class SpectralOptions(Options):
@@ -497,10 +497,78 @@ class _Deadline(Exception):
     pass
 
 
-def _maximise(win: _Window, iterations: int, deadline: float, start: np.ndarray | None = None
-              ) -> tuple[np.ndarray, float]:
-    """L-BFGS-B on -value(x) from ``start`` (default zero; c+, c-, z >= 0); the best x seen (the
-    start when out of time at once) and the search's value at x = 0 (NaN when not reached)."""
+def _projected_lbfgs(f: Any, x0: np.ndarray, lower: np.ndarray, iterations: int,
+                     memory: int = 10) -> None:
+    """Minimise ``f`` (value, gradient) from ``x0`` with x[lower] >= 0 by projected L-BFGS
+    (ours): the two-loop direction on the variables not held at 0 by the projection, a
+    backtracking (Armijo) search along the projected path, the memory cleared when the
+    direction is not a descent one or the search fails. Stops after ``iterations`` steps, when
+    no step decreases ``f``, or when ``f`` raises. Its work per step is a few passes over x,
+    where L-BFGS-B's Cauchy point (breakpoints of every bounded variable) took 55 % of the
+    time of the pair stage on a 900-node window.
+
+    References
+    ----------
+    Nocedal and Wright, "Numerical Optimization", 2nd ed., Springer 2006, algorithm 7.4 (the
+    two-loop recursion) and section 16.7 (projection onto bounds).
+    """
+    mem: list[tuple[np.ndarray, np.ndarray, float]] = []
+    x = x0.copy()
+    x[lower] = np.maximum(x[lower], 0.0)
+    fx, g = f(x)
+    failed = 0
+    for _ in range(iterations):
+        held = lower & (x <= 0.0) & (g > 0.0)
+        q = np.where(held, 0.0, g)
+        alphas = []
+        for s, y, rho in reversed(mem):
+            a = rho * float(s @ q)
+            alphas.append(a)
+            q -= a * y
+        if mem:
+            s, y, _ = mem[-1]
+            q *= float(s @ y) / float(y @ y)
+        else:
+            q /= max(float(np.linalg.norm(q)), 1e-300)
+        for (s, y, rho), a in zip(mem, reversed(alphas), strict=True):
+            q += s * (a - rho * float(y @ q))
+        d = -np.where(held, 0.0, q)
+        slope = float(g @ d)
+        if not slope < 0.0:
+            mem.clear()
+            d = -np.where(held, 0.0, g)
+            d /= max(float(np.linalg.norm(d)), 1e-300)
+            slope = float(g @ d)
+            if not slope < 0.0:
+                return
+        step = 1.0
+        for _ in range(30):
+            xn = x + step * d
+            xn[lower] = np.maximum(xn[lower], 0.0)
+            fn, gn = f(xn)
+            if fn <= fx + 1e-4 * float(g @ (xn - x)):
+                break
+            step *= 0.5
+        else:
+            mem.clear()
+            failed += 1
+            if failed == 2:
+                return
+            continue
+        failed = 0
+        s, y = xn - x, gn - g
+        sy = float(s @ y)
+        if sy > 1e-10 * float(np.linalg.norm(s)) * float(np.linalg.norm(y)):
+            mem.append((s, y, 1.0 / sy))
+            del mem[:-memory]
+        x, fx, g = xn, fn, gn
+
+
+def _maximise(win: _Window, iterations: int, deadline: float, start: np.ndarray | None = None,
+              projected: bool = False) -> tuple[np.ndarray, float]:
+    """L-BFGS-B (``projected``: :func:`_projected_lbfgs`) on -value(x) from ``start`` (default
+    zero; c+, c-, z >= 0); the best x seen (the start when out of time at once) and the
+    search's value at x = 0 (NaN when not reached)."""
     import scipy.optimize as so
 
     x0 = np.zeros(win.dim) if start is None else np.asarray(start, float)
@@ -518,11 +586,16 @@ def _maximise(win: _Window, iterations: int, deadline: float, start: np.ndarray 
 
     if iterations > 0:
         # u and a free; c+, c- and z >= 0
-        bounds = ([(None, None)] * win.order + [(0.0, None)] * (win.a_at - win.c_at)
-                  + [(None, None)] * (win.z_at - win.a_at) + [(0.0, None)] * (win.dim - win.z_at))
+        lower = np.zeros(win.dim, dtype=bool)
+        lower[win.c_at:win.a_at] = True
+        lower[win.z_at:] = True
         with contextlib.suppress(_Deadline):
-            so.minimize(f, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                        options={"maxiter": iterations, "maxfun": 2 * iterations})
+            if projected:
+                _projected_lbfgs(f, x0, lower, iterations)
+            else:
+                bounds = [(0.0, None) if b else (None, None) for b in lower.tolist()]
+                so.minimize(f, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                            options={"maxiter": iterations, "maxfun": 2 * iterations})
     return best["x"], best["zero"]
 
 
@@ -621,7 +694,8 @@ def _spectral(instance: Any, time_limit: float | None, window: int, max_order: i
         for j, stage in enumerate(stages[1:], start=2):
             x, _ = _maximise(stage, 20 * iterations if stage.pairs else iterations,
                              now + share * j / len(stages),
-                             start=np.concatenate([x, np.zeros(stage.dim - x.size)]))
+                             start=np.concatenate([x, np.zeros(stage.dim - x.size)]),
+                             projected=stage.pairs)
         shifts.append(x)
         zeros.append(max(0.0, zero))
     search = time.perf_counter() - t0
