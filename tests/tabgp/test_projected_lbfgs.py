@@ -83,3 +83,27 @@ def test_stops_on_a_raise_and_on_its_iteration_count() -> None:
     with pytest.raises(Stop):
         _projected_lbfgs(g, np.zeros(6), lower, 100)
     assert count == 4
+
+
+def test_spectral_size_estimate_covers_the_pair_stage_memory() -> None:
+    """The spectral bound's memory estimate (what ``size_limit`` refuses by) is at least the
+    traced peak of a run with the pair stage, and within 4 times it."""
+    import tracemalloc
+
+    import dmlopt
+    from dmlopt.models.tabgp import bounds as B
+
+    warm = dmlopt.generate("tabgp", {"generator": "er", "n": 20, "p": 0.3, "tau": 3, "l": 2},
+                           seed=1)
+    B.spectral_bound(warm, iterations=5, window=3)    # imports outside the measurement
+    inst = dmlopt.generate("tabgp", {"generator": "er", "n": 80, "p": 0.05, "tau": 3, "l": 4},
+                           seed=2)
+    est = B._estimate_spectral(inst, B.SpectralOptions(window=3, iterations=20)).memory
+    tracemalloc.start()
+    try:
+        res = B.spectral_bound(inst, iterations=20, window=3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.metrics["pairs"] == 1.0
+    assert peak <= est <= 4 * peak, (peak, est)
