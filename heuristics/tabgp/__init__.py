@@ -689,7 +689,7 @@ def memetic(instance: Instance, *, seed: int = 0, population: int = 8, generatio
     rounds : int, optional
         ILS rounds per member and per child (default 30, >= 0). For the same number of ILS
         rounds in all, more generations of fewer rounds found better solutions on er graphs
-        (docs/tabgp.md, section "Bounds", "A stronger heuristic for er").
+        (benchmarks/studies/tabgp/NOTES.md, "A stronger heuristic for er").
     strength : float, optional
         Fraction of the vertices an ILS perturbation shuffles, at least 2 (default 0.1).
     time_limit : float, optional
