@@ -106,7 +106,7 @@ def suites(text: str) -> set[str]:
     out |= set(_SUITE_AFTER.findall(text))
     for argv in commands(text):
         if (argv[:1] == ["bench"] and len(argv) > 1 and not argv[1].endswith(".toml")
-                and re.fullmatch(r"[a-z0-9_-][a-z0-9_.-]*", argv[1])):
+                and re.fullmatch(r"[a-z0-9_][a-z0-9_.-]*", argv[1])):
             out.add(argv[1])
     return out
 
