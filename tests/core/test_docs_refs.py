@@ -203,6 +203,29 @@ def test_paths_exist(page):
     assert not missing, f"{_id(page)} names paths that do not exist: {missing}"
 
 
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    return {_slug(h) for h in re.findall(r"^#{1,6} (.+)$", _FENCE.sub("", page.read_text()), re.M)}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_id)
+def test_anchors_exist(page):
+    """A link's ``#anchor`` (on this page or on a linked Markdown file) is one of its headings."""
+    bad = []
+    for target in _LINK.findall(page.read_text()):
+        if re.match(r"[a-z]+:", target) or "#" not in target:
+            continue
+        file, anchor = target.split("#", 1)
+        dest = (page.parent / file) if file else page
+        if dest.suffix == ".md" and dest.is_file() and anchor not in anchors(dest):
+            bad.append(target)
+    assert not bad, f"{_id(page)} links anchors that are no heading: {bad}"
+
+
 @pytest.mark.parametrize("page", PAGES, ids=_id)
 def test_modules_exist(page):
     missing = sorted(m for m in modules(page.read_text()) if not _module_exists(m))
@@ -236,7 +259,7 @@ def test_commands_parse(page):
     assert not bad, f"{_id(page)}: {sorted(set(bad))}"
 
 
-def test_the_checks_find_what_is_missing():
+def test_the_checks_find_what_is_missing(tmp_path):
     """Each check reports a name that does not exist (the test is not vacuous)."""
     text = ("See `models/tap/nothing_here.py`, `dmlopt.models.tap.no_such_thing`, suite\n"
             "`paper-nothing`, and\n\n```sh\ndmlopt nosuchcommand x\n"
@@ -247,6 +270,10 @@ def test_the_checks_find_what_is_missing():
     assert not _module_exists("dmlopt.models.tap.no_such_thing")
     assert _module_exists("dmlopt.models.tap.qaplib") and _module_exists("dmlopt.solve")
     assert suites(text) == {"paper-nothing"}
+    assert _slug("`rts` on QAPLIB: n = 12-100") == "rts-on-qaplib-n--12-100"
     assert [subcommand(a) for a in commands(text)] == [(), ("bound",)]
+    page = tmp_path / "a.md"
+    page.write_text("# A page\n\n```sh\n# not a heading\n```\n## B: `c`\n")
+    assert anchors(page) == {"a-page", "b-c"}
     code, text_help = help_text(("bound",))
     assert code == 0 and "--method" in text_help and "--no-such-option" not in text_help
