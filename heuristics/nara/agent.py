@@ -106,7 +106,7 @@ def rollout(instance: nara.Instance, params: dict[str, np.ndarray], *, greedy: b
             obs = P.observe(st, mask)
             lg = P.logits_one(params, g, obs["nodes"], obs["links"], obs["state"], mask)
             if greedy:
-                a = int(np.argmax(lg))
+                a = P.greedy_pick(lg)
             else:
                 pr = np.exp(P.log_softmax(lg))
                 a = int(rng.choice(len(pr), p=pr / pr.sum()))

@@ -262,7 +262,7 @@ def rollout(instance: nara.Instance, params: dict[str, np.ndarray] | None, *,
         else:
             lg = logits(params, g, batch_of(obs))[0]
             if greedy:
-                a = int(np.argmax(lg))
+                a = P.greedy_pick(lg)
             else:
                 pr = np.exp(P.log_softmax(lg))
                 a = int(rng.choice(CMAX, p=pr / pr.sum()))

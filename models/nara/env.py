@@ -142,7 +142,11 @@ class NaraEnv(gym.Env):
                  dataset: str = "uniform", n_requests: int = 32, mask: str = "feasible",
                  reject: bool = False, invalid_action: str = "raise",
                  rewards: tuple[float, float, float] = (10.0, -10.0, 0.0),
-                 size_limit: Any = None) -> None:
+                 size_limit: Any = None, render_mode: str | None = None) -> None:
+        if render_mode is not None:  # Gymnasium's make passes it to every environment
+            raise InstanceError("render_mode", render_mode,
+                                "must be None: NaraEnv has no render modes")
+        self.render_mode = None
         self.mask_mode = _choice("mask", mask, MASKS)
         self.reject = _flag("reject", reject)
         self.invalid_action = _choice("invalid_action", invalid_action, INVALID_ACTIONS)
@@ -203,7 +207,7 @@ class NaraEnv(gym.Env):
         seed : int, optional
             Seeds ``np_random`` (which draws the episode's generator seed).
         options : dict, optional
-            Unused.
+            Unused (``None`` or a dict, as Gymnasium's API has it).
 
         Returns
         -------
@@ -211,7 +215,12 @@ class NaraEnv(gym.Env):
             The first request's observation and the info dict (``action_mask``, ``request``,
             ``outcome``, ``accepted``).
         """
-        super().reset(seed=seed)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)
+                                 or seed < 0):
+            raise InstanceError("seed", seed, "must be None or a non-negative integer")
+        if options is not None and not isinstance(options, dict):
+            raise InstanceError("options", options, "must be None or a dict")
+        super().reset(seed=None if seed is None else int(seed))
         if self._draw:
             # generator seeds >= 10**6: never a benchmark seed (those are < 1000)
             ep_seed = int(self.np_random.integers(TRAIN_SEED_MIN, 2**31 - 1))

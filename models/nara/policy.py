@@ -24,7 +24,8 @@ Architecture (our reading where the paper is open, tested in ``tests/nara/test_l
   s'-term is the same for every action and cancels in the softmax (the observation could not
   influence the choice); one hidden layer makes s' matter.
 * Logits of masked servers are -inf (action masking, section 3.3.2); stochastic (softmax
-  sampling) in training, greedy (argmax) in rollouts.
+  sampling) in training, greedy in rollouts (:func:`greedy_pick`: near-ties within 1e-9 go to
+  the lowest index, so a shipped policy decides the same on every BLAS kernel).
 * Value network (not shared, RLlib's ``vf_share_layers=False``): a separate MLP 13 -> 32 -> 32
   -> 1 on [state, mean node features of the servers, mean link features], output x 10 (the
   scale of the +10 reward). Deviation: RLlib would copy the whole GNN for the value function;
@@ -231,6 +232,39 @@ def logits_one(params: dict[str, np.ndarray], g: Graph, nodes: np.ndarray, links
     out = np.full(g.S, -np.inf)
     out[idx] = q @ params["C2"][:, 0] + params["c2"][0]
     return out
+
+
+#: logits within this relative distance of the largest count as tied in a greedy pick. The
+#: forward pass is a chain of BLAS products whose rounding differs with the kernel (Haswell,
+#: SkylakeX, ...) and the thread count, by about 1e-15 relative; servers that are equal for the
+#: policy (same features) get logits equal up to that noise. A tolerance far above the noise
+#: and far below the gaps between distinct logits makes the pick the same on every machine.
+TIE_RTOL = 1e-9
+
+
+def greedy_pick(lg: np.ndarray) -> int:
+    """The greedy action of a masked logit vector, the same on every BLAS kernel.
+
+    Parameters
+    ----------
+    lg : numpy.ndarray
+        Logits, ``-inf`` where the action is masked; at least one is finite.
+
+    Returns
+    -------
+    int
+        The lowest index whose logit is within ``TIE_RTOL * max(1, |max|)`` of the largest
+        (``numpy.argmax`` would let float noise of the order of 1e-15 decide between servers
+        the policy scores alike).
+
+    References
+    ----------
+    Paper 001, section 3.3.2 (greedy rollouts); the tie rule is ours.
+    """
+    lg = np.asarray(lg, dtype=float)
+    finite = np.isfinite(lg)
+    top = float(lg[finite].max())
+    return int(np.flatnonzero(finite & (lg >= top - TIE_RTOL * max(1.0, abs(top))))[0])
 
 
 def log_softmax(lg: np.ndarray) -> np.ndarray:
