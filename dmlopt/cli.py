@@ -696,12 +696,14 @@ def _run_command(name: str, argv: list[str]) -> int:
     entry = registry.command(name)
     p = _Parser(prog=f"dmlopt {name}", description=entry.help)
     entry.configure(p)
-    try:
-        # words of a list positional given after the options (`dmlopt reproduce tap --docs
-        # docs/tap.md growth`) are that positional's, not unrecognized arguments
-        args = p.parse_intermixed_args(argv)
-    except TypeError:  # a parser intermixed parsing does not support (sub-commands)
-        args = p.parse_args(argv)
+    args, extra = p.parse_known_args(argv)
+    if extra:
+        # argparse fills a list positional (TABLE ...) before the options, so words of it given
+        # after an option (`dmlopt reproduce tap --docs docs/tap.md growth`) come back unknown
+        listed = [a for a in p._actions if not a.option_strings and a.nargs == "*"]
+        if not listed or any(e.startswith("-") for e in extra):
+            p.error(f"unrecognized arguments: {' '.join(extra)}")
+        setattr(args, listed[-1].dest, [*getattr(args, listed[-1].dest), *extra])
     return int(entry.run(args) or 0)
 
 
