@@ -684,7 +684,8 @@ def _problem_commands(sub: Any) -> None:
     importing a problem. A command of no problem is listed with its own help line."""
     contributed = registry.commands()
     problems = set(registry.names()) if contributed else set()
-    for name, owner in contributed.items():
+    # a problem's commands first, then the others (the harness's), as the help lists them
+    for name, owner in sorted(contributed.items(), key=lambda kv: kv[1] not in problems):
         text = (f"({owner}) see `dmlopt {name} --help`" if owner in problems
                 else registry.command(name).help)
         c = sub.add_parser(name, help=text, add_help=False, prefix_chars="\0")
