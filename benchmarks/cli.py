@@ -23,6 +23,7 @@ from typing import Any
 
 from dmlopt import io
 from dmlopt.benchmarks import suite as suite_mod
+from dmlopt.contract import Command
 from dmlopt.errors import DmloptError
 
 from .run import run_suite
@@ -116,7 +117,14 @@ def report_summary(store: Any, outdir: Any, files: list[Any]) -> dict[str, Any]:
 
 
 def register(sub: Any) -> None:
-    """Add ``bench`` and ``report`` to dmlopt's subcommands."""
+    """Add ``bench``, ``report`` and ``reproduce`` to the subcommands ``sub``."""
+    _register_bench(sub)
+    _register_report(sub)
+    _register_reproduce(sub)
+
+
+def _register_bench(sub: Any) -> None:
+    """Add ``bench`` to the subcommands ``sub``."""
     b = sub.add_parser("bench", help="run a benchmark suite into a results store",
                        description="Run a benchmark suite (a shipped name such as 'quick', or a "
                        "TOML file). Runs already in the store are skipped.")
@@ -142,6 +150,9 @@ def register(sub: Any) -> None:
                    "(default: one line per suite)")
     b.set_defaults(func=cmd_bench)
 
+
+def _register_report(sub: Any) -> None:
+    """Add ``report`` to the subcommands ``sub``."""
     r = sub.add_parser("report", help="Markdown + CSV + PNG report of a results store",
                        description="Write report.md, CSV tables and PNG plots of a results "
                        "store into DIR (the store is opened read-only).")
@@ -154,6 +165,41 @@ def register(sub: Any) -> None:
                    "and status, files (default: one 'wrote FILE' line per file)")
     r.set_defaults(func=cmd_report)
 
+
+class _Into:
+    """A stand-in for argparse's subparsers whose ``add_parser`` returns the command's own
+    parser, so that :func:`register` fills the parser dmlopt's CLI builds for a command."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self.parser = parser
+
+    def add_parser(self, name: str, *, help: str = "", description: str | None = None,
+                   **_kw: Any) -> argparse.ArgumentParser:
+        if description:
+            self.parser.description = description
+        return self.parser
+
+
+def _command(name: str, text: str, configure: Any) -> Command:
+    """The :class:`~dmlopt.contract.Command` ``dmlopt NAME``: its parser filled by
+    ``configure(subparsers)``, run by the ``func`` that sets."""
+    return Command(name, text, lambda p: configure(_Into(p)), lambda args: args.func(args))
+
+
+def _register_reproduce(sub: Any) -> None:
+    """Add ``reproduce`` to the subcommands ``sub``."""
     from . import reproduce
 
     reproduce.register(sub)
+
+
+#: the harness's commands, added to dmlopt's command line through the ``dmlopt.commands`` entry
+#: points (pyproject.toml), as a problem's commands are: the core imports no harness code
+COMMANDS = {
+    "bench": _command("bench", "run a benchmark suite into a results store",
+                      _register_bench),
+    "report": _command("report", "Markdown + CSV + PNG report of a results store",
+                       _register_report),
+    "reproduce": _command("reproduce", "re-create a paper's tables and figures (runs its "
+                          "suites)", _register_reproduce),
+}

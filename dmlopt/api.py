@@ -1,5 +1,6 @@
 """The public entry points: ``solve``, ``heuristic``, ``bound``, ``evaluate``, ``export``,
-``generate``.
+``generate``. The exact stage ``solve`` ends in (the MIP, and a problem's exact bound method
+before it) is :mod:`dmlopt.exact`.
 
 They are problem-agnostic: the registry finds the problem of an instance from its ``problem``
 field and every objective reported is re-computed by that problem's evaluator.
@@ -34,18 +35,25 @@ from dmlopt.errors import (
     ObjectiveMismatchError,
     SolverError,
     UnknownNameError,
-    interrupt_of,
 )
 from dmlopt.evaluation import Evaluation
+from dmlopt.exact import (  # noqa: F401 (OBJECTIVE_TOL, EXACT_SHARE, ...: public api names)
+    BUILD_SECONDS_PER_ROW,
+    EXACT_SHARE,
+    OBJECTIVE_TOL,
+    _build_estimate,
+    _fill,
+    _interruptible,
+    _solve_exact,
+    _solve_mip,
+    proven,
+)
 from dmlopt.io import atomic_path, load_solution
 from dmlopt.result import Result, relative_gap
 from dmlopt.validation import error_from_pydantic
 
 #: default size guard (variables, constraints) of models; see :class:`dmlopt.contract.Limits`
 DEFAULT_SIZE_LIMIT = (DEFAULT_LIMITS.variables, DEFAULT_LIMITS.constraints)
-
-#: relative tolerance between a solver's objective and the evaluator's
-OBJECTIVE_TOL = 1e-5
 
 #: the largest seed accepted (seeds are stored as SQLite integers)
 MAX_SEED = 2**63 - 1
@@ -263,75 +271,8 @@ def solve(
     return _solve_exact(problem, instance, exact, mip, time_limit=time_limit, start=start)
 
 
-def _solve_mip(problem: Any, instance: Any, *, formulation: str, solver: str,
-               time_limit: float | None, mip_gap: float | None, threads: int | None,
-               start: Any, tee: bool, solver_options: dict[str, Any] | None,
-               progress: float | None, deadline: float | None = None) -> Result:
-    """Build ``formulation``, solve it with ``solver`` (MIP start ``start``), evaluate the
-    solution and grade the status (:func:`solve` after its checks); with ``deadline`` (a
-    ``time.perf_counter`` value) the solver's time limit is what is left after the build."""
-    entry = problem.formulation(formulation)
-    t0 = time.perf_counter()
-    until = deadline if deadline is not None else (
-        None if time_limit is None else t0 + time_limit)
-    with solvers.build_deadline(until):
-        model = entry.build(instance)
-    if start is not None:
-        (entry.warm_start or problem.model.warm_start)(model, instance, start)
-    t_build = time.perf_counter() - t0
-    solvers.check_pass_time(t_build, None if until is None else until - t0,
-                            f"solve: the {formulation!r} model", problem.name)
-    if deadline is not None:
-        time_limit = max(deadline - time.perf_counter(), 1e-2)
-    own = (entry.solver_options or {}).get(solver, {})
-    if own:  # the formulation's defaults for this solver, under the user's own options
-        solver_options = {**own, **(solver_options or {})}
-    run = solvers.run(model, solver, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
-                      warm=start is not None, tee=tee, options=solver_options,
-                      progress=progress)
-    seconds = time.perf_counter() - t0
-    method = f"{solver}:{formulation}"
-    opts = {k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap),
-                              ("threads", threads)) if v is not None}
-    res = Result(problem=problem.name, method=method, status=run.status, bound=run.bound,
-                 seconds=seconds, message="" if run.status == "optimal" else run.message,
-                 solver_objective=run.objective, options=opts, build_seconds=t_build)
-    if run.status == "interrupted":
-        _interrupted(res, problem, instance, entry, model, run, start, mip_gap)
-    if not run.has_solution:
-        if start is not None and run.status in ("time_limit", "feasible"):
-            # a solver stopped before it read the MIP start (SCIP completes a partial start
-            # only after presolving): the start, re-evaluated, is still the best known solution
-            ev = problem.model.evaluate(instance, start)
-            if ev.feasible:
-                _fill(res, start, ev)
-                res.message = f"{run.message}; no incumbent from the solver: the warm start"
-                res.gap = relative_gap(ev.objective, res.bound)
-        return res
-    solution = (entry.decode or problem.model.decode)(model, instance)
-    ev = problem.model.evaluate(instance, solution)
-    _fill(res, solution, ev)
-    if not ev.feasible:
-        raise ObjectiveMismatchError(
-            f"{method}: the solver's solution fails the evaluator: {ev.violations[0]}"
-        )
-    _check_objective(method, problem.sense, ev.objective, run.objective, run.bound)
-    if res.status == "optimal" and run.bound is None:
-        res.bound = ev.objective
-    res.gap = relative_gap(ev.objective, res.bound)
-    if res.status == "optimal" and not proven(ev.objective, res.bound):
-        # stopped at a looser gap (mip_gap, a solver option, a suite field or the solver's own
-        # default): a solution, not a proof
-        res.status = "feasible"
-        asked = f" (the requested mip_gap {mip_gap:g})" if mip_gap else ""
-        res.message = (f"the solver stopped at a relative gap of {res.gap:.3g}{asked}; optimal "
-                       f"means proven at {solvers.OPTIMALITY_GAP:g}")
-    return res
-
 
 #: the share of ``solve``'s time limit an exact bound method (``Bound.exact``) gets before the MIP
-EXACT_SHARE = 0.5
-
 
 def _exact_bound(problem: Any, instance: Any, formulation: str, solver: str,
                  limits: Limits) -> str | None:
@@ -350,178 +291,6 @@ def _exact_bound(problem: Any, instance: Any, formulation: str, solver: str,
     return None
 
 
-def _better(problem: Any, instance: Any, *solutions: Any) -> tuple[Any, Any]:
-    """The best feasible one of ``solutions`` (None skipped) and its evaluation, by the
-    evaluator's objective; (None, None) when none is feasible."""
-    best: tuple[Any, Any] = (None, None)
-    sign = 1.0 if problem.sense == "max" else -1.0
-    for sol in solutions:
-        if sol is None:
-            continue
-        ev = problem.model.evaluate(instance, sol)
-        if ev.feasible and (best[1] is None or sign * (ev.objective - best[1].objective) > 0):
-            best = (sol, ev)
-    return best
-
-
-def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
-                 time_limit: float | None, start: Any) -> Result:
-    """The default exact solve of a problem with an exact bound method ``name``: the method
-    first (its ``Bound.share`` of the time limit, default :data:`EXACT_SHARE`, or until it
-    ends), its solution optimal when the evaluated objective meets its bound (:func:`proven`);
-    else ``mip`` with the rest of the
-    time, warm-started from the better of its solution and ``start``, and graded against the
-    tighter of the two bounds. Never optimal unless an evaluated objective meets a bound."""
-    t0 = time.perf_counter()
-    part = problem.bound(name).share
-    share = None if time_limit is None else (EXACT_SHARE if part is None else part) * time_limit
-    method = f"{mip.keywords['solver']}:{mip.keywords['formulation']}"
-    try:
-        value = _interruptible(problem.bound(name).function, instance, time_limit=share,
-                               start=start)
-    except (InstanceError, SolverError) as exc:  # the method cannot run: the MIP alone
-        res = mip(time_limit=time_limit, start=start)
-        res.message = "; ".join(x for x in (res.message, f"bound {name} not run: {exc}") if x)
-        return res
-    b = float(value.bound)
-    if not np.isfinite(b):
-        raise ObjectiveMismatchError(f"bound {name}: returned the non-finite value {b!r}")
-    # the user's start is the method's to judge (it may lie outside the formulation, e.g. a
-    # time-shared schedule beyond a static model's bound): only the method's solution counts
-    sol, ev = _better(problem, instance, value.solution)
-    if ev is not None:
-        _check_objective(f"{method} (bound {name})", problem.sense, ev.objective, None, b)
-    metrics = {f"{k}_{name}": float(v) for k, v in value.metrics.items()} | {f"bound_{name}": b}
-    res = Result(problem=problem.name, method=method, status="feasible", bound=b,
-                 seconds=time.perf_counter() - t0,
-                 options={} if time_limit is None else {"time_limit": time_limit})
-    if sol is not None:
-        _fill(res, sol, ev)
-        res.gap = relative_gap(ev.objective, b)
-    res.metrics.update(metrics)
-    if value.metrics.get("interrupted"):
-        res.status = "interrupted"
-        res.message = f"interrupted (Ctrl-C) in the {name} bound: the best solution so far"
-        raise Interrupted(sol, result=res)
-    if sol is not None and proven(ev.objective, b):
-        res.status = "optimal"
-        res.message = f"proven optimal by the {name} bound (exact for this formulation)"
-        return res
-    deadline = None if time_limit is None else t0 + time_limit
-    if deadline is not None:
-        left, need = deadline - time.perf_counter(), _build_estimate(problem, instance, mip)
-        if left < need:  # the MIP could not even be built in the time left: stop here
-            res.status = "time_limit"
-            res.message = (f"time limit: the {name} bound used its share; the {method} stage "
-                           f"was not started ({left:.2g} s left, its build takes about "
-                           f"{need:.2g} s)")
-            res.seconds = time.perf_counter() - t0
-            return res
-    try:
-        mres = mip(time_limit=None, deadline=deadline, start=sol if sol is not None else start)
-    except Interrupted as exc:
-        if exc.result is not None:
-            _tighten(problem, exc.result, b, name, metrics)
-            exc.result.seconds = time.perf_counter() - t0
-        raise
-    if sol is None and start is not None and mres.solution is start:
-        # no incumbent but the user's start, which the exact method did not take: graded by the
-        # MIP's own bound only
-        mres.metrics.update(metrics)
-        mres.seconds = time.perf_counter() - t0
-        return mres
-    best, best_ev = _better(problem, instance, mres.solution, sol)
-    if best is not None and best is not mres.solution:  # the MIP lost its start's value
-        _fill(mres, best, best_ev)
-    _tighten(problem, mres, b, name, metrics)
-    mres.seconds = time.perf_counter() - t0
-    return mres
-
-
-#: seconds per variable and constraint of building a model and handing it to HiGHS, an estimate
-#: (Pyomo measures 7-120 us for the default formulations, more with a relaxation computed in
-#: the build): the MIP stage is skipped when it would be spent building, not solving
-BUILD_SECONDS_PER_ROW = 50e-6
-
-
-def _build_estimate(problem: Any, instance: Any, mip: Any) -> float:
-    """Seconds the MIP stage of ``mip`` (a :func:`_solve_mip` partial) needs before its solver
-    starts, from the formulation's size estimate and :data:`BUILD_SECONDS_PER_ROW`."""
-    n_vars, n_cons = problem.formulation(mip.keywords["formulation"]).estimate_size(instance)
-    return (n_vars + n_cons) * BUILD_SECONDS_PER_ROW
-
-
-def _tighten(problem: Any, res: Result, b: float, name: str, metrics: dict[str, float]) -> None:
-    """Grade a MIP result run after the exact bound method ``name`` against the tighter of the
-    MIP's bound and ``b``: ``optimal`` only when the evaluated objective meets it."""
-    res.metrics.update(metrics)
-    sign = 1.0 if problem.sense == "max" else -1.0
-    if res.bound is None or sign * (res.bound - b) > 0:
-        res.bound = b
-    note = f"the {name} bound ({b:.9g}) ran first with its share of the time"
-    res.message = "; ".join(x for x in (res.message, note) if x)
-    if res.objective is None:
-        return
-    _check_objective(f"{res.method} (bound {name})", problem.sense, res.objective, None,
-                     res.bound)
-    res.gap = relative_gap(res.objective, res.bound)
-    if res.status in ("time_limit", "feasible") and proven(res.objective, res.bound):
-        res.status = "optimal"
-        res.message = f"proven optimal: the incumbent meets the tighter bound ({note})"
-    elif res.status == "optimal" and not proven(res.objective, res.bound):
-        res.status = "feasible"
-
-
-def _interrupted(res: Result, problem: Any, instance: Any, entry: Any, model: Any, run: Any,
-                 start: Any, mip_gap: Any) -> None:
-    """Ctrl-C stopped the solver: raise :class:`Interrupted` carrying its incumbent (or the warm
-    start), evaluated, with status ``interrupted`` and its gap."""
-    solution = (entry.decode or problem.model.decode)(model, instance) if run.has_solution \
-        else start
-    res.message = "interrupted (Ctrl-C): the solver's best solution so far"
-    if solution is not None:
-        ev = problem.model.evaluate(instance, solution)
-        if ev.feasible:
-            _fill(res, solution, ev)
-            res.gap = relative_gap(ev.objective, res.bound)
-        else:
-            solution = None
-    raise Interrupted(solution, result=res)
-
-
-def proven(objective: float | None, bound: float | None) -> bool:
-    """Whether ``bound`` proves ``objective`` optimal: relative gap (recomputed from the two,
-    :func:`dmlopt.result.relative_gap`) at most :data:`dmlopt.solvers.OPTIMALITY_GAP`, or an
-    absolute difference at most :data:`dmlopt.solvers.OPTIMALITY_ABS_GAP` (an objective of 0)."""
-    gap = relative_gap(objective, bound)
-    if gap is None:
-        return False
-    return gap <= solvers.OPTIMALITY_GAP or \
-        abs(objective - bound) <= solvers.OPTIMALITY_ABS_GAP  # type: ignore[operator]
-
-
-def _check_objective(method: str, sense: str, evaluated: float, incumbent: float | None,
-                     bound: float | None) -> None:
-    """The evaluated objective must lie between the solver's bound and its incumbent.
-
-    A model may price a solution above its true cost while auxiliary variables are not tight
-    (an incumbent at a time limit), so the evaluator may find a better value than the solver
-    reports, never a worse one; and no solution can beat the proven bound. Anything else is a
-    modelling bug.
-    """
-    tol = OBJECTIVE_TOL * max(1.0, abs(evaluated))
-    sign = 1.0 if sense == "min" else -1.0
-    if incumbent is not None and sign * (evaluated - incumbent) > tol:
-        raise ObjectiveMismatchError(
-            f"{method}: evaluated objective {evaluated!r} is worse than the solver's "
-            f"{incumbent!r}: the model under-prices this solution"
-        )
-    if bound is not None and sign * (bound - evaluated) > tol:
-        raise ObjectiveMismatchError(
-            f"{method}: evaluated objective {evaluated!r} beats the solver's proven bound "
-            f"{bound!r}: the model over-prices solutions"
-        )
-
 
 def _check_solver(problem: registry.Problem, formulation: str, solver: str) -> None:
     """Refuse a solver that cannot solve ``formulation``: a :class:`~dmlopt.contract.Formulation`
@@ -535,12 +304,6 @@ def _check_solver(problem: registry.Problem, formulation: str, solver: str) -> N
         )
 
 
-def _fill(res: Result, solution: Any, ev: Evaluation) -> None:
-    res.solution = solution
-    res.objective = ev.objective
-    res.feasible = ev.feasible
-    res.violations = ev.violations
-    res.metrics = dict(ev.metrics)
 
 
 def validate_options(model: type[Options], values: Any, owner: str, kind: str = "option",
@@ -604,15 +367,6 @@ def run_heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = 
     return _checked_solution(problem, name, solution)
 
 
-def _interruptible(function: Any, *args: Any, **kwargs: Any) -> Any:
-    """``function(*args, **kwargs)``, with Ctrl-C inside a numba kernel (a ``SystemError``
-    caused by the interrupt) raised as the :class:`KeyboardInterrupt` it is."""
-    try:
-        return function(*args, **kwargs)
-    except SystemError as exc:
-        if interrupt_of(exc):
-            raise KeyboardInterrupt from None
-        raise
 
 
 def _checked_solution(problem: Any, name: str, solution: Any) -> Any:

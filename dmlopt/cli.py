@@ -511,7 +511,6 @@ def parser() -> argparse.ArgumentParser:
 
     references_cli.register(sub)
     _problem_commands(sub)
-    _extra_commands(sub)
     return p
 
 
@@ -679,11 +678,17 @@ def _file_commands(sub: Any) -> None:
 
 
 def _problem_commands(sub: Any) -> None:
-    """Commands problems contribute (``registry.commands()``): parsed by the command's own
-    parser, built only when the command runs, so ``dmlopt`` starts without importing them."""
-    for name, problem in registry.commands().items():
-        c = sub.add_parser(name, help=f"({problem}) see `dmlopt {name} --help`", add_help=False,
-                           prefix_chars="\0")
+    """Commands other packages contribute (``registry.commands()``: a problem's, such as
+    ``train``, and the benchmark harness's ``bench``, ``report``, ``reproduce``): parsed by the
+    command's own parser, built only when the command runs, so ``dmlopt`` starts without
+    importing a problem. A command of no problem is listed with its own help line."""
+    contributed = registry.commands()
+    problems = set(registry.names()) if contributed else set()
+    # a problem's commands first, then the others (the harness's), as the help lists them
+    for name, owner in sorted(contributed.items(), key=lambda kv: kv[1] not in problems):
+        text = (f"({owner}) see `dmlopt {name} --help`" if owner in problems
+                else registry.command(name).help)
+        c = sub.add_parser(name, help=text, add_help=False, prefix_chars="\0")
         c.add_argument("rest", nargs=argparse.REMAINDER)
         c.set_defaults(func=lambda args, name=name: _run_command(name, args.rest))
 
@@ -692,16 +697,15 @@ def _run_command(name: str, argv: list[str]) -> int:
     entry = registry.command(name)
     p = _Parser(prog=f"dmlopt {name}", description=entry.help)
     entry.configure(p)
-    return int(entry.run(p.parse_args(argv)) or 0)
-
-
-def _extra_commands(sub: Any) -> None:
-    """Commands of the benchmark harness (``bench``, ``report``), when it is installed."""
-    try:
-        from dmlopt.benchmarks import cli as bench_cli
-    except ImportError:
-        return
-    bench_cli.register(sub)
+    args, extra = p.parse_known_args(argv)
+    if extra:
+        # argparse fills a list positional (TABLE ...) before the options, so words of it given
+        # after an option (`dmlopt reproduce tap --docs docs/tap.md growth`) come back unknown
+        listed = [a for a in p._actions if not a.option_strings and a.nargs == "*"]
+        if not listed or any(e.startswith("-") for e in extra):
+            p.error(f"unrecognized arguments: {' '.join(extra)}")
+        setattr(args, listed[-1].dest, [*getattr(args, listed[-1].dest), *extra])
+    return int(entry.run(args) or 0)
 
 
 #: a duplicate of the process's stderr at the first :func:`main`, for the second Ctrl-C's line
@@ -742,14 +746,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     try:
         p = parser()
-        args, extra = p.parse_known_args(argv)
-        if extra:
-            # argparse fills TABLE ... before the options, so tables named after an option
-            # (`dmlopt reproduce tap --docs docs/tap.md growth`) come back as unknown words
-            if args.command == "reproduce" and not any(e.startswith("-") for e in extra):
-                args.tables = [*args.tables, *extra]
-            else:
-                p.error(f"unrecognized arguments: {' '.join(extra)}")
+        args = p.parse_args(argv)
         return int(args.func(args) or 0)
     except ObjectiveMismatchError as exc:
         return _fail(f"internal error: {exc}", 1)

@@ -46,15 +46,15 @@ def test_a_scip_crash_is_an_error_result_not_the_end_of_the_caller(monkeypatch):
     end the caller's program: the solve's child is killed by a signal (SIGKILL here, as a
     SIGSEGV would), and the caller gets status "error" naming it, then solves on."""
     inst = dmlopt.generate("tap", {"generator": "random", "m": 3, "n": 3}, seed=0)
-    real = solvers._run_contrib
+    real = solvers.backends._run_contrib
 
     def crash(model, *args):
         os.kill(os.getpid(), signal.SIGKILL)
 
-    monkeypatch.setattr(solvers, "_run_contrib", crash)
+    monkeypatch.setattr(solvers.backends, "_run_contrib", crash)
     res = dmlopt.solve(inst, "scip", formulation="rlt", threads=1)
     assert res.status == "error" and "SIGKILL" in res.message and res.solution is None
-    monkeypatch.setattr(solvers, "_run_contrib", real)
+    monkeypatch.setattr(solvers.backends, "_run_contrib", real)
     again = dmlopt.solve(inst, "scip", formulation="rlt", threads=1)
     ref = dmlopt.solve(inst, "highs", formulation="class", threads=1)
     assert again.status == "optimal" and again.objective == pytest.approx(ref.objective)

@@ -51,7 +51,7 @@ def test_a_scheduler_started_outside_dmlopt_is_reset_and_the_run_retried():
         import highspy
         h = highspy.Highs(); h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", 2); h.addVar(0, 1); h.run()  # starts the scheduler at 2
-        solvers._highs_threads = 1  # dmlopt believes its last run used 1 thread
+        solvers.direct._highs_threads = 1  # dmlopt believes its last run used 1 thread
         r = dmlopt.solve(inst, "highs", formulation="pairs", threads=1)
         print(json.dumps([[r.status, r.objective]]))
     """)
@@ -62,7 +62,7 @@ def test_runs_in_their_own_thread_take_any_thread_count():
     """HiGHS runs in a thread of its own (highspy's solve, so that Ctrl-C cancels it), whose
     scheduler is its own: even without the reset, a second run with another count succeeds."""
     rows = _run("""
-        solvers.reset_highs_scheduler = lambda: None  # no reset: the thread is what saves it
+        solvers.direct.reset_highs_scheduler = lambda: None  # no reset: the thread is what saves it
         dmlopt.solve(inst, "highs", formulation="pairs", threads=1)
         r = dmlopt.solve(inst, "highs", formulation="pairs", threads=2)
         print(json.dumps([[r.status, r.objective]]))
@@ -71,7 +71,7 @@ def test_runs_in_their_own_thread_take_any_thread_count():
 
 
 def test_a_failed_run_carries_the_solvers_own_message():
-    from dmlopt.solvers import _error_message
+    from dmlopt.solvers.backends import _error_message
 
     log = "Running HiGHS\nERROR:   Option 'threads' is set to 2 but the scheduler ...\nend\n"
     assert _error_message("error", log) == \
