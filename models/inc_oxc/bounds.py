@@ -23,6 +23,7 @@ from dmlopt.models.inc_oxc.jobs import (  # noqa: F401 (re-exported)
     _BISECT_REL,
     _BISECT_STEPS,
     JobsOptions,
+    _Job,
     _jobs_estimate,
     _jobs_function,
     fit_counts,
