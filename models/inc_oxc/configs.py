@@ -18,6 +18,7 @@ from dmlopt import solvers
 from dmlopt.bounds import safe
 from dmlopt.contract import BoundValue, Options, Size
 from dmlopt.models.inc_oxc.constants import SENSE, TOL
+from dmlopt.models.inc_oxc.hosting import capped_count
 from dmlopt.models.inc_oxc.instance import Instance
 from dmlopt.models.inc_oxc.jobs import (
     _ABS,
@@ -88,9 +89,9 @@ class ConfigurationLP:
         """(racks where job i's PS may run, most workers per rack, most remote workers) at f."""
         r = self.rate(i, server, f)
         m = int(self.m[i])
-        per_link = math.floor(self.NB / r * (1 + 1e-12))
-        U = np.minimum(self.H[i], min(per_link, m))
-        K = min(math.floor(self.circ / r * (1 + 1e-12)), m)
+        per_link = capped_count(self.NB, r, m)      # finite as r goes to 0
+        U = np.minimum(self.H[i], per_link)
+        K = capped_count(self.circ, r, m)
         if server:
             where = self.ps_fits[i] if per_link >= m else np.zeros(self.R, bool)
         else:

@@ -40,6 +40,7 @@ import numpy as np
 from dmlopt.bounds import safe
 from dmlopt.contract import BoundValue, Options, Size
 from dmlopt.models.inc_oxc.constants import SENSE, TOL
+from dmlopt.models.inc_oxc.hosting import check_hostable
 from dmlopt.models.inc_oxc.instance import Instance
 
 #: bisection stops when the bracket is this small relative to its upper end
@@ -236,7 +237,8 @@ def jobs_bound(instance: Instance, *, static: bool = True,
     Returns
     -------
     tuple
-        (bound on f before the safety margin, metrics).
+        (bound on f before the safety margin, metrics). An instance whose PS cannot all be
+        hosted (:func:`dmlopt.models.inc_oxc.hosting.unhostable`) raises InstanceError.
 
     References
     ----------
@@ -244,6 +246,7 @@ def jobs_bound(instance: Instance, *, static: bool = True,
     the coupling between jobs (each job alone in the DCN), as in Lagrangian decomposition with
     zero multipliers; Wolsey, *Integer Programming* (2nd ed., 2020), section 2.2.
     """
+    check_hostable(instance)  # no PS placement at all: InstanceError, not a bound
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     A = instance.arrays

@@ -17,6 +17,7 @@ from dmlopt import solvers
 from dmlopt.bounds import safe
 from dmlopt.contract import BoundValue, Options, Size
 from dmlopt.models.inc_oxc.constants import SENSE, TOL
+from dmlopt.models.inc_oxc.hosting import capped_count
 from dmlopt.models.inc_oxc.instance import Instance
 from dmlopt.models.inc_oxc.jobs import (
     _ABS,
@@ -109,7 +110,7 @@ def fixed_f_model(instance: Instance, f: float, *, static: bool = True) -> Any:
         one = row(1, 1)
         for server in (True, False):
             r = 2 * A["data"][i] * (1 + A["alpha"][i] * server) * f
-            per_link = math.floor(NB / r * (1 + 1e-12))
+            per_link = capped_count(NB, r, m)  # at most m, finite as r goes to 0
             if per_link <= 0 or (server and per_link < m):
                 continue
             for t in range(R):
