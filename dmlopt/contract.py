@@ -260,10 +260,10 @@ class Bound:
     An exact method's function also takes ``start=`` (a solution or None: the user's warm
     start), which it may begin from; the solution it returns must lie in those formulations.
 
-    ``heuristics``: the names, in the problem's ``HEURISTICS``, of the primal heuristics the
-    bound runs (the one whose solution it returns first); the bound's function calls them
-    directly (never through the registry), so a reader sees here which heuristic a bound's
-    solution comes from.
+    ``heuristics``: the names, in the problem's ``HEURISTICS``, of the heuristics the bound
+    runs (the primal one, whose solution it returns, first): a reader sees here where a
+    bound's solution comes from, and the bound runs no other (a model module imports no
+    heuristics module, so the function resolves these names when it runs).
     """
 
     function: Callable[..., BoundValue]

@@ -16,7 +16,7 @@ from dmlopt import solvers
 from dmlopt.bounds import safe
 from dmlopt.contract import BoundValue, Options, Size
 from dmlopt.errors import SolverError
-from dmlopt.models.nara.constants import BW_TOL, SENSE
+from dmlopt.models.nara.constants import BW_TOL, NAME, SENSE
 from dmlopt.models.nara.instance import Instance
 
 #: bandwidth slack per link in the rows (the evaluator allows BW_TOL; twice that, to be safe)
@@ -243,28 +243,36 @@ class AggregateOptions(Options):
 PRIMAL = "netfit"
 
 
-def _primal(instance: Instance) -> Any:
-    """The solution of the primal heuristic :data:`PRIMAL` on ``instance``.
+def heuristic(name: str) -> Callable[..., Any]:
+    """The function of the Nara heuristic ``name``, one a bound declares in its
+    ``Bound.heuristics`` (tests/nara/test_bound_heuristics.py checks that each bound's solution
+    is its declared heuristic's).
 
     Parameters
     ----------
-    instance : Instance
-        The Nara episode.
+    name : str
+        A name in ``dmlopt.heuristics.nara.HEURISTICS``.
 
     Returns
     -------
-    Solution
-        ``netfit``'s allocation (:func:`dmlopt.heuristics.nara.allocate_netfit`), called
-        directly; the core evaluates it.
+    callable
+        ``function(instance, **options) -> Solution``, resolved at call time through the
+        registry: a model module imports no heuristics module (heuristics build on the models;
+        tests/core/test_house.py).
 
     References
     ----------
-    Ours: the online allocator ``netfit`` (docs/nara.md).
+    Ours (docs/architecture.md, the BOUNDS row of the contract table).
     """
-    # imported here: dmlopt.heuristics.nara imports the model package, which imports this one
-    from dmlopt.heuristics.nara import allocate_netfit
+    from dmlopt import registry
 
-    return allocate_netfit(instance)
+    return registry.get(NAME).heuristic(name).function
+
+
+def _primal(instance: Instance) -> Any:
+    """The solution of the declared primal heuristic :data:`PRIMAL` on ``instance`` (the core
+    evaluates it)."""
+    return heuristic(PRIMAL)(instance)
 
 
 def _count_bound(instance: Instance) -> int:

@@ -23,6 +23,7 @@ from dmlopt.models.nara.aggregate import (
     _solve_rows,
     aggregate_bound,
     aggregate_rows,
+    heuristic,
 )
 from dmlopt.models.nara.constants import SENSE
 from dmlopt.models.nara.instance import Instance
@@ -462,11 +463,8 @@ def schedule_bound(instance: Instance, *, time_limit: float | None = None, threa
     mvec = np.array([r.m for r in reqs], dtype=float)
     agg = aggregate_rows(instance, max_terms=max_terms)
     master = _Master(instance, kinds, [int(x) for x in need], agg, threads)
-    # imported here: dmlopt.heuristics.nara imports the model package, which imports this one
-    from dmlopt.heuristics.nara import allocate_nalb, allocate_netfit, allocate_tetris
-
     netfit = None
-    for allocate in (allocate_netfit, allocate_tetris, allocate_nalb):  # SCHEDULE_HEURISTICS
+    for allocate in map(heuristic, SCHEDULE_HEURISTICS):  # declared in BOUNDS["schedule"]
         if time.monotonic() > deadline:
             break
         sol = allocate(instance)

@@ -79,3 +79,17 @@ def test_a_partial_is_refused():
 
     assert _own_doc(documented) is not None
     assert _own_doc(functools.partial(documented, 1)) is None
+
+
+def test_declared_heuristics_of_every_bound_are_registered():
+    """``Bound.heuristics`` names heuristics of the bound's own problem; at least one bound
+    declares some (a field nobody fills would pass vacuously)."""
+    declared = 0
+    for p in registry.names():
+        prob = registry.get(p)
+        for name, entry in prob.bound_entries.items():
+            assert isinstance(entry.heuristics, tuple), (p, name)
+            unknown = [h for h in entry.heuristics if h not in prob.heuristics]
+            assert not unknown, f"{p}/bound/{name} declares unknown heuristics {unknown}"
+            declared += bool(entry.heuristics)
+    assert declared >= 1
