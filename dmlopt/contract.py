@@ -259,6 +259,11 @@ class Bound:
     of the two bounds holds.
     An exact method's function also takes ``start=`` (a solution or None: the user's warm
     start), which it may begin from; the solution it returns must lie in those formulations.
+
+    ``heuristics``: the names, in the problem's ``HEURISTICS``, of the heuristics the bound
+    runs (the primal one, whose solution it returns, first): a reader sees here where a
+    bound's solution comes from, and the bound runs no other (a model module imports no
+    heuristics module, so the function resolves these names when it runs).
     """
 
     function: Callable[..., BoundValue]
@@ -272,6 +277,8 @@ class Bound:
     #: the share of dmlopt.solve's time limit an exact method gets before the MIP (None: the
     #: core's default, ``api.EXACT_SHARE``)
     share: float | None = None
+    #: the problem's heuristics (names in its HEURISTICS) the bound runs, the primal one first
+    heuristics: tuple[str, ...] = ()
 
     def __call__(self, instance: Any, **kwargs: Any) -> BoundValue:
         """Call the function directly (no boundary checks: use :func:`dmlopt.bound`)."""

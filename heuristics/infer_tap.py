@@ -10,7 +10,6 @@ the others are TAP's heuristics of :mod:`dmlopt.heuristics.tap`.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, Literal
 
 import pydantic
@@ -78,7 +77,7 @@ def _tap(name: str, instance: Instance, *, seed: int = 0, on: str = "inferred") 
     Parameters
     ----------
     name : str
-        The TAP heuristic (:data:`dmlopt.heuristics.tap.HEURISTICS`), bound by the registry.
+        The TAP heuristic (a name in :data:`dmlopt.heuristics.tap.HEURISTICS`).
     instance : Instance
         An ``infer_tap`` instance.
     seed : int, optional
@@ -98,6 +97,133 @@ def _tap(name: str, instance: Instance, *, seed: int = 0, on: str = "inferred") 
     """
     sol = TAP_HEURISTICS[name].function(_target(instance, on), seed=seed)
     return Solution(assignment=list(sol.assignment))
+
+
+def cle(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
+    """TAP's ``cle`` (Cluster Embedding: heavy overlay links inside one cluster of VMs) on the
+    chosen hop matrix.
+
+    Parameters
+    ----------
+    instance : Instance
+        An ``infer_tap`` instance (the inferred and the true TAP instances).
+    seed : int, optional
+        Passed to TAP's ``cle`` (default 0).
+    on : {"inferred", "truth"}, optional
+        Allocate on the inferred hop matrix (default, the paper) or on the true one.
+
+    Returns
+    -------
+    Solution
+        The assignment (module -> VM index), scored by the ``infer_tap`` evaluator on the truth.
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section V-C, Fig. 11; the heuristic's own references are in
+    :mod:`dmlopt.heuristics.tap` (``cle``).
+    """
+    return _tap("cle", instance, seed=seed, on=on)
+
+
+def abm(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
+    """TAP's ``abm`` (Average-Based Matching: the heaviest-talking modules on the most central
+    VMs) on the chosen hop matrix.
+
+    Parameters
+    ----------
+    instance : Instance
+        An ``infer_tap`` instance (the inferred and the true TAP instances).
+    seed : int, optional
+        Passed to TAP's ``abm`` (default 0).
+    on : {"inferred", "truth"}, optional
+        Allocate on the inferred hop matrix (default, the paper) or on the true one.
+
+    Returns
+    -------
+    Solution
+        The assignment (module -> VM index), scored by the ``infer_tap`` evaluator on the truth.
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section V-C, Fig. 11; the heuristic's own references are in
+    :mod:`dmlopt.heuristics.tap` (``abm``).
+    """
+    return _tap("abm", instance, seed=seed, on=on)
+
+
+def random_allocation(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
+    """TAP's ``random`` (the random allocation, the baseline) on the chosen hop matrix.
+
+    Parameters
+    ----------
+    instance : Instance
+        An ``infer_tap`` instance (the inferred and the true TAP instances).
+    seed : int, optional
+        Passed to TAP's ``random`` (default 0).
+    on : {"inferred", "truth"}, optional
+        Allocate on the inferred hop matrix (default, the paper) or on the true one.
+
+    Returns
+    -------
+    Solution
+        The assignment (module -> VM index), scored by the ``infer_tap`` evaluator on the truth.
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section V-C, Fig. 11; the heuristic's own references are in
+    :mod:`dmlopt.heuristics.tap` (``random``).
+    """
+    return _tap("random", instance, seed=seed, on=on)
+
+
+def local_search(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
+    """TAP's ``local-search`` (the local search from a start) on the chosen hop matrix.
+
+    Parameters
+    ----------
+    instance : Instance
+        An ``infer_tap`` instance (the inferred and the true TAP instances).
+    seed : int, optional
+        Passed to TAP's ``local-search`` (default 0).
+    on : {"inferred", "truth"}, optional
+        Allocate on the inferred hop matrix (default, the paper) or on the true one.
+
+    Returns
+    -------
+    Solution
+        The assignment (module -> VM index), scored by the ``infer_tap`` evaluator on the truth.
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section V-C, Fig. 11; the heuristic's own references are in
+    :mod:`dmlopt.heuristics.tap` (``local-search``).
+    """
+    return _tap("local-search", instance, seed=seed, on=on)
+
+
+def abm_ls(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
+    """TAP's ``abm-ls`` (ABM followed by the local search) on the chosen hop matrix.
+
+    Parameters
+    ----------
+    instance : Instance
+        An ``infer_tap`` instance (the inferred and the true TAP instances).
+    seed : int, optional
+        Passed to TAP's ``abm-ls`` (default 0).
+    on : {"inferred", "truth"}, optional
+        Allocate on the inferred hop matrix (default, the paper) or on the true one.
+
+    Returns
+    -------
+    Solution
+        The assignment (module -> VM index), scored by the ``infer_tap`` evaluator on the truth.
+
+    References
+    ----------
+    Paper 000 (An, Wu, Huang), section V-C, Fig. 11; the heuristic's own references are in
+    :mod:`dmlopt.heuristics.tap` (``abm-ls``).
+    """
+    return _tap("abm-ls", instance, seed=seed, on=on)
 
 
 class OnOptions(Options):
@@ -131,13 +257,15 @@ def estimate_exact(instance: Instance, options: ExactOptions) -> Size:
     return Size(2e3 * (n_vars + n_cons), 1e4 * (n_vars + n_cons))
 
 
-_TAP_NAMES = ("cle", "abm", "random", "local-search", "abm-ls")
+#: TAP's heuristics run on the chosen matrix, by registry name
+_TAP_FUNCTIONS = {"cle": cle, "abm": abm, "random": random_allocation,
+                  "local-search": local_search, "abm-ls": abm_ls}
 
 HEURISTICS: dict[str, Heuristic] = {
     "exact": Heuristic(exact, ExactOptions, estimate_exact,
                        "TAP's class formulation by HiGHS (one thread) on the chosen matrix"),
-    **{name: Heuristic(partial(_tap, name), OnOptions, _tap_estimate(name),
+    **{name: Heuristic(function, OnOptions, _tap_estimate(name),
                        f"TAP's {name} on the chosen hop matrix: "
                        f"{TAP_HEURISTICS[name].description}")
-       for name in _TAP_NAMES},
+       for name, function in _TAP_FUNCTIONS.items()},
 }

@@ -72,7 +72,7 @@ def _cost(pk) -> float:
 
 def _packer(inst: Instance, order: list[int], key: str):
     """One start: RDDA over ``order`` with the placement ``key`` (:data:`PACK_KEYS`)."""
-    from dmlopt.heuristics.rar import _Packer
+    from dmlopt.heuristics.rar_pack import _Packer
 
     pk = _Packer(inst, inst.scheme if key == "scheme" else "MinCU")
     pk.order = order

@@ -106,6 +106,7 @@ from dmlopt.models.inc_oxc import (
     Instance,
     Solution,
 )
+from dmlopt.models.inc_oxc.hosting import check_hostable
 from dmlopt.validation import time_limit_field
 
 
@@ -145,6 +146,7 @@ def wcg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
     5 (the paper leaves it open), the pair-wise circuit rounding with repair and rebalancing,
     and the time-shared fallback (module docstring).
     """
+    check_hostable(instance)
     return _schedule(instance, _workers_balanced, seed, circuits, bandwidth)
 
 
@@ -183,6 +185,7 @@ def wcg_literal(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
     Paper 002 (Dong et al.), section III, Algorithm 1 (WCG), read literally; the split of a
     cluster that fits no rack and the tie-breaks are ours (module docstring).
     """
+    check_hostable(instance)
     return _schedule(instance, _workers_wcg, seed, circuits, bandwidth, rounding="terms")
 
 
@@ -220,6 +223,7 @@ def swg(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
     Paper 002 (Dong et al.), section IV-A (the SWG baseline); PS step, circuits and bandwidth
     of Algorithm 1, section III.
     """
+    check_hostable(instance)
     return _schedule(instance, _workers_swg, seed, circuits, bandwidth)
 
 
@@ -257,6 +261,7 @@ def rwp(instance: Instance, *, seed: int = 0, circuits: str = "bvn",
     Paper 002 (Dong et al.), section IV-A (the RWP baseline); PS step, circuits and bandwidth
     of Algorithm 1, section III.
     """
+    check_hostable(instance)
     return _schedule(instance, _workers_rwp, seed, circuits, bandwidth)
 
 
@@ -283,6 +288,7 @@ def wcg_opt(instance: Instance, *, seed: int = 0) -> Solution:
     Paper 002 (Dong et al.), section III, Algorithm 1 (placement). Ours: the exact best
     circuits (:func:`optimal_circuits`) and bandwidth for that placement.
     """
+    check_hostable(instance)
     return _schedule(instance, _workers_wcg, seed, "optimal", "optimal")
 
 
@@ -318,6 +324,7 @@ def wcg_ls(instance: Instance, *, seed: int = 0, time_limit: float = 2.0,
     Handbook of Metaheuristics, 2003) started from paper 002's Algorithm 1 (section III);
     it adds the exact scoring of a placement over all circuit configurations.
     """
+    check_hostable(instance)
     return _schedule(instance, _workers_balanced, seed, "optimal", "optimal",
                      search=(time_limit, max_rounds))
 
@@ -367,6 +374,7 @@ def wcg_lns(instance: Instance, *, seed: int = 0, time_limit: float = 30.0,
     neighborhood search", Handbook of Metaheuristics, 2010) over paper 002's placement
     (section II-B, eqs. (1)-(13) at fixed f), started from Algorithm 1 (section III).
     """
+    check_hostable(instance)
     from dmlopt.heuristics.inc_oxc.lns import large_neighbourhood_search
     from dmlopt.models.inc_oxc.bounds import jobs_bound
 

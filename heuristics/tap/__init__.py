@@ -17,7 +17,6 @@ check are charged.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -508,6 +507,99 @@ def estimate_tabu(instance: Instance, options: TabuOptions) -> Size:
                 Size(16 * slots * slots, runs * iterations * move + slots**3))
 
 
+def cle_ls(instance: Instance, *, seed: int = 0, restarts: int = 30,
+           time_limit: float | None = None) -> Solution:
+    """Cluster Embedding (:func:`cle`), then the local search
+    (:func:`local_search` with ``start="cle"``).
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance.
+    seed : int, optional
+        Seed of the start and of the perturbations (default 0).
+    restarts : int, optional
+        Perturb-and-descend rounds after the first descent (default 30, >= 0).
+    time_limit : float or None, optional
+        Seconds (wall clock), checked between rounds; None (default): no limit.
+
+    Returns
+    -------
+    Solution
+        The best assignment found, feasible and at least as good as ``cle``'s. Ctrl-C
+        raises :class:`~dmlopt.errors.Interrupted` carrying the best so far.
+
+    References
+    ----------
+    Paper 000, section IV-B (our reading); the local search's
+    references are in :func:`local_search`.
+    """
+    return local_search(instance, seed=seed, start="cle", restarts=restarts,
+                        time_limit=time_limit)
+
+
+def abm_ls(instance: Instance, *, seed: int = 0, restarts: int = 30,
+           time_limit: float | None = None) -> Solution:
+    """Average-Based Matching (:func:`abm`), then the local search
+    (:func:`local_search` with ``start="abm"``).
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance.
+    seed : int, optional
+        Seed of the start and of the perturbations (default 0).
+    restarts : int, optional
+        Perturb-and-descend rounds after the first descent (default 30, >= 0).
+    time_limit : float or None, optional
+        Seconds (wall clock), checked between rounds; None (default): no limit.
+
+    Returns
+    -------
+    Solution
+        The best assignment found, feasible and at least as good as ``abm``'s. Ctrl-C
+        raises :class:`~dmlopt.errors.Interrupted` carrying the best so far.
+
+    References
+    ----------
+    Paper 000, section IV-C; the local search's
+    references are in :func:`local_search`.
+    """
+    return local_search(instance, seed=seed, start="abm", restarts=restarts,
+                        time_limit=time_limit)
+
+
+def random_ls(instance: Instance, *, seed: int = 0, restarts: int = 30,
+              time_limit: float | None = None) -> Solution:
+    """A uniformly random feasible assignment (:func:`random_assignment`), then the local search
+    (:func:`local_search` with ``start="random"``).
+
+    Parameters
+    ----------
+    instance : Instance
+        The TAP instance.
+    seed : int, optional
+        Seed of the start and of the perturbations (default 0).
+    restarts : int, optional
+        Perturb-and-descend rounds after the first descent (default 30, >= 0).
+    time_limit : float or None, optional
+        Seconds (wall clock), checked between rounds; None (default): no limit.
+
+    Returns
+    -------
+    Solution
+        The best assignment found, feasible and at least as good as ``random``'s. Ctrl-C
+        raises :class:`~dmlopt.errors.Interrupted` carrying the best so far.
+
+    References
+    ----------
+    Ours: the random start; the local search's
+    references are in :func:`local_search`.
+    """
+    return local_search(instance, seed=seed, start="random", restarts=restarts,
+                        time_limit=time_limit)
+
+
 def _no_options(fn):
     def estimate(instance: Instance, options: Options) -> Size:
         return fn(instance)
@@ -524,11 +616,11 @@ HEURISTICS: dict[str, Heuristic] = {
                         "a uniformly random feasible assignment"),
     "local-search": Heuristic(local_search, LocalSearchOptions, estimate_local_search,
                               "iterated best-improvement move/swap descent from a start"),
-    "cle-ls": Heuristic(partial(local_search, start="cle"), StartedSearchOptions,
+    "cle-ls": Heuristic(cle_ls, StartedSearchOptions,
                         _started("cle"), "Cluster Embedding, then the local search"),
-    "abm-ls": Heuristic(partial(local_search, start="abm"), StartedSearchOptions,
+    "abm-ls": Heuristic(abm_ls, StartedSearchOptions,
                         _started("abm"), "Average-Based Matching, then the local search"),
-    "random-ls": Heuristic(partial(local_search, start="random"), StartedSearchOptions,
+    "random-ls": Heuristic(random_ls, StartedSearchOptions,
                            _started("random"), "a random assignment, then the local search"),
     "tabu": Heuristic(tabu, TabuOptions, estimate_tabu,
                       "iterated robust tabu search (Taillard, Misevicius) from a start"),

@@ -32,11 +32,11 @@ no-good loop (:func:`decide_target`):
      requests (evaluated), UNKNOWN at the time limit decides nothing.
 
 The method starts from the better of the caller's start and ``offline-search`` (the allocator
-of :mod:`dmlopt.heuristics.nara.offline`, through the registry) and the ``schedule`` bound
-(:func:`dmlopt.models.nara.bounds.schedule_bound`), then asks U = best + 1, best + 2, ... up to
-the bound from the top down: each refuted U lowers the bound to U - 1, each reached U raises
-the incumbent. It ends when the two meet (the incumbent is then optimal) or at the time limit
-(the bound then is the last proven one).
+of :mod:`dmlopt.heuristics.nara.offline`, declared in ``Bound.heuristics``) and the ``schedule``
+bound (:func:`dmlopt.models.nara.bounds.schedule_bound`), then asks U = best + 1, best + 2,
+... up to the bound from the top down: each refuted U lowers the bound to U - 1, each reached
+U raises the incumbent. It ends when the two meet (the incumbent is then optimal) or at the
+time limit (the bound then is the last proven one).
 
 Every cut is valid for every allocation: a cover of a set proven not to fit, or a set S proven
 not to be allocatable (no allocation accepts all of S, so every allocation accepts at most
@@ -288,7 +288,8 @@ def _select(n: int, rows: tuple[list[list[int]], list[list[float]], list[float]]
 def search_set(instance: Instance, members: list[int], *, deadline: float,
                seconds: float = SET_SEARCH_SECONDS) -> Solution | None:
     """An allocation accepting every request of ``members``, looked for by ``offline-search``
-    (:mod:`dmlopt.heuristics.nara.offline`, through the registry) on :func:`sub_episode`.
+    (:mod:`dmlopt.heuristics.nara.offline`, declared in ``Bound.heuristics``) on
+    :func:`sub_episode`.
 
     Parameters
     ----------
@@ -311,13 +312,13 @@ def search_set(instance: Instance, members: list[int], *, deadline: float,
     ----------
     Ours: the offline allocator of :mod:`dmlopt.heuristics.nara.offline` as a primal check.
     """
-    from dmlopt.models.nara.bounds import _allocator
+    from dmlopt.models.nara.aggregate import heuristic
 
     left = deadline - time.monotonic()
     if left <= 0:
         return None
     sub = sub_episode(instance, members)
-    got = _allocator("offline-search")(sub, time_limit=max(min(seconds, left), 1e-3))
+    got = heuristic("offline-search")(sub, time_limit=max(min(seconds, left), 1e-3))
     if sum(al is not None for al in got.allocations) < len(members):
         return None
     return lift(instance, members, list(got.allocations))
@@ -557,16 +558,16 @@ def _start(instance: Instance, start: Any, search_seconds: float) -> tuple[Solut
                                                                            float]:
     """The better feasible one of ``start`` and ``offline-search`` (``search_seconds`` CPU
     seconds; netfit when 0), and its evaluated count."""
-    from dmlopt.models.nara.bounds import _allocator
+    from dmlopt.models.nara.aggregate import heuristic
     from dmlopt.models.nara.evaluation import evaluate
 
     found = []
     if start is not None:
         found.append(start)
     if search_seconds > 0:
-        found.append(_allocator("offline-search")(instance, time_limit=search_seconds))
+        found.append(heuristic("offline-search")(instance, time_limit=search_seconds))
     else:
-        found.append(_allocator("netfit")(instance))
+        found.append(heuristic("netfit")(instance))
     best, value = None, -math.inf
     for sol in found:
         try:
@@ -700,4 +701,5 @@ ACCEPTANCE_SETS = Bound(
     "exact offline optimum: no-good loop over the acceptance sets of the aggregate rows, each "
     "set decided by fit covers, the schedule bound or a feasibility model (CP-SAT when ortools "
     "is installed, else a MILP; dmlopt.solve runs it first)",
-    exact=("offline", "offline-basic", "offline-plain"), share=SHARE)
+    exact=("offline", "offline-basic", "offline-plain"), share=SHARE,
+    heuristics=("offline-search", "netfit"))

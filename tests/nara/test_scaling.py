@@ -15,6 +15,7 @@ import pytest
 
 import dmlopt
 from dmlopt.heuristics.nara import probe as P
+from dmlopt.heuristics.nara import probe_cache
 from dmlopt.models.nara.sim import TOL, State
 
 
@@ -104,7 +105,7 @@ def test_cache_follows_the_path_links_across_requests(rows, monkeypatch):
     with room for 3 bandwidths the table forgets its rows on most calls (a cache that kept the
     old rows' indices, or made only the new bandwidths' rows after forgetting, fails) and
     never holds more rows than one call asks for."""
-    monkeypatch.setattr(P, "TABLE_ROWS", rows)
+    monkeypatch.setattr(probe_cache, "TABLE_ROWS", rows)  # Cache reads it there
     inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "beta",
                                     "n_requests": 64}, seed=1)
     state = State(inst)

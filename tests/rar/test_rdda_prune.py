@@ -17,6 +17,7 @@ import pytest
 
 import dmlopt
 from dmlopt.heuristics import rar as H
+from dmlopt.heuristics import rar_pack as HP
 from tests.rar import test_rdda_speed as speed
 
 
@@ -148,7 +149,7 @@ def test_deployments_do_not_depend_on_the_batch_size(monkeypatch, case, batch):
     its later ties, earlier end or emptier window, can still win) and a tie between two
     windows of one ring broken by the order the batches met them instead of by Algorithm 1's
     scan."""
-    monkeypatch.setattr(H, "BATCH_WINDOWS", batch)
+    monkeypatch.setattr(HP, "BATCH_WINDOWS", batch)
     reference = speed.json.loads(speed.REFERENCE.read_text())
     got = speed._run(case)
     want = reference[speed._name(case)]
@@ -165,7 +166,7 @@ def test_one_length_per_batch_as_every_length_at_once(monkeypatch, block):
     for seed in range(10, 22):
         inst = dmlopt.generate("rar", {"generator": "cpn6", "requests": 20, "slots": 12,
                                        "scheme": "MinCU"}, seed=seed)
-        monkeypatch.setattr(H, "BATCH_WINDOWS", 1)
+        monkeypatch.setattr(HP, "BATCH_WINDOWS", 1)
         one = H.rdda(inst, block=block)
-        monkeypatch.setattr(H, "BATCH_WINDOWS", 10**9)
+        monkeypatch.setattr(HP, "BATCH_WINDOWS", 10**9)
         assert one == H.rdda(inst, block=block), seed

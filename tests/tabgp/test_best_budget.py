@@ -16,7 +16,7 @@ import pytest
 
 import dmlopt
 from dmlopt.heuristics import tabgp as T
-from dmlopt.heuristics.tabgp import evolve
+from dmlopt.heuristics.tabgp import construct, evolve
 
 
 def _old_best(instance, *, seed=0, iterations=100):
@@ -66,12 +66,12 @@ def _rounds_work(monkeypatch, inst, budget, iterations=15, seed=2):
         return out
 
     monkeypatch.setattr(T, "best_budget", lambda instance: budget)
-    # the constructions search through the package, the ILS rounds through its evolve module
-    monkeypatch.setattr(T, "local_search", counted)
-    monkeypatch.setattr(evolve, "local_search", counted)
+    # the constructions search through their module, the ILS through the package and evolve
+    for module in (T, construct, evolve):
+        monkeypatch.setattr(module, "local_search", counted)
     got = T.best_of(inst, seed=seed, iterations=iterations)
-    monkeypatch.setattr(T, "local_search", search)
-    monkeypatch.setattr(evolve, "local_search", search)
+    for module in (T, construct, evolve):
+        monkeypatch.setattr(module, "local_search", search)
     return len(calls), marks, got
 
 
