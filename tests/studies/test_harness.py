@@ -27,7 +27,7 @@ def test_overhead_writes_only_under_its_directory(tmp_path, monkeypatch, capsys)
 
 
 def test_scaling_exponent_of_a_tiny_case(capsys):
-    specs = tuple({"generator": "cpn38", "requests": n, "slots": 10, "scheme": "MinCU"}
+    specs = tuple({"generator": "cpn38", "requests": n, "slots": 12, "scheme": "MinCU"}
                   for n in (10, 20))
     scaling._exponent("rar", "rdda", (10, 20), specs, repeats=1, evaluate=True)
     out = capsys.readouterr().out
