@@ -216,7 +216,7 @@ def allocate_nalb(instance: nara.Instance, *, seed: int = 0) -> nara.Solution:
     between two other racks. Routes: the widest of the k shortest candidates. The paper does not
     say whether the weighting filters (ours) or only orders; filtering loses few requests to
     failed picks (24 of 640 on alpha/uniform, ``python -m
-    dmlopt.benchmarks.analysis.nara_drops``), which keeps NALB close to Tetris (the paper has
+    benchmarks.studies.nara.drops``), which keeps NALB close to Tetris (the paper has
     0.52 against 0.61 on alpha/uniform).
 
     Parameters

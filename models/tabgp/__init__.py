@@ -40,7 +40,7 @@ in place of the triangle rows: (T1) r <= each of the three p, r >= p_ab + p_ac -
 rotations, which imply (P4)), (T2) (lo - 2) p_{vw,t} <= sum_u r_{uvw,t} <= (k - 2) p_{vw,t}
 (the cluster of v and w holds lo - 2 to k - 2 others; the lower side only when lo > 2).
 
-Measured (``python -m dmlopt.benchmarks.analysis.tabgp_exact``, HiGHS, one thread) "pairs" is
+Measured (``python -m benchmarks.studies.tabgp.exact``, HiGHS, one thread) "pairs" is
 the fastest; see docs/tabgp.md for the figures.
 
 Generators

@@ -1,4 +1,4 @@
-"""The hostile-input sweep (:mod:`dmlopt.benchmarks.analysis.hostile`): its rules catch each
+"""The hostile-input sweep (:mod:`benchmarks.studies.harness.hostile`): its rules catch each
 kind of fault, it keeps a fault's inputs for a replay, and a short clean run reports none."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dmlopt.benchmarks.analysis import hostile as H
+from benchmarks.studies.harness import hostile as H
 
 
 def test_the_rules_of_an_outcome():

@@ -1,4 +1,4 @@
-"""The validity sweep (benchmarks/analysis/validity.py): zero violations on tiny instances of
+"""The validity sweep (benchmarks/studies/harness/validity.py): zero violations on tiny instances of
 every problem, and a bound made wrong on purpose is reported by name with exit code 1."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import replace
 import pytest
 
 import dmlopt
+from benchmarks.studies.harness import validity
 from dmlopt import registry
-from dmlopt.benchmarks.analysis import validity
 from dmlopt.contract import BoundValue
 
 #: two cheap cases per problem (each problem has two of these names)

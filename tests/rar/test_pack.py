@@ -119,26 +119,3 @@ def test_bad_input():
         rs.rdda_pack(inst, keys=["fastest"])
     with pytest.raises(dmlopt.errors.DmloptError, match="ejections"):
         dmlopt.heuristic(inst, "rdda-pack", ejections=-1)
-
-
-def test_study_prints_rdda_pack(tmp_path):
-    """``rar_bounds --pack`` prints rdda-pack's evaluated objective, its blocked requests and
-    its gap to the bound it prints (catches a column that shows RDDA again or a gap taken
-    against the wrong value)."""
-    from dmlopt.benchmarks.analysis import rar_bounds
-
-    rar_bounds.main(["-o", str(tmp_path), "--seeds", "0", "--requests", "60", "--schemes",
-                     "MinW", "--pack", "--time-limit", "60"])
-    row = (tmp_path / "rar_bounds.md").read_text().splitlines()[-1]
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": 60, "scheme": "MinW"},
-                           seed=0)
-    res = dmlopt.heuristic(inst, "rdda-pack")
-    assert res.objective < dmlopt.heuristic(inst, "rdda").objective - 1e-9  # told apart here
-    assert float(cells[9]) == pytest.approx(res.objective, abs=1e-4)
-    assert int(cells[10]) == round(res.metrics["blocking_rate"] * 60)
-    bound = dmlopt.bound(inst, "energy", time_limit=60).bound
-    assert float(cells[5]) == pytest.approx(bound, abs=1e-4)
-    gap = abs(res.objective - bound) / abs(bound) if abs(bound) > 1e-12 else \
-        abs(res.objective - bound)
-    assert float(cells[12].rstrip(" %")) == pytest.approx(100 * gap, abs=0.05)

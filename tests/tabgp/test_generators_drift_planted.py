@@ -45,29 +45,6 @@ def test_bad_parameters_are_refused_like_the_generator():
         planted_groups(seed=0, n=20, l=2, m=10, mix=2.0)
 
 
-def test_repaired_planted_solution_fits_and_the_study_refuses_bad_input(tmp_path, capsys):
-    from dmlopt.benchmarks.analysis import tabgp_planted as study
-
-    spec = {"n": 64, "tau": 3, "l": 4, "m": 200, "drift": 0.3}
-    inst = dmlopt.generate("tabgp", {"generator": "drift", **spec}, seed=1)
-    groups = planted_groups(seed=1, **spec)
-    assert max(max(g.count(x) for x in range(4)) for g in groups) > inst.k  # needs a repair
-    labels = study.repaired(inst, groups)
-    for t, lab in enumerate(labels):
-        assert max(lab.count(x) for x in range(4)) <= inst.k
-        # only vertices of over-full groups move
-        moved = [v for v in range(64) if lab[v] != groups[t][v]]
-        assert all(groups[t].count(groups[t][v]) > inst.k for v in moved)
-    assert dmlopt.evaluate(inst, {"assignment": labels}).feasible
-    for argv in (["--seeds", "a-b"], ["--seeds", "-3"], ["--n", "8"], ["--n", "10**9"], ["-x"],
-                 ["--n", "1000000000"]):
-        with pytest.raises(SystemExit) as err:
-            study.main(["-o", str(tmp_path / "out"), *argv])
-        assert err.value.code == 2
-        assert len(capsys.readouterr().err.strip().splitlines()) == 1
-        assert not (tmp_path / "out").exists()
-
-
 @pytest.mark.parametrize(("kw", "error"), [
     ({"seed": -1}, dmlopt.InstanceError), ({"mix": float("nan")}, dmlopt.InstanceError),
     ({"n": "x"}, dmlopt.InstanceError), ({"tau": 0}, dmlopt.InstanceError),

@@ -3,7 +3,7 @@
 Run from the repository root (every run appends rows to CSV files and skips rows already there,
 so an interrupted run resumes)::
 
-    S="python -m dmlopt.benchmarks.analysis.tabgp_exact -o DIR"
+    S="python -m benchmarks.studies.tabgp.exact -o DIR"
     $S optima                                 # 180 instances, "pairs"
     $S compare --solver highs --formulations paper strong clusters pairs
     $S compare --solver scip
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import dmlopt
 
-from . import ArgumentParser, output_dir
+from .. import ArgumentParser, output_dir
 
 PS = [round(0.1 * i, 1) for i in range(1, 10)]
 OUT = Path("results/tabgp-exact")  # set from -o DIR by main()
@@ -247,8 +247,8 @@ def _fmt(x: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     global OUT
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.tabgp_exact",
-                                 description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.tabgp.exact",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory of the CSV files (created; runs resume from them)")
     sub = ap.add_subparsers(dest="cmd", required=True)

@@ -35,17 +35,14 @@ schedule found (the filter's feasible checks are schedules too). Other schemes a
 Two options add cuts per master solve: ``neighbours`` checks, after a refuted master vector,
 the vectors of the same total one CU move away (breadth first, skipping those a cut already
 removes) and cuts each refuted one; ``core`` (CP-SAT) starts each lifting from the nodes of
-CP-SAT's infeasibility core (:func:`dmlopt.models.rar.cpsat.region_check`).
+CP-SAT's infeasibility core (:func:`benchmarks.studies.rar.cpsat.region_check`).
 
 The subproblem is decided by HiGHS on ``aggregated`` (``check="highs"``) or by CP-SAT on the
 same schedules stated as cumulative scheduling (``check="cpsat"``,
-:mod:`dmlopt.models.rar.cpsat`; needs ``ortools`` and wavelengths that cannot bind), which
+:mod:`benchmarks.studies.rar.cpsat`; needs ``ortools`` and wavelengths that cannot bind), which
 decides the near-boundary checks in seconds where HiGHS often times out.
 
-It is not what ``dmlopt.solve`` runs: on the 6-node network with 10 requests the master's
-optimal capacity vectors of one objective value are many and each cut removes few of them,
-with either check (docs/rar.md, "Frontier: capacity Benders"), so ``aggregated`` stays the
-default; neither option changes that (docs/rar.md, "Frontier: many cuts per master solve").
+A study, not a method of the package: why it was not kept is in benchmarks/studies/rar/NOTES.md.
 """
 
 from __future__ import annotations
@@ -238,7 +235,7 @@ class _Sub:
 
 
 class _CpsatSub:
-    """The same check by CP-SAT (:func:`dmlopt.models.rar.cpsat.check`)."""
+    """The same check by CP-SAT (:func:`benchmarks.studies.rar.cpsat.check`)."""
 
     def __init__(self, instance: Instance, caps: list[int], workers: int) -> None:
         self.instance = instance
@@ -250,7 +247,7 @@ class _CpsatSub:
               ) -> tuple[str, Any]:
         """FEASIBLE (with an evaluated Solution), INFEASIBLE (proven by CP-SAT) or
         UNDECIDED."""
-        from dmlopt.models.rar import cpsat
+        from . import cpsat
 
         cap = [capacity.get(n, c) for n, c in enumerate(self.caps)]
         res = cpsat.check(self.instance, cap, deployed, seconds=max(float(seconds), 0.01),
@@ -262,7 +259,7 @@ class _CpsatSub:
              ) -> tuple[str, Any, tuple[int, ...]]:
         """The check with each node's bound an assumption: (status, solution, the nodes of
         CP-SAT's sufficient assumptions when INFEASIBLE)."""
-        from dmlopt.models.rar import cpsat
+        from . import cpsat
 
         cap = [capacity.get(n, c) for n, c in enumerate(self.caps)]
         res = cpsat.region_check(self.instance, cap, deployed, sum(self.caps),
@@ -406,7 +403,7 @@ def _neighbours(sub: _Sub | _CpsatSub, master: _Master, vector: list[int], deplo
 
 def _use_cpsat(instance: Instance, check: str) -> bool:
     """Whether ``check`` (capacity_benders's option) selects CP-SAT for this instance."""
-    from dmlopt.models.rar import cpsat
+    from . import cpsat
 
     if check not in ("highs", "cpsat", "auto"):
         raise InstanceError("check", check, "must be 'highs', 'cpsat' or 'auto'")
@@ -447,8 +444,8 @@ def capacity_benders(instance: Instance, *, time_limit: float | None = None,
         it feasible.
     check : {"highs", "cpsat", "auto"}, default "highs"
         Who decides the subproblems: HiGHS on ``aggregated``, or CP-SAT on the cumulative
-        scheduling model of :mod:`dmlopt.models.rar.cpsat` (needs ``ortools`` and an instance
-        :func:`~dmlopt.models.rar.cpsat.applicable` accepts), with ``threads`` workers;
+        scheduling model of :mod:`benchmarks.studies.rar.cpsat` (needs ``ortools`` and an instance
+        :func:`~benchmarks.studies.rar.cpsat.applicable` accepts), with ``threads`` workers;
         "auto" takes CP-SAT when both hold, else HiGHS.
     neighbours : int, default 0
         After each refuted master vector, check up to this many capacity vectors of the same

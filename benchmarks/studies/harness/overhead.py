@@ -5,7 +5,7 @@ of the row's wall time is harness) and 4 exact runs through the local pool (fork
 with ``--dask``, through a Dask LocalCluster (a fresh ``python -m dmlopt.benchmarks.child`` per
 run), then prints mean / median / max of ``wall_seconds - seconds`` per path and kind.
 
-    python -m dmlopt.benchmarks.analysis.harness_overhead -o DIR [--workers 1] [--dask]
+    python -m benchmarks.studies.harness.overhead -o DIR [--workers 1] [--dask]
 
 Writes the suite file and the stores under DIR only (re-running resumes them: use a new DIR for
 a new measurement).
@@ -18,10 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-from dmlopt.cli import main
+from dmlopt.benchmarks import store
+from dmlopt.cli import main as dmlopt_main
 
-from .. import store
-from . import ArgumentParser, output_dir
+from .. import ArgumentParser, output_dir
 
 SUITE = """\
 name = "overhead"
@@ -46,7 +46,7 @@ def measure(tmp: Path, workers: int, dask: bool) -> None:
     if dask:
         argv += ["--dask", "local"]
     t0 = time.perf_counter()
-    code = main(argv)
+    code = dmlopt_main(argv)
     wall = time.perf_counter() - t0
     if code:
         sys.exit(code)
@@ -62,8 +62,8 @@ def measure(tmp: Path, workers: int, dask: bool) -> None:
 
 
 def run(argv: list[str] | None = None) -> None:
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.harness_overhead",
-                                 description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.harness.overhead",
+                        description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for the suite file and the stores (created)")
     ap.add_argument("--workers", type=int, default=1)

@@ -48,7 +48,7 @@ from typing import Any
 from dmlopt.errors import InstanceError, SolverError
 from dmlopt.models.rar.instance import Instance, modes
 
-#: outcomes of one check (the same strings as :mod:`dmlopt.models.rar.benders`)
+#: outcomes of one check (the same strings as :mod:`benchmarks.studies.rar.benders`)
 FEASIBLE, INFEASIBLE, UNDECIDED = "feasible", "infeasible", "undecided"
 
 
@@ -318,7 +318,7 @@ def check(instance: Instance, capacity: list[int], deployed: set[int] | list[int
     References
     ----------
     Ours, on paper 003 (Chen et al., JOCN 16(5), 2024), section 4.D: the subproblem of
-    :func:`dmlopt.models.rar.benders.capacity_benders` (``aggregated`` with A <= A*, eta fixed)
+    :func:`benchmarks.studies.rar.benders.capacity_benders` (``aggregated`` with A <= A*, eta fixed)
     as cumulative scheduling (Aggoun and Beldiceanu, Math. Comput. Modelling 17(7), 1993).
     """
     from ortools.sat.python import cp_model

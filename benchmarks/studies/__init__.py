@@ -1,9 +1,10 @@
-"""Diagnostic studies (benchmarks/analysis/<p>_<what>.py), one module each.
+"""Research studies: scripts that answer a question about a method, one folder per problem or
+topic (benchmarks/studies/<topic>/, its NOTES.md says what each script is for).
 
-A study is not a paper table (those are ``dmlopt reproduce``): a bound study, a drop analysis,
-a data builder, the harness's overhead. Each is run as ``python -m
-dmlopt.benchmarks.analysis.<name> -o DIR ...``, takes ``--help``, and writes only under DIR
-(:func:`output_dir`; what it prints is also kept there by :func:`tee`).
+Not installed: the wheel holds no ``benchmarks/studies`` code and no installed module imports it.
+A study is not a paper table (those are ``dmlopt reproduce``). Each is run from the root of a
+clone as ``python -m benchmarks.studies.<topic>.<name> -o DIR ...``, takes ``--help``, and writes
+only under DIR (:func:`output_dir`; what it prints is also kept there by :func:`tee`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ fat-tree and DCell, ps and all-reduce, ``--vms`` VMs drawn at random) the gap to
 ``rts`` (seed 0, default budget). Writes ``runs.csv`` (one line per instance and method) and
 ``table.md`` (per family: median and max gap, mean seconds) under DIR.
 
-    python -m dmlopt.benchmarks.analysis.tap_bounds -o DIR --time-limit 60 [--only nug12 ...]
+    python -m benchmarks.studies.tap.bounds -o DIR --time-limit 60 [--only nug12 ...]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 import dmlopt
 from dmlopt.models.tap import qaplib
 
-from . import ArgumentParser, output_dir, tee
+from .. import ArgumentParser, output_dir, tee
 
 METHODS = ("glb", "hahn-grant")
 
@@ -42,7 +42,8 @@ def _bound(inst, method: str, time_limit: float) -> tuple[float, float, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the study (see the module docstring); returns the exit code."""
-    ap = ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.tap.bounds",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory")
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per bound run")
     ap.add_argument("--only", nargs="*", help="QAPLIB names (default: all shipped)")

@@ -8,7 +8,7 @@ published counts and parameter ranges:
 
 Both are 2-connected (a Hamiltonian ring plus chords), so every node lies on rings of 3..6
 nodes. e_n = 1e-6 and e_l = 1e-5 per km (Table 1). Deterministic: ``python -m
-dmlopt.benchmarks.analysis.rar_topologies -o DIR`` writes ``DIR/cpn6.json`` and
+benchmarks.studies.rar.topologies -o DIR`` writes ``DIR/cpn6.json`` and
 ``DIR/cpn38.json`` byte for byte as shipped in data/rar/topology/ (a test checks it).
 """
 
@@ -20,7 +20,7 @@ import math
 import networkx as nx
 import numpy as np
 
-from . import ArgumentParser, output_dir
+from .. import ArgumentParser, output_dir
 
 
 def cpn6() -> dict:
@@ -86,8 +86,8 @@ def cpn38() -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_topologies",
-                                 description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.rar.topologies",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for cpn6.json and cpn38.json (created)")
     out = output_dir(ap.parse_args(argv).out)

@@ -19,7 +19,7 @@ and prints its status, best CUs and bound. Cuts implied by the time-indexed rows
 per-node area rows 12 A_n >= sum k d w and per-node/interval energetic rows are sums of
 A_n >= usage(n, t) over slots, and HiGHS already detects the objective's integrality (scale 60).
 
-    python -m dmlopt.benchmarks.analysis.rar_mincu_bounds -o DIR --seed 0 --deploy 10,9 \\
+    python -m benchmarks.studies.rar.mincu_bounds -o DIR --seed 0 --deploy 10,9 \\
         --mip-seconds 240
 """
 
@@ -32,7 +32,7 @@ import time
 
 from dmlopt.models import rar
 
-from . import ArgumentParser, output_dir, tee
+from .. import ArgumentParser, output_dir, tee
 
 
 def _model(inst, thresholds: bool, deploy: int | None, relax: bool, coupled: bool = False):
@@ -92,8 +92,8 @@ def _solve(m, seconds: float | None, scale: float) -> tuple[str, float, float, f
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_bounds",
-                                 description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.rar.mincu_bounds",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (NAME.md) and writes (created)")
     ap.add_argument("--seed", type=int, default=0)

@@ -23,7 +23,7 @@ stderr is not one line starting ``dmlopt:`` or that writes to stdout; a child en
 ``DIR/faults/`` with the command in ``DIR/faults.jsonl``, so that it can be run again; the exit
 code is 1 when there is a fault.
 
-    python -m dmlopt.benchmarks.analysis.hostile -o DIR [--seeds 0-3] [--rounds 200]
+    python -m benchmarks.studies.harness.hostile -o DIR [--seeds 0-3] [--rounds 200]
         [--problems tap rar ...]
 """
 
@@ -46,7 +46,7 @@ from typing import Any
 import dmlopt
 from dmlopt import registry, solvers
 
-from . import ArgumentParser, output_dir, tee
+from .. import ArgumentParser, output_dir, tee
 from .validity import _seeds
 
 #: a small instance per problem: (generator, parameters)
@@ -249,7 +249,8 @@ def _bound_after_generate(problem: str, work: Path, rng: random.Random) -> list[
 
 def main(argv: list[str] | None = None) -> int:
     """Run the sweep (see the module docstring); returns the exit code (1: a fault)."""
-    ap = ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.harness.hostile",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory")
     ap.add_argument("--problems", nargs="*", default=sorted(SMALL), choices=sorted(SMALL),
                     help="problems to draw from (default: all)")

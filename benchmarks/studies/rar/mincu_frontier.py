@@ -21,7 +21,7 @@ x sum |C_n|; the objective is blocked x 6 + activated CUs on this network):
 
 Seconds are CPU seconds of this process (the machine may be shared).
 
-    python -m dmlopt.benchmarks.analysis.rar_mincu_frontier -o DIR --seeds 0-9 \\
+    python -m benchmarks.studies.rar.mincu_frontier -o DIR --seeds 0-9 \\
         --mip-seconds 120 --cpsat-seconds 120
 """
 
@@ -35,10 +35,10 @@ from fractions import Fraction
 from typing import Any
 
 from dmlopt.models import rar
-from dmlopt.models.rar.cpsat import least_overlap, node_sets
 from dmlopt.models.rar.instance import Instance, modes
 
-from . import ArgumentParser, output_dir, parse_seeds, tee
+from .. import ArgumentParser, output_dir, parse_seeds, tee
+from .cpsat import least_overlap, node_sets
 
 
 def must_overlap(a1: int, b1: int, d1: int, a2: int, b2: int, d2: int) -> bool:
@@ -201,8 +201,8 @@ def cpsat(inst: Instance, seconds: float) -> tuple[str, float, float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_frontier",
-                                 description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.rar.mincu_frontier",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (rar_mincu_frontier.md, created)")
     ap.add_argument("--seeds", default="0-9", help="cpn6 seeds, as 0-9 or 0,3,5 (default 0-9)")

@@ -8,7 +8,7 @@ the recovered non-zero category set equals the exact one, false and missed categ
 hops error and NGED (metrics of dmlopt.models.infer.metrics). Not a figure of the paper (it uses
 exact measurements); it shows where the k-cast pipeline stops being exact.
 
-    python -m dmlopt.benchmarks.analysis.infer_noise -o DIR --runs 10 --paths 8
+    python -m benchmarks.studies.infer.noise -o DIR --runs 10 --paths 8
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from dmlopt import topology
 from dmlopt.models.infer import cast_weights, evaluate_inference, flow_tracking, measure
 from dmlopt.models.infer.measurement import solve_category_weights
 
-from . import ArgumentParser, output_dir, tee
+from .. import ArgumentParser, output_dir, tee
 
 
 def main(argv: list[str] | None = None) -> None:
 
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.infer_noise",
-                                 description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.infer.noise",
+                        description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (infer_noise.md; created)")
     ap.add_argument("--runs", type=int, default=10)

@@ -7,7 +7,7 @@ For each scheme and request count, solves the ``cpn6`` instance (seed ``--seed``
 formulation (HiGHS, 1 thread, wall-clock limit) and prints one markdown row: status, objective,
 bound, gap, seconds, blocking rate, and RDDA's objective on the same instance.
 
-    python -m dmlopt.benchmarks.analysis.rar_exact -o DIR --requests 2,6,10 \\
+    python -m benchmarks.studies.rar.exact -o DIR --requests 2,6,10 \\
         --formulations aggregated,paper \\
         --time-limit 600 --seed 0
 """
@@ -23,12 +23,12 @@ import dmlopt
 from dmlopt.errors import ModelTooLargeError
 from dmlopt.models import rar
 
-from . import ArgumentParser, output_dir, tee
+from .. import ArgumentParser, output_dir, tee
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_exact",
-                                 description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.rar.exact",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (NAME.md) and writes (created)")
     ap.add_argument("--requests", default="2,6,10")

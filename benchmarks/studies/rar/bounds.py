@@ -25,13 +25,13 @@ end, its gap, rounds, accepted moves and CPU seconds (``rdda-pack`` included). W
 of its candidate rings; on by default under MaxR and MinW) is added, with its LP's blocked
 requests and seconds.
 
-    python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-9 --requests 500
-    python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 10-14 --schemes MinCU --ls
-    python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-9 --schemes MinW,MinT,MaxR \
+    python -m benchmarks.studies.rar.bounds -o DIR --seeds 0-9 --requests 500
+    python -m benchmarks.studies.rar.bounds -o DIR --seeds 10-14 --schemes MinCU --ls
+    python -m benchmarks.studies.rar.bounds -o DIR --seeds 0-9 --schemes MinW,MinT,MaxR \
         --pack
-    python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-4 --schemes MaxR --pack \
+    python -m benchmarks.studies.rar.bounds -o DIR --seeds 0-4 --schemes MaxR --pack \
         --lns 300
-    python -m dmlopt.benchmarks.analysis.rar_bounds -o DIR --seeds 0-2 --schemes MaxR --assign
+    python -m benchmarks.studies.rar.bounds -o DIR --seeds 0-2 --schemes MaxR --assign
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from typing import Any
 import dmlopt
 from dmlopt.models import rar
 
-from . import ArgumentParser, output_dir, parse_seeds, tee
+from .. import ArgumentParser, output_dir, parse_seeds, tee
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> None:
     ----------
     Chen et al., JOCN 16(5), 2024 (paper 003), section 6 (the 38-node network, 500 requests).
     """
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_bounds",
-                                 description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.rar.bounds",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (rar_bounds.md, created)")
     ap.add_argument("--seeds", default="0-9", help="e.g. 0-9 or 0,3,5")

@@ -1,6 +1,6 @@
 """Drop causes of the Nara allocators (paper 001): why each allocator loses requests.
 
-Usage: python -m dmlopt.benchmarks.analysis.nara_drops -o DIR [--topology alpha]
+Usage: python -m benchmarks.studies.nara.drops -o DIR [--topology alpha]
        [--dist uniform] [--seeds 0 1 2 3 4] [--n 128] [--exact] [--param max_units=100]
 
 Per allocator, summed over the seeds: accepted requests, drops because the DC's total free CPU
@@ -16,18 +16,18 @@ import argparse
 import json
 
 import dmlopt
-from dmlopt.heuristics.nara.diag import drop_causes
 from dmlopt.models import nara
 
-from . import ArgumentParser, output_dir, tee
+from .. import ArgumentParser, output_dir, tee
+from .diag import drop_causes
 
 METHODS = ["random", "tetris", "tetris:check_paths=false", "nalb", "nulb", "netfit",
            "netfit-probe"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.nara_drops",
-                                 description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.nara.drops",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (nara_drops.md; created)")
     ap.add_argument("--topology", default="alpha")

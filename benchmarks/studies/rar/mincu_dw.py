@@ -12,7 +12,7 @@ cut or column generation can prove the optimum and the gap lies in how requests 
 Wavelengths are left out: the bound stays valid (a relaxation), and on ``cpn6`` with 10 requests
 they cannot bind anyway (|R| <= rho min_l |W_l|, so ``aggregated`` has no wavelength rows).
 
-    python -m dmlopt.benchmarks.analysis.rar_mincu_dw -o DIR --seed 0 --requests 10
+    python -m benchmarks.studies.rar.mincu_dw -o DIR --seed 0 --requests 10
 
 Prints the master value and the Lagrangian bound per round, in CUs (objective x sum |C_n|).
 """
@@ -29,7 +29,7 @@ from dmlopt import solvers
 from dmlopt.models import rar
 from dmlopt.models.rar.formulations import _mode_starts
 
-from . import ArgumentParser, output_dir, tee
+from .. import ArgumentParser, output_dir, tee
 
 INF = highspy.kHighsInf
 
@@ -166,8 +166,8 @@ def price(master: Master, n: int, dual: np.ndarray) -> tuple[list[tuple[int, int
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.rar_mincu_dw",
-                                 description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.rar.mincu_dw",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (NAME.md) and writes (created)")
     ap.add_argument("--seed", type=int, default=0)

@@ -8,7 +8,7 @@ neighbours in it moves to the group with room that holds the most of its neighbo
 that cost beside ``best`` and ``dense-refine`` (seed 0 of each heuristic). Where the heuristics
 beat the planted solution, their certified gap is mostly the bound's, not theirs.
 
-    python -m dmlopt.benchmarks.analysis.tabgp_planted -o DIR [--seeds 0-2] [--n 1000]
+    python -m benchmarks.studies.tabgp.planted -o DIR [--seeds 0-2] [--n 1000]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 import dmlopt
 from dmlopt.models.tabgp.generators import planted_groups
 
-from . import ArgumentParser, output_dir, parse_seeds, tee
+from .. import ArgumentParser, output_dir, parse_seeds, tee
 
 #: the drift setting of the certified-gap table (docs/tabgp.md)
 SPEC = {"generator": "drift", "tau": 10, "l": 16}
@@ -70,8 +70,8 @@ def repaired(instance, groups: list[list[int]]) -> list[list[int]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.tabgp_planted",
-                                 description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.tabgp.planted",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for what the study prints (tabgp_planted.md, created)")
     ap.add_argument("--seeds", default="0-2", help="drift seeds, as 0-2 or 0,3 (default 0-2)")

@@ -7,7 +7,7 @@ beside the measured peak memory (tracemalloc, one extra run of the large size) a
 work per measured second. BLAS runs on one thread (the command re-runs itself with
 ``OPENBLAS_NUM_THREADS=1`` and friends when they are not set).
 
-    python -m dmlopt.benchmarks.analysis.scaling -o DIR [--repeats 3] [--only NAME ...]
+    python -m benchmarks.studies.harness.scaling -o DIR [--repeats 3] [--only NAME ...]
         [--seed S]
 
 Cases (names for ``--only``):
@@ -39,7 +39,7 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-from . import ArgumentParser, output_dir, tee
+from .. import ArgumentParser, output_dir, tee
 
 _THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -209,8 +209,8 @@ def _cases(repeats: int, seed: int = 0) -> dict[str, Callable[[], None]]:
 
 
 def run(argv: list[str] | None = None) -> None:
-    ap = ArgumentParser(prog="python -m dmlopt.benchmarks.analysis.scaling",
-                                 description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.harness.scaling",
+                        description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per size (median)")
     ap.add_argument("--only", nargs="*", metavar="NAME", help="run only these cases")

@@ -33,7 +33,7 @@ Writes ``checks.csv`` (one line per problem, instance and check, flushed at once
 loses no finished line) and ``log.txt`` under DIR; prints a summary (checks and violations per
 problem and kind); exits 1 when any check is violated.
 
-    python -m dmlopt.benchmarks.analysis.validity -o DIR [--problems tap rar ...]
+    python -m benchmarks.studies.harness.validity -o DIR [--problems tap rar ...]
         [--seeds 7000-7009] [--time-limit 20]
 """
 
@@ -59,7 +59,7 @@ import dmlopt
 from dmlopt import registry, solvers
 from dmlopt.errors import DmloptError, Interrupted, ObjectiveMismatchError
 
-from . import ArgumentParser, output_dir, tee
+from .. import ArgumentParser, output_dir, tee
 
 #: the problems swept by default (those with exact formulations and bounds)
 PROBLEMS = ("tap", "nara", "inc_oxc", "rar", "tabgp")
@@ -656,7 +656,8 @@ def _isolated(sweep: Sweep, problem: str, label: str, spec: dict, seed: int, wat
 
 def main(argv: list[str] | None = None) -> int:
     """Run the sweep (see the module docstring); returns the exit code (1: a violation)."""
-    ap = ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="python -m benchmarks.studies.harness.validity",
+                        description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory")
     ap.add_argument("--problems", nargs="*", default=list(PROBLEMS), choices=PROBLEMS,
                     help="problems to sweep (default: all five)")

@@ -1,0 +1,1 @@
+"""Studies: harness (benchmarks/studies/harness/NOTES.md); not installed."""

@@ -1,0 +1,1 @@
+"""Studies: infer (benchmarks/studies/infer/NOTES.md); not installed."""

@@ -1,0 +1,1 @@
+"""Studies: nara (benchmarks/studies/nara/NOTES.md); not installed."""

@@ -1,0 +1,1 @@
+"""Studies: rar (benchmarks/studies/rar/NOTES.md); not installed."""

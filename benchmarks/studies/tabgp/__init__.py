@@ -1,0 +1,1 @@
+"""Studies: tabgp (benchmarks/studies/tabgp/NOTES.md); not installed."""

@@ -1,0 +1,1 @@
+"""Studies: tap (benchmarks/studies/tap/NOTES.md); not installed."""

@@ -1,0 +1,1 @@
+"""Smoke tests of the studies (benchmarks/studies/): each script on tiny input."""
