@@ -65,7 +65,7 @@ FAST = frozenset({
 
 
 #: the tests of the :data:`FAST` modules left to ``make test`` (module -> test ids): those that took
-#: over 3 s in a fast-tier run on the loaded 2-core machine (about 0.7 s unloaded)
+#: over 3 s in a fast-tier run on the loaded 2-core machine (load 10-12)
 SLOW = {
     "bench/test_boundary.py": (
         "test_detached_grandchildren_are_killed_at_the_limit_and_after_a_run",
@@ -84,11 +84,13 @@ SLOW = {
         "test_heuristic_is_feasible_and_evaluated[inc_oxc-wcg-lns]",
         "test_heuristic_is_feasible_and_evaluated[nara-random]",
         "test_heuristic_is_feasible_and_evaluated[tabgp-memetic]",
+        "test_warm_start_reaches_the_solver[inc_oxc-paper-highs]",
         "test_warm_start_reaches_the_solver[inc_oxc-paper-scip]",
         "test_warm_start_reaches_the_solver[nara-offline-basic-highs]",
         "test_warm_start_reaches_the_solver[nara-offline-basic-scip]",
         "test_warm_start_reaches_the_solver[nara-offline-plain-scip]",
         "test_warm_start_reaches_the_solver[nara-offline-scip]",
+        "test_warm_start_reaches_the_solver[tabgp-paper-highs]",
         "test_warm_start_reaches_the_solver[tabgp-pairs-highs]",
     ),
     "core/test_contract_entries.py": (
