@@ -11,9 +11,10 @@
   draws fresh random examples;
 - a hypothesis profile "fast" (``make test-fast``): as "ci" with at most 5 examples per test;
 - the tiers: ``make test`` runs every test, ``make test-fast`` runs ``-m "not slow"``: the
-  modules in :data:`FAST` (contracts, evaluators, the boundary, docs, one small case per
-  problem), less those listed in :data:`SLOW` or marked ``@pytest.mark.slow``; every other
-  test is marked ``slow`` at collection (a new test file is slow until it is added to :data:`FAST`);
+  modules in :data:`FAST` (contracts, the boundary, docs) and in each problem folder's ``FAST``
+  (``tests/<problem>/__init__.py``: its evaluator's tests, one small case), less those listed
+  in :data:`SLOW` or marked ``@pytest.mark.slow``; every other test is marked ``slow`` at
+  collection (a new test file is slow until it is named in a ``FAST``);
 - the toy problem fixture registers tests/helpers/toy_problem.py as problem "toy" for one test;
 - Ctrl-C reaches the commands the tests start: a shell starts a background job (``make test
   &``, ``nohup``) with SIGINT ignored, which every child would inherit, so the tests that send a
@@ -26,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -48,23 +50,25 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-#: the test modules of ``make test-fast`` (paths under tests/): contracts, evaluators, the
-#: boundary, docs, and one small case per problem
+#: the test modules of ``make test-fast`` outside the problem folders (paths under tests/):
+#: contracts, the boundary, docs; a problem folder declares its own (``FAST`` in its
+#: ``__init__.py``: its evaluator's tests and one small case of the problem)
 FAST = frozenset({
-    # contracts, the core, the boundary, docs
     "core/test_contract.py", "core/test_contract_entries.py", "core/test_core.py",
     "core/test_boundary.py", "bench/test_boundary.py", "core/test_docs_registry.py",
     "core/test_doctests.py", "core/test_readme.py", "core/test_house.py",
-    # the evaluators
-    "inc_oxc/test_evaluator.py", "infer/test_evaluator.py", "nara/test_evaluator.py",
-    "rar/test_evaluator.py", "tabgp/test_evaluator.py", "tap/test_evaluator.py",
-    # one small case per problem
-    "inc_oxc/test_inc_oxc.py", "infer/test_problem.py", "nara/test_nara.py", "rar/test_rar.py",
-    "tabgp/test_model.py", "tap/test_tap.py",
 })
 
 
-#: the tests of the :data:`FAST` modules left to ``make test`` (module -> test ids): those that took
+def _fast(rel: str, item) -> bool:
+    """Whether the module at ``rel`` (a path under tests/) belongs to the fast tier."""
+    if rel in FAST:
+        return True
+    package = sys.modules.get(getattr(item.module, "__package__", None) or "")
+    return rel.rsplit("/", 1)[-1] in getattr(package, "FAST", ())
+
+
+#: the tests of the fast modules left to ``make test`` (module -> test ids): those that took
 #: over 3 s in a fast-tier run on the loaded 2-core machine (load 10-12)
 SLOW = {
     "bench/test_boundary.py": (
@@ -179,12 +183,13 @@ SLOW = {
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark ``slow`` every test outside the :data:`FAST` modules and those of :data:`SLOW`
+    """Mark ``slow`` every test outside the fast modules (:data:`FAST` and each problem folder's
+    ``FAST``) and those of :data:`SLOW`
     (``make test-fast`` runs ``-m "not slow"``, ``make test`` everything)."""
     root = os.path.dirname(os.path.abspath(__file__))
     for item in items:
         rel = os.path.relpath(str(item.path), root).replace(os.sep, "/")
-        if rel not in FAST or item.name in SLOW.get(rel, ()):
+        if not _fast(rel, item) or item.name in SLOW.get(rel, ()):
             item.add_marker(pytest.mark.slow)
 
 
