@@ -9,7 +9,7 @@ UV_VERSION := 0.13.9
 LOCK := requirements-lock.txt
 EXTRAS := test,cluster,cpsat
 
-.PHONY: test bench lint venv lock test-latest clean mutation
+.PHONY: test test-fast bench lint venv lock test-latest clean mutation
 
 # bytecode is compiled at install: where PYTHONDONTWRITEBYTECODE is set, every process (the CLI,
 # its tests) would otherwise compile pyomo and pandas again (2.7 s instead of 0.8 s per import)
@@ -26,9 +26,15 @@ venv: $(BIN)/dmlopt
 lint: venv
 	$(BIN)/ruff check .
 
-# two pytest-xdist workers (the CI machine has 2 cores): about 6.5 instead of 10.5 minutes
+# every test, on two pytest-xdist workers (the CI machine has 2 cores), printing the 25 slowest
+# (times: docs/development.md)
 test: venv lint
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --durations=25
+
+# the fast tier: contracts, evaluators, the boundary, docs and one small case per problem
+# (-m "not slow": tests/conftest.py's FAST modules), hypothesis profile "fast"
+test-fast: venv
+	HYPOTHESIS_PROFILE=fast $(BIN)/python -m pytest -n 2 -m "not slow"
 
 bench: venv
 	$(BIN)/dmlopt bench quick --workers 2 -o results/quick.sqlite

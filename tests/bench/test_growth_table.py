@@ -1,5 +1,10 @@
 """The ``growth`` tables (:mod:`dmlopt.benchmarks.tables.scale`): a quick table on tiny sizes
-runs, resumes from its store, and every size-estimate ratio it reports is in [1, 4]."""
+runs, resumes from its store, and every memory-estimate ratio it reports is in [1, 4].
+
+The work estimates of rts (with a CPU-clock budget) and faq-2opt against the CPU time are not
+timed here (issue 51, item 7: no unit test asserts a CPU time): the tap growth table
+(``dmlopt reproduce tap growth``) runs both at default options and shows "work estimate /
+measured", flagged (!) outside [1, 4]."""
 
 from __future__ import annotations
 
@@ -97,30 +102,6 @@ def test_resumes_from_its_store_and_flags_ratios_outside(tiny, tmp_path, monkeyp
     assert S.ratios(fake["h"]) == ((125, 0.5), (125, 2.0))
     text = S.render_data("rar", fake, True)
     assert "0.5 at 125 (!)" in text and "| 1.01 |" in text   # b = ln 2 / ln(125 / 63)
-
-
-def test_clock_bounded_and_two_opt_estimates_cover_the_cpu_time():
-    """rts with a time budget computes up to its budget of CPU seconds (the estimate charged
-    1e8 operations a second, a tenth of the measured rate); faq-2opt's scipy 2-opt evaluates
-    the objective (3 N^2 operations) for more than N^2 pairs (the estimate charged 4 N^4 per
-    restart: 0.65 x the CPU time on the N = 96 instance here). Both estimates must be at
-    least the CPU time measured here x 1e9 operations a second."""
-    import time
-
-    import dmlopt
-    from dmlopt.registry import get
-
-    heur = get("tap").heuristics
-    for name, size, seed, opts in (("rts", 32, 1, {"time_limit": 0.5, "clock": "cpu"}),
-                                   ("faq-2opt", 48, 0, {"restarts": 1})):
-        inst = dmlopt.generate("tap", S.plan_of("tap").spec(size), seed=seed)  # N = 2 x size
-        entry = heur[name]
-        entry.function(inst, seed=seed, **{**opts, "time_limit": 0.01})  # kernels loaded
-        t0 = time.process_time()
-        entry.function(inst, seed=seed, **opts)
-        seconds = time.process_time() - t0
-        est = entry.estimate(inst, entry.Options(**opts))
-        assert est.work >= seconds * S.OPS_PER_SECOND, (name, est.work, seconds)
 
 
 def test_a_wall_clock_budget_is_measured_in_cpu_seconds(monkeypatch, tmp_path):
