@@ -33,6 +33,7 @@ from dmlopt.result import Result, relative_gap
 _ZERO = 1e-9
 
 
+@api._with_limits
 def certify(instance: Any, solution: Any, *, method: str | None = None,
             time_limit: float | None = None, formulation: str | None = None,
             size_limit: Any = None) -> Result:
@@ -240,7 +241,8 @@ def _reference(res: Result, rec: Any, sense: str, notes: list[str]) -> None:
     if gap is not None:
         res.metrics["reference_gap"] = gap
     kind = "proven optimum" if rec.status == "optimal" else "best-known value"
-    shown = "-" if gap is None else f"{100 * gap:.4g} %"
+    shown = "-" if gap is None else f"{100 * gap:.4g} %" + (
+        " (better than the library's)" if gap < 0 else "")
     notes.append(f"library {rec.problem}/{rec.id}: {kind} {rec.objective:.10g}, gap to it "
                  f"{shown}")
 

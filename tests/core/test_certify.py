@@ -252,3 +252,48 @@ def test_a_file_wins_over_a_library_id(tmp_path, monkeypatch):
     io.save(TINY, tmp_path / "tap" / "qaplib-nug12")
     monkeypatch.chdir(tmp_path)
     assert dmlopt.load("tap/qaplib-nug12") == TINY
+
+
+def test_reference_gap_by_hand():
+    assert certification.reference_gap(11.0, 10.0, "min") == pytest.approx(0.1)
+    assert certification.reference_gap(9.0, 10.0, "min") == pytest.approx(-0.1)  # beats it
+    assert certification.reference_gap(9.0, 10.0, "max") == pytest.approx(0.1)
+    assert certification.reference_gap(11.0, -10.0, "max") == pytest.approx(-2.1)
+    assert certification.reference_gap(0.0, 0.0, "min") == 0.0
+    assert certification.reference_gap(1.0, 0.0, "min") is None
+
+
+def test_no_bound_computed_falls_back_on_the_library(monkeypatch):
+    rec = _record("tabgp/fig42-p01-tau1-s0")
+
+    def refuse(*args, **kwargs):
+        raise dmlopt.SolverError("no bound in time")
+
+    monkeypatch.setattr(certification.api, "bound", refuse)
+    res = dmlopt.certify(rec.load_instance(), rec.solution)
+    assert res.bound == rec.bound and "bound_computed" not in res.metrics
+    assert "no bound computed (no bound in time)" in res.message
+    with pytest.raises(dmlopt.SolverError):  # a method named is the user's choice: raised
+        dmlopt.certify(rec.load_instance(), rec.solution, method="lp")
+    with pytest.raises(dmlopt.SolverError):  # no library bound to fall back on
+        dmlopt.certify(TINY, WORSE)
+
+
+def test_interrupted_bound_keeps_the_bound_so_far(monkeypatch, tmp_path, capsys):
+    from dmlopt.errors import Interrupted
+    from dmlopt.result import Result
+
+    def stopped(instance, method=None, **kwargs):
+        raise Interrupted(None, result=Result(problem="tabgp", method="bound:lp",
+                                              status="bound", bound=0.5))
+
+    monkeypatch.setattr(certification.api, "bound", stopped)
+    with pytest.raises(Interrupted) as err:
+        dmlopt.certify(TINY, WORSE, method="lp")
+    res = err.value.result
+    assert res.status == "interrupted" and res.bound == 0.5 and res.objective == 4.0
+    assert res.gap == pytest.approx(3.5 / 4.0)
+    io.save(TINY, tmp_path / "tiny.json")
+    io.save(WORSE, tmp_path / "s.json")
+    assert cli.main(["certify", str(tmp_path / "tiny.json"), str(tmp_path / "s.json")]) == 130
+    assert re.search(r"^bound\s+0.5$", capsys.readouterr().out, re.M)
