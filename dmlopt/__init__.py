@@ -21,6 +21,7 @@ from dmlopt.api import (
     read_solution,
     solve,
 )
+from dmlopt.certification import certify
 from dmlopt.errors import (
     DmloptError,
     InstanceError,
@@ -28,9 +29,11 @@ from dmlopt.errors import (
     ObjectiveMismatchError,
     SolverError,
     UnknownNameError,
+    UserFunctionError,
 )
 from dmlopt.evaluation import Evaluation
-from dmlopt.io import instance_hash, load, load_solution, save
+from dmlopt.io import instance_hash, load_solution, save
+from dmlopt.loading import load
 from dmlopt.registry import get as problem
 from dmlopt.registry import names as problems
 from dmlopt.result import Result
@@ -48,8 +51,10 @@ __all__ = [
     "Result",
     "SolverError",
     "UnknownNameError",
+    "UserFunctionError",
     "bound",
     "build",
+    "certify",
     "check_size",
     "decode",
     "evaluate",

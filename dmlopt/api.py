@@ -75,12 +75,13 @@ def _with_limits(fn: Any) -> Any:
 
 
 def as_instance(instance: Any) -> Any:
-    """An instance object as is; a path, a shipped name (``"tabgp/er12-p03-tau1-s0"``) or a
-    dict loaded and validated (:func:`dmlopt.io.load`), as the command line takes them."""
-    from dmlopt import io
+    """An instance object as is; a path, a shipped name (``"tabgp/er12-p03-tau1-s0"``), a
+    reference library id (``"tap/qaplib-nug12"``) or a dict loaded and validated
+    (:func:`dmlopt.loading.load`), as the command line takes them."""
+    from dmlopt import loading
 
     if isinstance(instance, str | Path | dict):
-        return io.load(instance)
+        return loading.load(instance)
     return instance
 
 
@@ -406,7 +407,7 @@ def _kwargs(model: Options, given: dict[str, Any]) -> dict[str, Any]:
 
 
 @_with_limits
-def heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None,
+def heuristic(instance: Any, name: Any, *, seed: int = 0, size_limit: Any = None,
               **options: Any) -> Result:
     """Run the heuristic ``name`` and return the evaluated :class:`Result`.
 
@@ -414,8 +415,16 @@ def heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None
     lists them) and its estimated memory and work against the size limit before it starts. A
     heuristic whose solution fails the evaluator gives status ``error`` with the first violated
     rule as the message (its objective is still reported).
+
+    ``name`` may also be a function of one's own, ``f(instance, *, seed=0, **options) ->
+    Solution``: it runs through the same checks (:func:`dmlopt.own_function.run`), an
+    exception inside it is a :class:`dmlopt.errors.UserFunctionError` naming it.
     """
     instance = as_instance(instance)
+    if not isinstance(name, str):  # a function of one's own
+        from dmlopt import own_function
+
+        return own_function.run(instance, name, seed=seed, size_limit=size_limit, **options)
     problem = registry.of(instance)
     t0 = time.perf_counter()
     try:

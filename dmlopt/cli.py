@@ -153,7 +153,7 @@ def _write_solution(res: Any, path: str | None) -> None:
 
 def cmd_solve(args: argparse.Namespace) -> int:
     _output(args.output)
-    inst = io.load(args.instance)
+    inst = api.as_instance(args.instance)
     try:
         res = api.solve(
             inst, args.solver, time_limit=args.time_limit, mip_gap=args.mip_gap,
@@ -200,7 +200,7 @@ def _has_option(instance: object, name: str, option: str) -> bool:
 
 def cmd_heuristic(args: argparse.Namespace) -> int:
     _output(args.output)
-    inst = io.load(args.instance)
+    inst = api.as_instance(args.instance)
     options = key_values(args.option, "--option")
     if "progress" not in options and sys.stderr.isatty() and _has_option(inst, args.name,
                                                                         "progress"):
@@ -217,7 +217,7 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
 
 def cmd_bound(args: argparse.Namespace) -> int:
     _output(args.output)
-    inst = io.load(args.instance)
+    inst = api.as_instance(args.instance)
     options = key_values(args.option, "--option")
     try:
         res = api.bound(inst, args.method, time_limit=args.time_limit,
@@ -231,7 +231,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     _output(args.output)
-    inst = io.load(args.instance)
+    inst = api.as_instance(args.instance)
     model = api.build(inst, args.formulation, _size_limit(args.size_limit))
     n = api.write_model(model, args.output)
     quad = f", {n['quadratic']} quadratic" if n["quadratic"] else ""
@@ -242,7 +242,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     _output(args.output)
-    inst = io.load(args.instance)
+    inst = api.as_instance(args.instance)
     if args.solution is None:
         if args.output or args.formulation:
             raise UsageError("validate: --output and --formulation need --solution")
@@ -475,9 +475,9 @@ DESCRIPTION = ("Exact models, fast heuristics and benchmarks for the optimizatio
                "distributed ML training. Every command has --help.")
 
 #: what ``dmlopt --help`` says last
-EPILOG = ("exit codes: 0 done; 2 bad input (one line on stderr); 3 dmlopt validate --solution: "
-          "infeasible; 1 a bug in dmlopt (DMLOPT_DEBUG=1 shows the traceback); 130 "
-          "interrupted (Ctrl-C)")
+EPILOG = ("exit codes: 0 done; 2 bad input (one line on stderr); 3 dmlopt validate --solution "
+          "or dmlopt certify: infeasible; 1 a bug in dmlopt (DMLOPT_DEBUG=1 shows the "
+          "traceback); 130 interrupted (Ctrl-C)")
 
 #: help of ``--size-limit`` for models (solve, export)
 _MODEL_LIMIT = ("refuse models above V variables or C constraints (default: 1e6,2e6, or "
@@ -507,16 +507,18 @@ def parser() -> argparse.ArgumentParser:
     _run_commands(sub)
     _file_commands(sub)
 
-    from dmlopt import references_cli
+    from dmlopt import certify_cli, references_cli
 
     references_cli.register(sub)
+    certify_cli.register(sub)
     _problem_commands(sub)
     return p
 
 
 def _instance_arg(sp: argparse.ArgumentParser) -> None:
-    sp.add_argument("instance", help="instance JSON file, or a shipped name (tabgp/...; "
-                    "see `dmlopt list --data`)")
+    sp.add_argument("instance", help="instance JSON file, a shipped name (tabgp/...; see "
+                    "`dmlopt list --data`) or a reference library id (tap/qaplib-nug12; see "
+                    "`dmlopt references`)")
 
 
 def _json_arg(sp: argparse.ArgumentParser, what: str) -> None:

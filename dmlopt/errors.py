@@ -51,6 +51,11 @@ class UnknownNameError(DmloptError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class UserFunctionError(DmloptError):
+    """A function of one's own given to :func:`dmlopt.heuristic` raised an exception: the
+    message names the function and the exception, which is chained (``__cause__``)."""
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C stopped a long run that kept its best solution so far (``solution``; the API adds
     ``result``, that solution evaluated). A :class:`KeyboardInterrupt`, so code that does not
