@@ -18,10 +18,10 @@ Formats
     Lower Upper Primal Dual [Type] Name`` columns.
 ``scip``
     SCIP's ``.sol`` (``writeBestSol``, ``write solution``): ``objective value: V`` then ``name
-    value (obj:c)`` lines; variables at zero are left out.
+    value (obj:c)`` lines; variables at zero are left out (as in HiGHS's sparse style 4).
 ``gurobi``
     Gurobi's ``.sol`` and the plain format: ``name value`` lines, ``#`` comments (Gurobi writes
-    ``# Objective value = V``); variables at zero may be left out.
+    ``# Objective value = V``); every column is listed (as Gurobi writes it).
 ``cplex``
     CPLEX's XML ``.sol``: ``<variable name="..." value="..."/>`` elements of one
     ``<CPLEXSolution>``.
@@ -572,9 +572,11 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
     """Set every variable of ``model`` from a parsed solution file.
 
     Every name in the file must be a variable of the model (or Pyomo's ``ONE_VAR_CONSTANT`` at
-    1), every value finite and within the variable's bounds (tolerance :data:`TOL`, integers
-    rounded). A variable the file leaves out (SCIP and Gurobi omit zeros) is set to 0 when 0 is
-    within its bounds; a fixed variable keeps its value. A file that names no column of the
+    1), given once, every value finite and within the variable's bounds (tolerance :data:`TOL`,
+    integers rounded). A file of a format that lists every column (``parsed.complete``) must
+    name every column of the model (:func:`columns`). A variable a sparse file (SCIP, HiGHS
+    style 4) leaves out is set to 0 when 0 is within its bounds; a fixed variable keeps its
+    value. A file that names no column of the
     model is refused (a SCIP file of an all-zero solution names Pyomo's constant column when the
     objective has a constant term, and is read).
 
@@ -593,8 +595,8 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
     Raises
     ------
     InstanceError
-        An unknown name (the file is for another instance or formulation), a value out of
-        bounds or not integral, a file naming none of the model's variables, or a variable left
+        An unknown name (the file is for another instance or formulation), a name given
+        twice, a column left out of a complete file, a value out of bounds or not integral, a file naming none of the model's variables, or a variable left
         out whose bounds exclude 0.
 
     References
