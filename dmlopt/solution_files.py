@@ -596,8 +596,9 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
     ------
     InstanceError
         An unknown name (the file is for another instance or formulation), a name given
-        twice, a column left out of a complete file, a value out of bounds or not integral, a file naming none of the model's variables, or a variable left
-        out whose bounds exclude 0.
+        twice, a column left out of a complete file, a value out of bounds or not integral,
+        a file naming none of the model's variables, or a variable left out whose bounds
+        exclude 0.
 
     References
     ----------
