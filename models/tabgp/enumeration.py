@@ -366,5 +366,5 @@ def _n_partitions(n: int, l: int, k: int) -> int:
     return sum(ways[n][b] for b in range(l + 1))
 
 
-__all__ = ["ENUM_SECONDS", "HUGE", "NEAREST_NODES", "enum_bound", "estimate_enum", "partition_count",
-           "weight_matrices"]
+__all__ = ["ENUM_SECONDS", "HUGE", "NEAREST_NODES", "enum_bound", "estimate_enum",
+           "partition_count", "weight_matrices"]
