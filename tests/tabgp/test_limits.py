@@ -61,3 +61,21 @@ def test_refused_before_anything_is_built(monkeypatch):
     monkeypatch.setattr(E, "weight_matrices", boom)
     with pytest.raises(ModelTooLargeError, match="enum bound"):
         dmlopt.bound(inst, "enum", time_limit=5)
+
+
+def test_spectral_certifies_only_what_fits(monkeypatch):
+    """A window whose certification (a dense eigenvalue pass) would end past the time limit
+    counts 0, which is still a bound; the time per window is probed on the machine."""
+    from dmlopt.models.tabgp import bounds as TB
+
+    inst = dmlopt.generate("tabgp", {"generator": "er", "n": 30, "p": 0.2, "tau": 2, "l": 3},
+                           seed=2)
+    free = TB.spectral_bound(inst, time_limit=None, iterations=20)
+    assert free.bound > 0 and free.metrics["uncertified_windows"] == 0
+    monkeypatch.setattr(TB, "_certify_speed", lambda order, probe=300: 1e9)
+    slow = TB.spectral_bound(inst, time_limit=1.0, iterations=20)
+    assert slow.bound == 0.0 and slow.metrics["uncertified_windows"] == slow.metrics["windows"]
+    monkeypatch.setattr(TB, "_certify_speed", lambda order, probe=300: 0.0)
+    fits = TB.spectral_bound(inst, time_limit=30.0, iterations=20)
+    assert 0 < fits.bound and fits.metrics["uncertified_windows"] == 0
+
