@@ -77,5 +77,5 @@ def test_spectral_certifies_only_what_fits(monkeypatch):
     assert slow.bound == 0.0 and slow.metrics["uncertified_windows"] == slow.metrics["windows"]
     monkeypatch.setattr(TB, "_certify_speed", lambda order, probe=300: 0.0)
     fits = TB.spectral_bound(inst, time_limit=30.0, iterations=20)
-    assert 0 < fits.bound and fits.metrics["uncertified_windows"] == 0
+    assert fits.bound > 0 and fits.metrics["uncertified_windows"] == 0
 
