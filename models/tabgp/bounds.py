@@ -689,8 +689,8 @@ def _spectral(instance: Any, time_limit: float | None, window: int, max_order: i
     for i, win in enumerate(wins):
         share = max(0.0, (search_end - time.perf_counter()) / (len(wins) - i))
         now = time.perf_counter()
-        # in stages: (u, c), then the rows, then the pairs, each from the last one's best point
-        # (new multipliers at 0: same value), equal shares of time (leftovers go to the next)
+        # in stages: (u, c), rows, pairs, each from the last one's best point (new multipliers
+        # at 0: same value), equal shares of time (leftovers go to the next)
         stages = [_Window(win.lap, sizes, w, ranges) if counts or win.pairs else win]
         if counts:
             stages.append(_Window(win.lap, sizes, w, ranges, counts))
@@ -718,7 +718,7 @@ def _spectral(instance: Any, time_limit: float | None, window: int, max_order: i
         "uncertified_windows": float(len(wins) - len(terms))})
 
 
-def _certify_speed(order: int, probe: int = 300) -> float:
+def _certify_speed(order: int, probe: int = 200) -> float:
     """Seconds one certification of ``order`` nodes should take here now: a dense eigenvalue
     pass of ``probe`` nodes timed (the faster of two), scaled by the cube law."""
     import scipy.linalg as la

@@ -72,10 +72,10 @@ def test_spectral_certifies_only_what_fits(monkeypatch):
                            seed=2)
     free = TB.spectral_bound(inst, time_limit=None, iterations=20)
     assert free.bound > 0 and free.metrics["uncertified_windows"] == 0
-    monkeypatch.setattr(TB, "_certify_speed", lambda order, probe=300: 1e9)
+    monkeypatch.setattr(TB, "_certify_speed", lambda order, probe=200: 1e9)
     slow = TB.spectral_bound(inst, time_limit=1.0, iterations=20)
     assert slow.bound == 0.0 and slow.metrics["uncertified_windows"] == slow.metrics["windows"]
-    monkeypatch.setattr(TB, "_certify_speed", lambda order, probe=300: 0.0)
+    monkeypatch.setattr(TB, "_certify_speed", lambda order, probe=200: 0.0)
     fits = TB.spectral_bound(inst, time_limit=30.0, iterations=20)
     assert fits.bound > 0 and fits.metrics["uncertified_windows"] == 0
 
