@@ -369,7 +369,18 @@ def instance_hash(instance: pydantic.BaseModel) -> str:
 
 
 def load_solution(instance: Any, source: Any) -> Any:
-    """Validate a solution (a file path, or the parsed JSON value) for ``instance``'s problem."""
+    """Validate a solution (a file path, or the parsed JSON value) for ``instance``'s problem.
+
+    ``instance`` may be a dict (validated as :func:`load` does); a path is refused as
+    :func:`load` refuses one (bytes, a NUL byte: :class:`InstanceError` naming it).
+    """
+    if isinstance(instance, dict):
+        instance = instance_from_dict(instance)
+    if isinstance(source, bytes | bytearray):
+        raise InstanceError("solution", type(source).__name__, "must be a path (a str or a "
+                            "pathlib.Path) or a parsed JSON object")
+    if isinstance(source, str | Path) and "\x00" in str(source):
+        raise InstanceError("solution", str(source), "contains a NUL byte")
     data = read_json(source) if isinstance(source, str | Path) else source
     if not isinstance(data, dict):
         raise InstanceError("solution", message=f"solution: a JSON {_json_type(data)} where a "
