@@ -141,12 +141,18 @@ def test_rar_served_request_without_ring_is_an_error():
     inst = dmlopt.generate("rar", prob.model.EXAMPLE, seed=0)
     for form in prob.formulations:
         model = dmlopt.build(inst, form)
-        if getattr(model, "_rar", "") == "config":
-            continue
         _zero(model)
         model.eta[0].set_value(1.0, skip_validation=True)
-        with pytest.raises(ValueError, match="request 0 is served"):
+        with pytest.raises(ValueError, match="request 0 is served .* 0 "):
             dmlopt.decode(inst, model, form)
+        if getattr(model, "_rar", "") == "config":  # two configurations of one request
+            j = min(k[0] for k in model.z)
+            _zero(model)
+            model.eta[j].set_value(1.0, skip_validation=True)
+            for c in [k for k in model.z if k[0] == j][:2]:
+                model.z[c].set_value(1.0, skip_validation=True)
+            with pytest.raises(ValueError, match=f"request {j} is served .* 2 configurations"):
+                dmlopt.decode(inst, model, form)
 
 
 def test_objective_line_without_value_refused(pair, capsys, tmp_path):
@@ -218,3 +224,10 @@ def test_load_solution_takes_a_dict_instance(tmp_path):
     dmlopt.save(sol, tmp_path / "s.json")
     got = dmlopt.load_solution(inst.model_dump(mode="json"), tmp_path / "s.json")
     assert got == sol
+
+
+def test_read_solution_takes_a_dict_instance_with_a_solver_file(pair):
+    """A solver's file read for an instance given as a dict, as bound and solve take it."""
+    d, [(inst, sol_file, _), _] = pair
+    got = dmlopt.read_solution(inst.model_dump(mode="json"), sol_file, "paper")
+    assert got == dmlopt.read_solution(inst, sol_file, "paper")
