@@ -39,7 +39,7 @@ import pandas as pd
 from dmlopt import registry
 from dmlopt.benchmarks import store as store_mod
 from dmlopt.errors import InstanceError, UnknownNameError
-from dmlopt.io import atomic_path, atomic_write_text, check_output_dir
+from dmlopt.io import atomic_write_text, check_output_dir, inside, save_figure, write_csv
 from dmlopt.solvers import OPTIMALITY_GAP
 
 SOLVED = ("optimal", "feasible", "time_limit")
@@ -406,8 +406,7 @@ def _save(fig: Any, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png", bbox_inches="tight")
+    save_figure(fig, path, dpi=110, format="png", bbox_inches="tight")
     plt.close(fig)
 
 
@@ -581,7 +580,7 @@ def write(store_path: str | Path, outdir: str | Path,
         for problem in sorted(df["problem"].unique()):
             for kind, fn in (("gap", plot_gaps), ("runtime", plot_runtime),
                              ("profile", plot_profile)):
-                path = outdir / f"{kind}-{problem}.png"
+                path = inside(outdir, f"{kind}-{problem}.png")
                 if fn(df, problem, path):
                     files.append(path)
                     plots.setdefault(problem, []).append(path.name)
@@ -590,8 +589,7 @@ def write(store_path: str | Path, outdir: str | Path,
                   "instances.csv": instances(df), "summary.csv": summary(df),
                   "per_instance.csv": per_instance(df)}
         for name, table in tables.items():
-            with atomic_path(outdir / name) as tmp:
-                table.to_csv(tmp, index=False)
+            write_csv(outdir / name, table, index=False)
             files.append(outdir / name)
     md = outdir / "report.md"
     atomic_write_text(md, markdown(df, str(store_path), plots))

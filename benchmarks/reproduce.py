@@ -233,12 +233,10 @@ def _figures(page: Path, blocks: dict[str, str], here: Path) -> list[Path]:
             src = here / name
             if not src.is_file():
                 continue
-            dst = page.parent / "figures" / name
-            dst.parent.mkdir(exist_ok=True)
-            with io.atomic_path(dst) as tmp:
-                Path(tmp).write_bytes(src.read_bytes())
+            dst = io.inside(page.parent / "figures", name)
+            io.copy_file(src, dst)
             out.append(dst)
-        blocks[key] = _PNG.sub(lambda m: f"](figures/{m.group(1)})", text)
+        blocks[key] = _PNG.sub(lambda m: f"](figures/{io.safe_name(m.group(1))})", text)
     return out
 
 
