@@ -474,8 +474,8 @@ def safe_name(text: Any, limit: int = 96) -> str:
     """One safe file-name component from a name built from data (a problem, instance, method
     or suite name): letters, digits and ``._+=,@-`` kept, every other run of characters
     (``/``, ``\\``, NUL, spaces, ``..``) made ``_``, no leading dot, at most ``limit``
-    characters. A name that had to change gets 8 hex digits of its hash, so two different
-    names never share a file.
+    characters. A name that had to change gets 8 hex digits of its hash before its suffix
+    (``gap-x_NAME-1a2b3c4d.png``), so two different names never share a file.
 
     Parameters
     ----------
@@ -497,7 +497,9 @@ def safe_name(text: Any, limit: int = 96) -> str:
     if name == raw and 0 < len(name) <= limit:
         return name
     digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{name[: max(1, limit - 9)] or '_'}-{digest}"
+    suffix = m.group(0) if (m := re.search(r"\.[A-Za-z0-9]{1,8}$", name)) else ""
+    stem = name[: len(name) - len(suffix)][: max(1, limit - 9 - len(suffix))] or "_"
+    return f"{stem}-{digest}{suffix}"
 
 
 def inside(root: str | Path, *names: Any) -> Path:
