@@ -36,11 +36,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dmlopt import io as _io
 from dmlopt import registry
 from dmlopt.benchmarks import store as store_mod
 from dmlopt.errors import InstanceError, UnknownNameError
-from dmlopt.io import (atomic_write_text, check_output_dir, inside, safe_name, save_figure,
-                       write_csv)
+from dmlopt.io import atomic_write_text, check_output_dir, save_figure, write_csv
 from dmlopt.solvers import OPTIMALITY_GAP
 
 SOLVED = ("optimal", "feasible", "time_limit")
@@ -676,7 +676,7 @@ def write(store_path: str | Path, outdir: str | Path,
         for problem in sorted(df["problem"].unique()):
             for kind, fn in (("gap", plot_gaps), ("runtime", plot_runtime),
                              ("profile", plot_profile)):
-                path = inside(outdir, f"{kind}-{safe_name(problem)}.png")
+                path = _io.inside(outdir, f"{kind}-{_io.safe_name(problem)}.png")
                 if fn(df, problem, path):
                     files.append(path)
                     plots.setdefault(problem, []).append(path.name)
