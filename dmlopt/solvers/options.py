@@ -54,9 +54,10 @@ def allowed() -> list[str]:
 
 
 def _persistent(solver: str) -> bool:
-    """Pyomo's persistent interfaces (``gurobi_persistent``, ``appsi_gurobi``) keep a model
-    between solves and must be handed it first (``set_instance``): dmlopt does not drive them."""
-    return solver.endswith("_persistent") or solver.startswith("appsi_")
+    """Pyomo's persistent interfaces (``gurobi_persistent``, ``cplex_persistent``) keep a model
+    between solves and must be handed it first (``set_instance``): dmlopt does not drive them.
+    (APPSI's ``appsi_*`` names come with a legacy wrapper that solves a model as given.)"""
+    return solver.endswith("_persistent")
 
 
 def check(solver: Any) -> None:
@@ -80,7 +81,7 @@ def check(solver: Any) -> None:
                               "'dmlopt[solvers]' installs every commercial one)")
         return
     if _NAME.fullmatch(solver) and _persistent(solver):
-        base = solver.removeprefix("appsi_").removesuffix("_persistent")
+        base = solver.removesuffix("_persistent")
         use = f"use {base!r}" if base in NAMED else f"use one of {', '.join(NAMED)}"
         raise SolverError(f"solver: {solver!r} is a persistent Pyomo interface (it must be "
                           f"handed its model first), which dmlopt does not drive: {use}")
