@@ -54,9 +54,9 @@ def hard():
 
 @pytest.fixture(scope="module")
 def large():
-    # 7,536 variables and 22,200 constraints in the 'class' model: beyond each pip licence
+    # 5,071 variables and 1,012 constraints in the 'rlt' model: beyond each pip licence
     # (Gurobi 2,000, CPLEX 1,000, Xpress 5,000 rows and columns, COPT's size limit)
-    return dmlopt.generate("tap", {"generator": "random", "m": 12, "n": 12}, seed=1)
+    return dmlopt.generate("tap", {"generator": "random", "m": 11, "n": 11}, seed=1)
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess:
@@ -146,13 +146,13 @@ def test_the_result_records_the_solvers_name_and_version(name, tiny):
 
 def test_a_model_beyond_the_licence_is_one_line_naming_it(name, large, tmp_path):
     with pytest.raises(SolverError) as err:
-        dmlopt.solve(large, name, formulation="class", threads=1, time_limit=30)
+        dmlopt.solve(large, name, formulation="rlt", threads=1, time_limit=30)
     text = str(err.value)
     assert text.startswith(f"{name}: licence limit:") and "\n" not in text
     assert solvers.PACKAGES[name] in text
     path = tmp_path / "large.json"
     path.write_text(large.model_dump_json())
-    out = _cli("solve", str(path), "--solver", name, "-f", "class", "--threads", "1")
+    out = _cli("solve", str(path), "--solver", name, "-f", "rlt", "--threads", "1")
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and "licence limit" in out.stderr
 
