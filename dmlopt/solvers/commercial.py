@@ -16,6 +16,7 @@ the solver raises is one too, in the solver's words.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import warnings
 from functools import cache
@@ -262,15 +263,43 @@ def run(model: Any, name: str, *, time_limit: float | None, mip_gap: float | Non
                 return copt.solve(model, params, warm=warm, tee=tee)
             return _solve_pyomo(model, INTERFACES[name], params, warm=warm, tee=tee)
 
+    def attempt() -> SolverRun:
+        try:
+            if tee:
+                return solve()
+            out, _ = _captured(solve)  # licence banners and logs never reach stdout
+            return out
+        except SolverError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every solver package has its own errors
+            raise refusal(name, exc) from None
+
+    if name == "xpress" and hasattr(os, "fork"):
+        # Xpress ends its process on Ctrl-C (exit 130): in a forked child, the caller gets
+        # KeyboardInterrupt instead of losing its own process
+        return _in_child(model, attempt)
+    return attempt()
+
+
+def _in_child(model: Any, attempt: Any) -> SolverRun:
+    """``attempt()`` in a forked child (:func:`dmlopt.solvers.fork.forked`); the values of its
+    solution are copied back into ``model``'s variables."""
+    import pyomo.environ as pyo
+
+    from dmlopt.solvers.fork import Crashed, forked
+
+    variables = list(model.component_data_objects(pyo.Var, descend_into=True))
+
+    def child() -> tuple[SolverRun, list]:
+        return attempt(), [v.value for v in variables]
+
     try:
-        if tee:
-            return solve()
-        out, _ = _captured(solve)  # licence banners and logs never reach stdout
-        return out
-    except SolverError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - every solver package has its own error types
-        raise refusal(name, exc) from None
+        out, values = forked(child, "Xpress")
+    except Crashed as exc:
+        return SolverRun("error", False, None, None, str(exc))
+    for var, value in zip(variables, values, strict=True):
+        var.set_value(value, skip_validation=True)
+    return out
 
 
 def _solve_pyomo(model: Any, interface: str, params: dict[str, Any], *, warm: bool,
@@ -297,7 +326,7 @@ def _solve_pyomo(model: Any, interface: str, params: dict[str, Any], *, warm: bo
         status = "time_limit"
     elif tc in (TC.infeasible, TC.infeasibleOrUnbounded):
         status = "infeasible"
-    elif tc in (TC.userInterrupt,):
+    elif tc == TC.userInterrupt or _stopped_by_user(opt):
         status = "interrupted"
     elif has:
         status = "feasible"
@@ -308,6 +337,24 @@ def _solve_pyomo(model: Any, interface: str, params: dict[str, Any], *, warm: bo
     said = "maxTimeLimit" if status == "time_limit" else str(tc.name if hasattr(tc, "name")
                                                               else tc)
     return SolverRun(status, has, objective, bound, message=said)
+
+
+def _stopped_by_user(opt: Any) -> bool:
+    """Whether Ctrl-C stopped the run (Pyomo reports Gurobi's and CPLEX's as an error)."""
+    try:
+        if opt.name == "gurobi_direct":
+            import gurobipy
+
+            return int(opt._solver_model.Status) == int(gurobipy.GRB.INTERRUPTED)
+        if opt.name in ("cplex_direct", "cplexdirect"):  # CPLEX aborted by the user: 13, 113, 114
+            return int(opt._solver_model.solution.get_status()) in (13, 113, 114)
+        if opt.name == "xpress_direct":
+            import xpress
+
+            return int(opt._solver_model.attributes.stopstatus) == int(xpress.StopType.CTRLC)
+    except Exception:  # noqa: BLE001 - another version: Pyomo's condition stands
+        return False
+    return False
 
 
 def _xpress_timed_out(opt: Any) -> bool:
