@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import warnings
 from functools import cache
 from typing import Any
@@ -275,8 +276,8 @@ def run(model: Any, name: str, *, time_limit: float | None, mip_gap: float | Non
             raise refusal(name, exc) from None
 
     if name == "xpress" and hasattr(os, "fork"):
-        # Xpress ends its process on Ctrl-C (exit 130): in a forked child, the caller gets
-        # KeyboardInterrupt instead of losing its own process
+        # Xpress ends its process on Ctrl-C (exit 130) or ignores it: in a forked child, the
+        # caller gets KeyboardInterrupt (without Xpress's incumbent) and keeps its process
         return _in_child(model, attempt)
     return attempt()
 
@@ -294,7 +295,8 @@ def _in_child(model: Any, attempt: Any) -> SolverRun:
         return attempt(), [v.value for v in variables]
 
     try:
-        out, values = forked(child, "Xpress")
+        # Ctrl-C in the caller kills the child: Xpress takes SIGINT for itself and goes on
+        out, values = forked(child, "Xpress", stop=signal.SIGKILL)
     except Crashed as exc:
         return SolverRun("error", False, None, None, str(exc))
     for var, value in zip(variables, values, strict=True):

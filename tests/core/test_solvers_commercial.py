@@ -180,3 +180,23 @@ def test_pyomos_direct_names_are_the_same_solvers(tiny):
         assert solvers.canonical(alias) == name
     _needs("gurobi")
     assert dmlopt.solve(tiny, "gurobi_direct", threads=1).options["solver"].startswith("gurobi")
+
+
+def test_ctrl_c_stops_the_run_and_keeps_the_callers_process(name, hard, tmp_path):
+    # Gurobi, CPLEX and COPT stop with their incumbent (Pyomo reports Gurobi's and CPLEX's
+    # stop as an error); Xpress, which takes SIGINT for itself, runs in a child that is ended
+    import signal
+    import time
+
+    path = tmp_path / "hard.json"
+    path.write_text(hard.model_dump_json())
+    proc = subprocess.Popen([sys.executable, "-m", "dmlopt", "solve", str(path), "--solver",
+                             name, "-f", "paper", "--threads", "1"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(5)  # the model built and the solver running (it needs a minute to prove it)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.startswith("dmlopt: interrupted")
+    assert err.count("\n") == 1
+    if name != "xpress":
+        assert "status     interrupted" in out
