@@ -26,8 +26,22 @@ ALIASES = {"highs": "highs", "scip": "scip_direct", "scip_direct": "scip_direct"
 
 
 def canonical(solver: str) -> str | None:
-    """dmlopt's name (one of :data:`NAMED`) of ``solver``, a name or a Pyomo alias of it;
-    None for any other name."""
+    """dmlopt's name of a solver given by its name or a Pyomo alias of it.
+
+    Parameters
+    ----------
+    solver : str
+        ``"gurobi"``, ``"gurobi_direct"``, ``"scip_direct"``, ...
+
+    Returns
+    -------
+    str or None
+        One of :data:`NAMED`; None for any other name.
+
+    References
+    ----------
+    Ours.
+    """
     target = ALIASES.get(solver)
     for name in NAMED:
         if target is not None and ALIASES[name] == target:

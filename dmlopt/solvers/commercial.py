@@ -50,7 +50,22 @@ _LICENCE = re.compile(r"licen[cs]e|size.limit|too large|too many rows|too many c
 
 
 def version(name: str) -> str:
-    """``"gurobi 13.0.3"``: the solver's name and version (its name alone when unknown)."""
+    """The solver's name and version as recorded with a run.
+
+    Parameters
+    ----------
+    name : str
+        gurobi, cplex, xpress or copt.
+
+    Returns
+    -------
+    str
+        ``"gurobi 13.0.3"``; the name alone when the version cannot be read.
+
+    References
+    ----------
+    Ours.
+    """
     with contextlib.suppress(Exception), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if name == "gurobi":
@@ -222,7 +237,27 @@ def _cplex_paths(group: Any, prefix: str) -> list[str]:
 def native_options(name: str, time_limit: float | None, mip_gap: float | None,
                    threads: int | None, options: dict[str, Any]) -> dict[str, Any]:
     """The parameters passed to solver ``name``: dmlopt's settings under the solver's own
-    names (:data:`SETTINGS`), then the user's ``options`` (a user's option wins)."""
+    names (:data:`SETTINGS`), then the user's ``options`` (a user's option wins).
+
+    Parameters
+    ----------
+    name : str
+        gurobi, cplex, xpress or copt.
+    time_limit, mip_gap, threads : float, float, int or None
+        dmlopt's settings (None: the solver's default); a time limit above
+        :data:`MAX_SECONDS` is passed as that.
+    options : dict
+        The user's parameters under the solver's names.
+
+    Returns
+    -------
+    dict
+        Parameter name -> value (CPLEX's paths with ``_`` for Pyomo's ``cplex_direct``).
+
+    References
+    ----------
+    The solvers' parameter references (:data:`_DOCS`).
+    """
     keys = SETTINGS[name]
     out: dict[str, Any] = {}
     for key, value in zip(keys, (time_limit, mip_gap, threads), strict=True):
@@ -236,7 +271,24 @@ def native_options(name: str, time_limit: float | None, mip_gap: float | None,
 
 def refusal(name: str, exc: BaseException) -> SolverError:
     """The one-line :class:`SolverError` of an error solver ``name`` raised: a licence or
-    size limit named as such, anything else in the solver's words."""
+    size limit named as such, anything else in the solver's words.
+
+    Parameters
+    ----------
+    name : str
+        gurobi, cplex, xpress or copt.
+    exc : BaseException
+        What the solver's package raised.
+
+    Returns
+    -------
+    SolverError
+        ``"gurobi: licence limit: ..."`` or ``"gurobi: the solver failed: ..."``.
+
+    References
+    ----------
+    Ours (issue 51: a licence limit is the user's matter, exit 2, never an internal error).
+    """
     said = " ".join(str(exc).split()) or type(exc).__name__
     if _LICENCE.search(said):
         return SolverError(f"{name}: licence limit: the model is beyond what the {name} "
@@ -249,8 +301,38 @@ def refusal(name: str, exc: BaseException) -> SolverError:
 def run(model: Any, name: str, *, time_limit: float | None, mip_gap: float | None,
         threads: int | None, warm: bool, tee: bool, options: dict[str, Any]) -> SolverRun:
     """Solve ``model`` with commercial solver ``name``; variable values are loaded when a
-    solution exists. Raises :class:`SolverError` (one line) when the solver refuses the model
-    or fails (a licence limit named as such)."""
+    solution exists.
+
+    Parameters
+    ----------
+    model : pyomo.environ.ConcreteModel
+        The model (one active objective).
+    name : str
+        gurobi, cplex, xpress or copt.
+    time_limit, mip_gap, threads : float, float, int or None
+        dmlopt's settings (:func:`native_options`).
+    warm : bool
+        Pass the variables' values as a MIP start.
+    tee : bool
+        Show the solver's log (otherwise nothing of it reaches stdout or stderr).
+    options : dict
+        The user's parameters under the solver's names.
+
+    Returns
+    -------
+    SolverRun
+        Status, whether a solution exists, its objective and the solver's bound; the status
+        is graded by :func:`dmlopt.exact.proven` as every solver's.
+
+    Raises
+    ------
+    SolverError
+        One line, when the solver refuses the model or fails (a licence limit named as such).
+
+    References
+    ----------
+    Pyomo 6.10's direct interfaces (``pyomo.solvers.plugins.solvers``).
+    """
     from dmlopt.solvers.options import _captured
 
     params = native_options(name, time_limit, mip_gap, threads, options)

@@ -19,7 +19,22 @@ from dmlopt.solvers.base import ALIASES, NAMED, PACKAGES, canonical
 
 
 def installed(name: str) -> bool:
-    """Whether the Python package of solver ``name`` (one of :data:`NAMED`) is installed."""
+    """Whether the Python package of solver ``name`` is installed (found, not imported).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`dmlopt.solvers.base.NAMED`.
+
+    Returns
+    -------
+    bool
+        Whether ``PACKAGES[name]`` can be imported.
+
+    References
+    ----------
+    Ours.
+    """
     import importlib.util
 
     return importlib.util.find_spec(PACKAGES[name]) is not None
