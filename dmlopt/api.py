@@ -65,8 +65,17 @@ def _with_limits(fn: Any) -> Any:
     checks it against the limits the user passed, not only against the environment."""
     sig = inspect.signature(fn)
 
+    positional = [name for name, p in sig.parameters.items()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        twice = [k for k in positional[: len(args)] if k in kwargs]
+        if twice:  # f(inst, "rts", name="x"): an option named like the call's own argument
+            raise InstanceError(twice[0], kwargs[twice[0]],
+                                f"is given twice: {twice[0]} is an argument of "
+                                f"dmlopt.{fn.__name__}, given by position already, and cannot "
+                                "be an option")
         bound = sig.bind_partial(*args, **kwargs)
         with limits_in_force(limits_from(bound.arguments.get("size_limit"))):
             return fn(*args, **kwargs)
@@ -124,6 +133,27 @@ def check_seed(seed: Any) -> int:
             not 0 <= int(seed) <= MAX_SEED:
         raise InstanceError("seed", seed, f"must be an integer in [0, {MAX_SEED}]")
     return int(seed)
+
+
+#: the rule of each setting whose value may be a Python int too large for a float
+_SETTING_RULES = {"time_limit": "must be a finite number of seconds > 0",
+                  "mip_gap": "must be a relative gap in [0, 1)"}
+
+
+def _check_huge(**settings: Any) -> None:
+    """Refuse an integer setting beyond the largest float (``time_limit=10**400``) with the
+    setting's own rule, before anything converts it (where it would raise OverflowError)."""
+    for field, value in settings.items():
+        if isinstance(value, int) and not isinstance(value, bool) and \
+                abs(value) > sys.float_info.max:
+            raise InstanceError(field, value, _SETTING_RULES[field])
+
+
+def _check_name(field: str, value: Any, what: str) -> None:
+    """A method name is a string (``method=["lp"]`` is refused naming the field)."""
+    if value is not None and not isinstance(value, str):
+        raise InstanceError(field, value, f"must be the name of a {what} (a string; see "
+                            "`dmlopt list PROBLEM`)")
 
 
 def check_size(
@@ -251,6 +281,7 @@ def solve(
     instance = as_instance(instance)
     problem = registry.of(instance)
     solvers.check(solver)
+    _check_huge(time_limit=time_limit, mip_gap=mip_gap)
     solvers.check_settings(time_limit, mip_gap, threads)
     solvers.check_options(solver, solver_options)
     if progress is not None and (isinstance(progress, bool) or not isinstance(
@@ -326,6 +357,47 @@ def validate_options(model: type[Options], values: Any, owner: str, kind: str = 
         return model.model_validate(values)
     except pydantic.ValidationError as exc:
         raise error_from_pydantic(exc, where) from None
+
+
+#: the arguments of each entry point that take no ``**options``: an option may not be named
+#: after one (``--option seed=3`` on the command line would give it twice)
+OWN_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "heuristic": ("instance", "name", "seed", "size_limit"),
+    "bound": ("instance", "method", "time_limit", "size_limit"),
+}
+
+
+def check_option_names(options: dict[str, Any], call: str,
+                       flags: dict[str, str] | None = None) -> None:
+    """Refuse an option named after an argument of the call itself (:data:`OWN_ARGUMENTS`).
+
+    Parameters
+    ----------
+    options : the options about to be passed as ``**options`` to ``dmlopt.<call>``.
+    call : ``"heuristic"`` or ``"bound"``.
+    flags : how each argument is given where the options came from (the command line's
+        ``{"seed": "--seed"}``); default: ``name=`` (the library).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InstanceError
+        Naming the option, its value and the argument to use instead, e.g. ``option seed: 3 is
+        an argument of dmlopt heuristic, not an option (use --seed)``.
+
+    References
+    ----------
+    Ours: issue 51, item 4 (option names that clash with a call's own arguments).
+    """
+    own = OWN_ARGUMENTS[call]
+    for key, value in options.items():
+        if key in own:
+            use = (flags or {}).get(key, f"{key}=")
+            raise InstanceError(f"option {key}", value, f"is an argument of dmlopt {call}, not "
+                                f"an option of its method (use {use})")
 
 
 def _shown(value: Any) -> str:
@@ -406,17 +478,23 @@ def _kwargs(model: Options, given: dict[str, Any]) -> dict[str, Any]:
 
 
 @_with_limits
-def heuristic(instance: Any, name: str, *, seed: int = 0, size_limit: Any = None,
+def heuristic(instance: Any, name: str | None = None, *, seed: int = 0, size_limit: Any = None,
               **options: Any) -> Result:
     """Run the heuristic ``name`` and return the evaluated :class:`Result`.
 
-    ``options`` are checked against the heuristic's options model (``dmlopt list PROBLEM``
-    lists them) and its estimated memory and work against the size limit before it starts. A
-    heuristic whose solution fails the evaluator gives status ``error`` with the first violated
-    rule as the message (its objective is still reported).
+    ``name`` defaults to the problem's recommended heuristic for this instance (its heuristics
+    module's ``RECOMMENDED``; ``dmlopt list`` marks it). ``options`` are checked against the
+    heuristic's options model (``dmlopt list PROBLEM`` lists them) and its estimated memory and
+    work against the size limit before it starts. A heuristic whose solution fails the
+    evaluator gives status ``error`` with the first violated rule as the message (its
+    objective is still reported).
     """
     instance = as_instance(instance)
     problem = registry.of(instance)
+    if name is not None and not isinstance(name, str) and not callable(name):
+        _check_name("name", name, "heuristic")
+    if name is None:
+        name = problem.recommended_heuristic_for(instance)
     t0 = time.perf_counter()
     try:
         solution = run_heuristic(instance, name, seed=seed, size_limit=size_limit, **options)
@@ -514,10 +592,23 @@ def _fits(instance: Any, entry: Any, options: Options, limits: Limits, what: str
     check_run_size(what, Size(*entry.estimate(instance, options)), limits)
 
 
+def _default_order(problem: registry.Problem, instance: Any) -> list[str]:
+    """The bound methods in the order ``dmlopt.bound`` tries them when none is named: the
+    recommended one (``RECOMMENDED_BOUND``), then the others of ``BOUNDS``, strongest first."""
+    names = list(problem.bound_entries)
+    first = problem.recommended_bound_for(instance)
+    if first in names:
+        names.remove(first)
+        names.insert(0, first)
+    return names
+
+
 def _strongest(problem: registry.Problem, instance: Any, limits: Limits) -> str:
-    """The first bound method in ``BOUNDS`` (strongest first) that fits the limits."""
+    """The first bound method (the recommended one, then ``BOUNDS``, strongest first) that fits
+    the limits."""
     refused = []
-    for name, entry in problem.bound_entries.items():
+    for name in _default_order(problem, instance):
+        entry = problem.bound(name)
         try:
             _fits(instance, entry, entry.Options(), limits, name)
         except ModelTooLargeError:
@@ -531,11 +622,12 @@ def _strongest(problem: registry.Problem, instance: Any, limits: Limits) -> str:
 
 def _first_bound(problem: registry.Problem, instance: Any, limits: Limits,
                  time_limit: float | None) -> tuple[str, Any, list[str]]:
-    """The first bound method (strongest first) that fits the limits and returns a bound; a
+    """The first bound method (the recommended one, then strongest first) that fits the
+    limits and returns a bound; a
     method that gives none in time (a solver stopped before its first bound) is noted and the
     next one tried. Raises the first method's error when none gives a bound."""
     first = _strongest(problem, instance, limits)
-    names = list(problem.bound_entries)
+    names = _default_order(problem, instance)
     fell: list[str] = []
     error: SolverError | None = None
     for name in names[names.index(first):]:
@@ -562,7 +654,8 @@ def bound(instance: Any, method: str | None = None, *, time_limit: float | None 
     ----------
     instance : an instance of any registered problem with bound methods.
     method : one of the problem's ``BOUNDS`` (``dmlopt list PROBLEM`` shows them); default:
-        the strongest that fits the size limits.
+        the recommended one (``RECOMMENDED_BOUND``, marked by ``dmlopt list``) when it fits
+        the size limits and gives a bound, else the strongest that does.
     time_limit : seconds for an iterative method (None: the method's own default); a method
         stopped by it still returns a valid bound.
     size_limit : see :func:`solve` and :class:`dmlopt.contract.Limits`.
@@ -593,7 +686,9 @@ def bound(instance: Any, method: str | None = None, *, time_limit: float | None 
     if not problem.bound_entries:
         raise UnknownNameError(f"bound: {problem.name} has no bound method (it has no "
                                "objective to bound, or none is implemented)")
+    _check_name("method", method, "bound method")
     if time_limit is not None:
+        _check_huge(time_limit=time_limit)
         solvers.check_settings(time_limit=time_limit)
     limits = limits_from(size_limit)
     if method is None and options:

@@ -41,6 +41,7 @@ from dmlopt.contract import (
     Heuristic,
     NoOptions,
     Options,
+    recommended_name,
     unbounded,
 )
 from dmlopt.errors import UnknownNameError
@@ -179,6 +180,27 @@ class Problem:
     name: str
     model: ModuleType
     heuristics: dict[str, Heuristic] = field(default_factory=dict)
+    #: the heuristics module's ``RECOMMENDED`` (a name or a ``ByInstance``; None: undeclared)
+    recommended: Any = None
+
+    @property
+    def recommended_bound(self) -> Any:
+        """The model module's ``RECOMMENDED_BOUND`` (a name or a ``ByInstance``; None:
+        undeclared)."""
+        return getattr(self.model, "RECOMMENDED_BOUND", None)
+
+    def recommended_heuristic_for(self, instance: Any) -> str:
+        """The name of the heuristic recommended for ``instance`` (``RECOMMENDED``); the first
+        registered one when the problem declares none."""
+        if self.recommended is None:
+            return next(iter(self.heuristics))
+        return str(recommended_name(self.recommended, instance))
+
+    def recommended_bound_for(self, instance: Any) -> str | None:
+        """The name of the bound method recommended for ``instance`` (``RECOMMENDED_BOUND``);
+        None when the problem declares none."""
+        choice = self.recommended_bound
+        return None if choice is None else str(recommended_name(choice, instance))
 
     @property
     def formulation_entries(self) -> dict[str, Formulation]:
@@ -259,9 +281,10 @@ def get(name: str) -> Problem:
         )
     model_mod, heur_mod = _PROBLEMS[name]
     model = importlib.import_module(model_mod)
-    raw = importlib.import_module(heur_mod).HEURISTICS
+    heur = importlib.import_module(heur_mod)
     return Problem(name=name, model=model,
-                   heuristics={k: as_heuristic(v, k) for k, v in raw.items()})
+                   heuristics={k: as_heuristic(v, k) for k, v in heur.HEURISTICS.items()},
+                   recommended=getattr(heur, "RECOMMENDED", None))
 
 
 def of(instance: Any) -> Problem:

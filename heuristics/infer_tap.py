@@ -141,3 +141,6 @@ HEURISTICS: dict[str, Heuristic] = {
                        f"{TAP_HEURISTICS[name].description}")
        for name in _TAP_NAMES},
 }
+
+#: the heuristic to use (docs/infer_tap.md: the lowest cost on the truth of the fast ones)
+RECOMMENDED = "local-search"
