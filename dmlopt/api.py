@@ -177,8 +177,8 @@ def check_size(
 
 @_with_limits
 def build(instance: Any, formulation: str | None = None, size_limit: Any = None) -> Any:
-    """The Pyomo model of ``instance`` in ``formulation`` (default: the paper's), after the
-    size guard."""
+    """The Pyomo model of ``instance`` in ``formulation`` (default: the one :func:`solve` uses,
+    :func:`default_formulation`), after the size guard."""
     instance = as_instance(instance)
     problem = registry.of(instance)
     formulation = formulation or default_formulation(problem)
@@ -746,7 +746,7 @@ def decode(instance: Any, model: Any, formulation: str | None = None) -> Any:
     instance : the instance the model was built for (:func:`build`).
     model : the Pyomo model, its variables holding values (after any solver, or set by hand).
     formulation : the formulation it was built in; default: the same default as :func:`build`
-        and :func:`export` (the paper's).
+        and :func:`export` (the one :func:`solve` uses, :func:`default_formulation`).
 
     Returns
     -------

@@ -256,7 +256,8 @@ class Bound:
     early; what it returns must still be a valid bound. ``Options``: the pydantic model of its
     options; ``estimate(instance, options) -> Size`` what it allocates and computes;
     ``description``: one line for ``dmlopt list``. A problem declares them in ``BOUNDS``,
-    strongest first: ``dmlopt.bound(instance)`` takes the first that fits the size limits.
+    strongest first: ``dmlopt.bound(instance)`` takes the recommended one
+    (``RECOMMENDED_BOUND``), else the first that fits the size limits.
 
     ``exact``: the formulations whose optimum this bound equals (within its own precision,
     finer than the optimality gap) while it returns, on the way, a solution reaching it: an
