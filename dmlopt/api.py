@@ -19,6 +19,12 @@ import numpy as np
 import pydantic
 
 from dmlopt import registry, solvers
+from dmlopt.arguments import (  # noqa: F401 (check_option_names, OWN_ARGUMENTS: public names)
+    OWN_ARGUMENTS,
+    check_huge,
+    check_name,
+    check_option_names,
+)
 from dmlopt.contract import (
     DEFAULT_LIMITS,
     Limits,
@@ -133,27 +139,6 @@ def check_seed(seed: Any) -> int:
             not 0 <= int(seed) <= MAX_SEED:
         raise InstanceError("seed", seed, f"must be an integer in [0, {MAX_SEED}]")
     return int(seed)
-
-
-#: the rule of each setting whose value may be a Python int too large for a float
-_SETTING_RULES = {"time_limit": "must be a finite number of seconds > 0",
-                  "mip_gap": "must be a relative gap in [0, 1)"}
-
-
-def _check_huge(**settings: Any) -> None:
-    """Refuse an integer setting beyond the largest float (``time_limit=10**400``) with the
-    setting's own rule, before anything converts it (where it would raise OverflowError)."""
-    for field, value in settings.items():
-        if isinstance(value, int) and not isinstance(value, bool) and \
-                abs(value) > sys.float_info.max:
-            raise InstanceError(field, value, _SETTING_RULES[field])
-
-
-def _check_name(field: str, value: Any, what: str) -> None:
-    """A method name is a string (``method=["lp"]`` is refused naming the field)."""
-    if value is not None and not isinstance(value, str):
-        raise InstanceError(field, value, f"must be the name of a {what} (a string; see "
-                            "`dmlopt list PROBLEM`)")
 
 
 def check_size(
@@ -281,7 +266,7 @@ def solve(
     instance = as_instance(instance)
     problem = registry.of(instance)
     solvers.check(solver)
-    _check_huge(time_limit=time_limit, mip_gap=mip_gap)
+    check_huge(time_limit=time_limit, mip_gap=mip_gap)
     solvers.check_settings(time_limit, mip_gap, threads)
     solvers.check_options(solver, solver_options)
     if progress is not None and (isinstance(progress, bool) or not isinstance(
@@ -357,47 +342,6 @@ def validate_options(model: type[Options], values: Any, owner: str, kind: str = 
         return model.model_validate(values)
     except pydantic.ValidationError as exc:
         raise error_from_pydantic(exc, where) from None
-
-
-#: the arguments of each entry point that take no ``**options``: an option may not be named
-#: after one (``--option seed=3`` on the command line would give it twice)
-OWN_ARGUMENTS: dict[str, tuple[str, ...]] = {
-    "heuristic": ("instance", "name", "seed", "size_limit"),
-    "bound": ("instance", "method", "time_limit", "size_limit"),
-}
-
-
-def check_option_names(options: dict[str, Any], call: str,
-                       flags: dict[str, str] | None = None) -> None:
-    """Refuse an option named after an argument of the call itself (:data:`OWN_ARGUMENTS`).
-
-    Parameters
-    ----------
-    options : the options about to be passed as ``**options`` to ``dmlopt.<call>``.
-    call : ``"heuristic"`` or ``"bound"``.
-    flags : how each argument is given where the options came from (the command line's
-        ``{"seed": "--seed"}``); default: ``name=`` (the library).
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    InstanceError
-        Naming the option, its value and the argument to use instead, e.g. ``option seed: 3 is
-        an argument of dmlopt heuristic, not an option (use --seed)``.
-
-    References
-    ----------
-    Ours: issue 51, item 4 (option names that clash with a call's own arguments).
-    """
-    own = OWN_ARGUMENTS[call]
-    for key, value in options.items():
-        if key in own:
-            use = (flags or {}).get(key, f"{key}=")
-            raise InstanceError(f"option {key}", value, f"is an argument of dmlopt {call}, not "
-                                f"an option of its method (use {use})")
 
 
 def _shown(value: Any) -> str:
@@ -482,17 +426,31 @@ def heuristic(instance: Any, name: str | None = None, *, seed: int = 0, size_lim
               **options: Any) -> Result:
     """Run the heuristic ``name`` and return the evaluated :class:`Result`.
 
-    ``name`` defaults to the problem's recommended heuristic for this instance (its heuristics
-    module's ``RECOMMENDED``; ``dmlopt list`` marks it). ``options`` are checked against the
-    heuristic's options model (``dmlopt list PROBLEM`` lists them) and its estimated memory and
-    work against the size limit before it starts. A heuristic whose solution fails the
-    evaluator gives status ``error`` with the first violated rule as the message (its
-    objective is still reported).
+    Parameters
+    ----------
+    instance : an instance object, a path, a shipped name or a dict (:func:`as_instance`).
+    name : a heuristic of the instance's problem; default: the problem's recommended heuristic
+        for this instance (its heuristics module's ``RECOMMENDED``; ``dmlopt list`` marks it).
+    seed : integer seed in [0, 2^63 - 1].
+    size_limit : limits the heuristic's estimated memory and work are checked against before
+        it starts (see :class:`dmlopt.contract.Limits`).
+    **options : the heuristic's options, checked against its options model (``dmlopt list
+        PROBLEM`` lists them); an option named like an argument above is refused by name.
+
+    Returns
+    -------
+    Result
+        Status ``feasible``, or ``error`` with the first violated rule as the message when the
+        evaluator refuses the solution (its objective is still reported).
+
+    References
+    ----------
+    Each heuristic's own docstring; the recommended one per problem: docs/<problem>.md.
     """
     instance = as_instance(instance)
     problem = registry.of(instance)
     if name is not None and not isinstance(name, str) and not callable(name):
-        _check_name("name", name, "heuristic")
+        check_name("name", name, "heuristic")
     if name is None:
         name = problem.recommended_heuristic_for(instance)
     t0 = time.perf_counter()
@@ -686,9 +644,9 @@ def bound(instance: Any, method: str | None = None, *, time_limit: float | None 
     if not problem.bound_entries:
         raise UnknownNameError(f"bound: {problem.name} has no bound method (it has no "
                                "objective to bound, or none is implemented)")
-    _check_name("method", method, "bound method")
+    check_name("method", method, "bound method")
     if time_limit is not None:
-        _check_huge(time_limit=time_limit)
+        check_huge(time_limit=time_limit)
         solvers.check_settings(time_limit=time_limit)
     limits = limits_from(size_limit)
     if method is None and options:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from dmlopt import __version__, api, io, registry
+from dmlopt.arguments import CLI_FLAGS
 from dmlopt.contract import Limits, parse_limits
 from dmlopt.errors import DmloptError, InstanceError, Interrupted, ObjectiveMismatchError
 
@@ -133,8 +134,7 @@ def _print_result(res: Any, as_json: bool) -> None:
         ("gap", None if res.gap is None else f"{100 * res.gap:.3g} %"),
         ("seconds", res.seconds),
     ]
-    # a metric named like a row above (a method's own ``seconds``) is shown with the method's
-    # name, so no key is printed twice
+    # a metric named like a row above (a method's own seconds) is shown with the method's name
     shown = {k for k, _ in rows} | {"message"}
     short = res.method.removeprefix("bound:")
     rows += [(f"{k} ({short})" if k in shown else k, v) for k, v in res.metrics.items()]
@@ -202,17 +202,10 @@ def _has_option(instance: object, name: str, option: str) -> bool:
     return option in getattr(entry.Options, "model_fields", {})
 
 
-#: how the command line gives each argument of ``dmlopt.heuristic`` and ``dmlopt.bound`` (an
-#: ``--option`` named after one is refused, naming the flag to use)
-_FLAGS = {"instance": "the INSTANCE argument", "name": "the NAME argument", "seed": "--seed",
-          "size_limit": "--size-limit", "method": "--method", "time_limit": "--time-limit"}
-
-
 def _options(args: argparse.Namespace, call: str) -> dict[str, Any]:
-    """``--option KEY=VALUE`` of ``dmlopt heuristic`` or ``dmlopt bound``, none named after an
-    argument of the command itself (``--option seed=3``: use ``--seed``)."""
+    """``--option KEY=VALUE``s, none named after an argument of the command (``seed``)."""
     options = key_values(args.option, "--option")
-    api.check_option_names(options, call, _FLAGS)
+    api.check_option_names(options, call, CLI_FLAGS)
     return options
 
 
@@ -340,27 +333,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"  heuristics:   {', '.join(prob.heuristics)}")
         print(f"  bounds:       {', '.join(prob.bound_entries) or '-'}")
         print(f"  generators:   {', '.join(prob.generators)}")
-        print(f"  recommended:  {_recommended_line(prob)}")
+        print(f"  recommended:  {prob.recommended_line()}")
     print("\n`dmlopt list PROBLEM` shows every option and parameter with type, default and "
           "meaning.")
     return 0
-
-
-def _recommended_line(prob: registry.Problem) -> str:
-    """``heuristic rts; bound hahn-grant``: what ``dmlopt list`` marks as recommended."""
-    from dmlopt.contract import recommended_text
-
-    parts = [f"{kind} {recommended_text(choice)}" for kind, choice in
-             (("heuristic", prob.recommended), ("bound", prob.recommended_bound))
-             if choice is not None]
-    return "; ".join(parts) or "-"
-
-
-def _mark(choice: Any, name: str) -> str:
-    """`` [recommended]`` when ``choice`` (a ``RECOMMENDED`` declaration) may pick ``name``."""
-    from dmlopt.contract import recommended_names
-
-    return " [recommended]" if choice is not None and name in recommended_names(choice) else ""
 
 
 def _dumps(data: Any) -> str:
@@ -385,15 +361,11 @@ def catalogue_entry(prob: registry.Problem) -> dict[str, Any]:
         ``recommended``: ``{"heuristic": ..., "bound": ...}``, each a name or, where the choice
         depends on the instance, the text saying when each name applies.
     """
-    from dmlopt.contract import recommended_text
-
     return {"name": prob.name, "title": getattr(prob.model, "TITLE", ""),
             "paper": prob.model.PAPER, "sense": prob.sense,
             "formulations": list(prob.formulations), "heuristics": list(prob.heuristics),
             "bounds": list(prob.bound_entries), "generators": list(prob.generators),
-            "recommended": {kind: None if choice is None else recommended_text(choice)
-                            for kind, choice in (("heuristic", prob.recommended),
-                                                 ("bound", prob.recommended_bound))}}
+            "recommended": prob.recommended_texts()}
 
 
 def describe_json(prob: registry.Problem) -> dict[str, Any]:
@@ -441,7 +413,7 @@ def describe(prob: registry.Problem) -> str:
     """A problem's formulations, heuristics (with options) and generators (with parameters)."""
     lines = [f"{prob.name}: {getattr(prob.model, 'TITLE', '')} (paper {prob.model.PAPER}, "
              f"{'maximise' if prob.sense == 'max' else 'minimise'})", "",
-             f"recommended: {_recommended_line(prob)} (what `dmlopt heuristic INSTANCE` and "
+             f"recommended: {prob.recommended_line()} (what `dmlopt heuristic INSTANCE` and "
              "`dmlopt bound INSTANCE` run when no name is given)", "", "formulations:"]
     default = getattr(prob.model, "DEFAULT_FORMULATION", None) or "paper"
     for name, f in prob.formulation_entries.items():
@@ -452,12 +424,12 @@ def describe(prob: registry.Problem) -> str:
         lines.append("  none (scored by its evaluator; use a heuristic)")
     lines += ["", "heuristics (dmlopt heuristic INSTANCE [NAME] --seed S --option KEY=VALUE):"]
     for name, h in prob.heuristics.items():
-        lines.append(f"  {name}{_mark(prob.recommended, name)}: {h.description}")
+        lines.append(f"  {name}{prob.mark('heuristic', name)}: {h.description}")
         lines += _fields(h.Options)
     lines += ["", "bounds, strongest first (dmlopt bound INSTANCE --method NAME --time-limit S "
               "--option KEY=VALUE):"]
     for name, b in prob.bound_entries.items():
-        lines.append(f"  {name}{_mark(prob.recommended_bound, name)}: {b.description}")
+        lines.append(f"  {name}{prob.mark('bound', name)}: {b.description}")
         lines += _fields(b.Options)
     if not prob.bound_entries:
         lines.append("  none")

@@ -42,6 +42,8 @@ from dmlopt.contract import (
     NoOptions,
     Options,
     recommended_name,
+    recommended_names,
+    recommended_text,
     unbounded,
 )
 from dmlopt.errors import UnknownNameError
@@ -195,6 +197,26 @@ class Problem:
         if self.recommended is None:
             return next(iter(self.heuristics))
         return str(recommended_name(self.recommended, instance))
+
+    def recommended_line(self) -> str:
+        """``heuristic rts; bound hahn-grant``: what ``dmlopt list`` shows as recommended (a
+        choice by instance as its text: ``heuristic rdda-ls for MinCU, ...``)."""
+        parts = [f"{kind} {text}" for kind, text in self.recommended_texts().items() if text]
+        return "; ".join(parts) or "-"
+
+    def recommended_texts(self) -> dict[str, str | None]:
+        """``{"heuristic": ..., "bound": ...}``: each recommendation's name, or its text when it
+        depends on the instance (None: undeclared)."""
+        return {kind: None if choice is None else recommended_text(choice)
+                for kind, choice in (("heuristic", self.recommended),
+                                     ("bound", self.recommended_bound))}
+
+    def mark(self, kind: str, name: str) -> str:
+        """`` [recommended]`` when the ``kind`` ("heuristic" or "bound") recommended may be
+        ``name``, else ``""``."""
+        choice = self.recommended if kind == "heuristic" else self.recommended_bound
+        return " [recommended]" if choice is not None and name in recommended_names(choice) \
+            else ""
 
     def recommended_bound_for(self, instance: Any) -> str | None:
         """The name of the bound method recommended for ``instance`` (``RECOMMENDED_BOUND``);

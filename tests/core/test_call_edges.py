@@ -12,6 +12,7 @@ import json
 import pytest
 
 import dmlopt
+import dmlopt.arguments
 from dmlopt import io
 from dmlopt.cli import main
 from dmlopt.errors import InstanceError
@@ -51,7 +52,7 @@ def test_an_option_given_twice_in_the_library_is_refused_by_name():
     with pytest.raises(InstanceError, match="^method: 'x' is given twice"):
         dmlopt.bound(inst, "lp", method="x")
     with pytest.raises(InstanceError, match="^option seed: 3 is an argument of dmlopt heuristic"):
-        dmlopt.api.check_option_names({"seed": 3}, "heuristic")
+        dmlopt.arguments.check_option_names({"seed": 3}, "heuristic")
 
 
 @pytest.mark.parametrize(("kwargs", "field", "rule"), [
