@@ -82,14 +82,14 @@ def _highs(line: str, cwd: Path) -> None:
     if shutil.which("highs"):
         subprocess.run(argv, cwd=cwd, check=True, capture_output=True, timeout=120)
         return
-    import highspy
-
     opts = dict(zip(argv[1::2], argv[2::2], strict=False))
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.readModel(str(cwd / opts["--model_file"]))
-    h.run()
-    h.writeSolution(str(cwd / opts["--solution_file"]), 0)  # the raw style, as the program
+    # in a child process: HiGHS's thread scheduler is process-wide, and a run here with its
+    # default threads would make a later test's threads=1 run fail
+    script = ("import highspy, sys\nh = highspy.Highs()\nh.setOptionValue('output_flag', False)"
+              "\nh.readModel(sys.argv[1])\nh.run()\n"
+              "h.writeSolution(sys.argv[2], 0)\n")  # the raw style, as the program writes
+    subprocess.run([sys.executable, "-c", script, opts["--model_file"], opts["--solution_file"]],
+                   cwd=cwd, check=True, capture_output=True, timeout=120)
 
 
 def _id(page: Path) -> str:
