@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from dmlopt import __version__, api, io, registry
+from dmlopt.arguments import CLI_FLAGS
 from dmlopt.contract import Limits, parse_limits
 from dmlopt.errors import DmloptError, InstanceError, Interrupted, ObjectiveMismatchError
 
@@ -133,7 +134,10 @@ def _print_result(res: Any, as_json: bool) -> None:
         ("gap", None if res.gap is None else f"{100 * res.gap:.3g} %"),
         ("seconds", res.seconds),
     ]
-    rows += [(k, v) for k, v in res.metrics.items()]
+    # a metric named like a row above (a method's own seconds) is shown with the method's name
+    shown = {k for k, _ in rows} | {"message"}
+    short = res.method.removeprefix("bound:")
+    rows += [(f"{k} ({short})" if k in shown else k, v) for k, v in res.metrics.items()]
     if res.message:
         rows.append(("message", res.message))
     _print_rows(rows)
@@ -199,15 +203,23 @@ def _has_option(instance: object, name: str, option: str) -> bool:
     return option in getattr(entry.Options, "model_fields", {})
 
 
+def _options(args: argparse.Namespace, call: str) -> dict[str, Any]:
+    """``--option KEY=VALUE``s, none named after an argument of the command (``seed``)."""
+    options = key_values(args.option, "--option")
+    api.check_option_names(options, call, CLI_FLAGS)
+    return options
+
+
 def cmd_heuristic(args: argparse.Namespace) -> int:
     _output(args.output)
     inst = api.as_instance(args.instance)
-    options = key_values(args.option, "--option")
-    if "progress" not in options and sys.stderr.isatty() and _has_option(inst, args.name,
+    options = _options(args, "heuristic")
+    name = args.name or registry.of(inst).recommended_heuristic_for(inst)
+    if "progress" not in options and sys.stderr.isatty() and _has_option(inst, name,
                                                                         "progress"):
         options["progress"] = PROGRESS_SECONDS  # long runs say how far they are
     try:
-        res = api.heuristic(inst, args.name, seed=args.seed,
+        res = api.heuristic(inst, name, seed=args.seed,
                             size_limit=_size_limit(args.size_limit), **options)
     except Interrupted as exc:  # Ctrl-C on a heuristic that keeps its best so far: keep it
         return _kept(exc, args)
@@ -219,7 +231,7 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
 def cmd_bound(args: argparse.Namespace) -> int:
     _output(args.output)
     inst = api.as_instance(args.instance)
-    options = key_values(args.option, "--option")
+    options = _options(args, "bound")
     try:
         res = api.bound(inst, args.method, time_limit=args.time_limit,
                         size_limit=_size_limit(args.size_limit), **options)
@@ -227,6 +239,10 @@ def cmd_bound(args: argparse.Namespace) -> int:
         return _kept(exc, args)
     _write_solution(res, args.output)
     _print_result(res, args.json)
+    if args.output and res.solution is None:  # -o names a solution file: say why there is none
+        return _fail(f"bound: {args.output} not written: the {res.method.removeprefix('bound:')}"
+                     " bound found no feasible solution on the way (the bound is printed "
+                     "above; --json prints it as JSON)", 2)
     return 0
 
 
@@ -284,6 +300,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     _output(args.output)
     spec = key_values(args.param, "--param")
     if args.generator:
+        if "generator" in spec and spec["generator"] != args.generator:
+            raise UsageError(f"generate: --param generator={spec['generator']} and --generator "
+                             f"{args.generator} name two generators (give one)")
         spec["generator"] = args.generator
     inst = api.generate(args.problem, spec, seed=args.seed,
                         size_limit=_size_limit(args.size_limit))
@@ -315,6 +334,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"  heuristics:   {', '.join(prob.heuristics)}")
         print(f"  bounds:       {', '.join(prob.bound_entries) or '-'}")
         print(f"  generators:   {', '.join(prob.generators)}")
+        print(f"  recommended:  {prob.recommended_line()}")
     print("\n`dmlopt list PROBLEM` shows every option and parameter with type, default and "
           "meaning.")
     return 0
@@ -338,12 +358,15 @@ def catalogue_entry(prob: registry.Problem) -> dict[str, Any]:
     -------
     dict
         ``name``, ``title``, ``paper``, ``sense`` and the names of its ``formulations``,
-        ``heuristics``, ``bounds`` (strongest first) and ``generators``.
+        ``heuristics``, ``bounds`` (strongest first) and ``generators``, and
+        ``recommended``: ``{"heuristic": ..., "bound": ...}``, each a name or, where the choice
+        depends on the instance, the text saying when each name applies.
     """
     return {"name": prob.name, "title": getattr(prob.model, "TITLE", ""),
             "paper": prob.model.PAPER, "sense": prob.sense,
             "formulations": list(prob.formulations), "heuristics": list(prob.heuristics),
-            "bounds": list(prob.bound_entries), "generators": list(prob.generators)}
+            "bounds": list(prob.bound_entries), "generators": list(prob.generators),
+            "recommended": prob.recommended_texts()}
 
 
 def describe_json(prob: registry.Problem) -> dict[str, Any]:
@@ -390,7 +413,9 @@ def _schema(model: Any) -> dict[str, Any]:
 def describe(prob: registry.Problem) -> str:
     """A problem's formulations, heuristics (with options) and generators (with parameters)."""
     lines = [f"{prob.name}: {getattr(prob.model, 'TITLE', '')} (paper {prob.model.PAPER}, "
-             f"{'maximise' if prob.sense == 'max' else 'minimise'})", "", "formulations:"]
+             f"{'maximise' if prob.sense == 'max' else 'minimise'})", "",
+             f"recommended: {prob.recommended_line()} (what `dmlopt heuristic INSTANCE` and "
+             "`dmlopt bound INSTANCE` run when no name is given)", "", "formulations:"]
     default = getattr(prob.model, "DEFAULT_FORMULATION", None) or "paper"
     for name, f in prob.formulation_entries.items():
         only = f" [{', '.join(f.solvers)} only]" if f.solvers else ""
@@ -398,14 +423,14 @@ def describe(prob: registry.Problem) -> str:
         lines.append(f"  {name}{only}: {f.description}")
     if not prob.formulations:
         lines.append("  none (scored by its evaluator; use a heuristic)")
-    lines += ["", "heuristics (dmlopt heuristic INSTANCE NAME --seed S --option KEY=VALUE):"]
+    lines += ["", "heuristics (dmlopt heuristic INSTANCE [NAME] --seed S --option KEY=VALUE):"]
     for name, h in prob.heuristics.items():
-        lines.append(f"  {name}: {h.description}")
+        lines.append(f"  {name}{prob.mark('heuristic', name)}: {h.description}")
         lines += _fields(h.Options)
     lines += ["", "bounds, strongest first (dmlopt bound INSTANCE --method NAME --time-limit S "
               "--option KEY=VALUE):"]
     for name, b in prob.bound_entries.items():
-        lines.append(f"  {name}: {b.description}")
+        lines.append(f"  {name}{prob.mark('bound', name)}: {b.description}")
         lines += _fields(b.Options)
     if not prob.bound_entries:
         lines.append("  none")
@@ -573,7 +598,9 @@ def _run_commands(sub: Any) -> None:
                        description="Run a heuristic on an instance; its solution is scored by "
                        "the problem's evaluator.")
     _instance_arg(h)
-    h.add_argument("name", help="heuristic name (see `dmlopt list PROBLEM`)")
+    h.add_argument("name", nargs="?", default=None,
+                   help="heuristic name (default: the problem's recommended heuristic for the "
+                   "instance, marked in `dmlopt list`; see `dmlopt list PROBLEM`)")
     h.add_argument("--seed", type=int, default=0,
                    help="random seed, an integer in [0, 2^63 - 1] (default: 0)")
     h.add_argument("--option", action="append", metavar="KEY=VALUE",
@@ -592,8 +619,9 @@ def _run_commands(sub: Any) -> None:
                        "solution found on the way.")
     _instance_arg(b)
     b.add_argument("--method", "-m", default=None, metavar="NAME",
-                   help="a bound method of the problem (default: the strongest that fits the "
-                   "size limit; see `dmlopt list PROBLEM`)")
+                   help="a bound method of the problem (default: its recommended one, marked "
+                   "in `dmlopt list`, else the strongest that fits the size limit; see "
+                   "`dmlopt list PROBLEM`)")
     b.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="stop an iterative method early (default: the method's own)")
     b.add_argument("--option", action="append", metavar="KEY=VALUE",
@@ -602,8 +630,8 @@ def _run_commands(sub: Any) -> None:
     b.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK", help=_RUN_LIMIT)
     _json_arg(b, "the result")
     b.add_argument("-o", "--output", default=None, metavar="FILE",
-                   help="write the solution found on the way (if any) here (default: not "
-                   "written)")
+                   help="write the solution found on the way here; exit 2 with nothing "
+                   "written when the method found none (default: not written)")
     b.set_defaults(func=cmd_bound)
 
 
