@@ -38,6 +38,7 @@ import time
 from typing import Any
 
 from dmlopt import __version__, api, io, registry, solvers
+from dmlopt.benchmarks import trace
 from dmlopt.result import _finite
 
 #: seconds past the hard limit at which a run's own alarm ends it (runner gone)
@@ -68,13 +69,15 @@ def execute(payload: dict[str, Any], instance: Any = None) -> dict[str, Any]:
         if payload["kind"] == "exact":
             opts = payload["options"]
             out["solver_version"] = solvers.version(opts["solver"])
-            res = api.solve(
-                inst, opts["solver"],
-                formulation=None if opts.get("default_solve") else opts["formulation"],
-                time_limit=opts.get("time_limit"), mip_gap=opts.get("mip_gap"),
-                threads=opts.get("threads"), warm_start=opts.get("warm_start"),
-                solver_options=opts.get("solver_options"),
-            )
+            with trace.recording(time.perf_counter()) as points:
+                res = api.solve(
+                    inst, opts["solver"],
+                    formulation=None if opts.get("default_solve") else opts["formulation"],
+                    time_limit=opts.get("time_limit"), mip_gap=opts.get("mip_gap"),
+                    threads=opts.get("threads"), warm_start=opts.get("warm_start"),
+                    solver_options=opts.get("solver_options"), progress=trace.EVERY,
+                )
+            out["trace"] = trace.finish(points, res.seconds, res.objective, res.bound)
         elif payload["kind"] == "bound":
             opts = payload["options"]
             res = api.bound(inst, opts["bound"], time_limit=opts.get("time_limit"),
