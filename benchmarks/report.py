@@ -660,7 +660,9 @@ def markdown(df: pd.DataFrame, store_path: str, plots: dict[str, list[str]]) -> 
         "check scripts). They exclude the one-time costs of a worker process: the modules a "
         "run needs (the solver's interface, a heuristic's numba kernels, its `PRELOAD`) are "
         "imported before the clock starts; the numba kernels are compiled once into the "
-        "on-disk cache (see docs/benchmarks.md for the first and second process's times). "
+        "on-disk cache (see docs/benchmarks.md for the first and second process's times), "
+        "and each worker runs a heuristic once, untimed, before its first timed run: that "
+        "warm-up's wall time (one-time costs plus one run) is listed apart. "
         "The primal integral of an exact run (Berthold 2013) is the integral over its time "
         "limit of the primal gap of its incumbent to the reference (1 before its first "
         "incumbent), divided by the time limit: 0 is the optimum at once; it is taken only "
@@ -711,6 +713,10 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
               _n(_f(r.geomean_time_ratio, 3), r.n_speedup),
               _n(_f(r.mean_primal_integral, 3), r.n_primal_integral)]
              for r in exact.itertuples()]), ""]
+    if warm := report_time.one_time_costs(df, problem):
+        out += ["### One-time costs (not in any timing above)", "", _table(
+            ["heuristic", "warm-up runs (one per worker process)", "mean warm-up seconds",
+             "mean timed seconds"], warm), ""]
     for p in plots:
         out += [f"![{Path(p).stem}]({p})", ""]
     out += ["### Per instance", ""]

@@ -152,3 +152,36 @@ def _own_gap(x: float | None, b: float | None) -> float:
         return 1.0
     den = max(abs(x), abs(b))
     return 0.0 if den < 1e-9 else min(1.0, abs(x - b) / den)
+
+
+def one_time_costs(df: pd.DataFrame, problem: str) -> list[list[str]]:
+    """Rows of the one-time cost table of a problem: per heuristic, the worker processes that
+    ran it (each ran it once, untimed, before its first timed run), the mean wall seconds of
+    those warm-up runs and the mean seconds of the timed runs.
+
+    Parameters
+    ----------
+    df : the runs (``warmup_seconds`` NaN or missing in a store of schema 1).
+    problem : the problem.
+
+    Returns
+    -------
+    list
+        Table rows (method, warm-ups, mean warm-up seconds, mean timed seconds); empty
+        without a warm-up.
+
+    References
+    ----------
+    Issue 54, item 5.
+    """
+    if "warmup_seconds" not in df:
+        return []
+    d = df[(df["problem"] == problem)]
+    warm = pd.to_numeric(d["warmup_seconds"], errors="coerce")
+    out = []
+    for lab, g in d[warm.notna()].groupby("label", sort=True):
+        timed = d[(d["label"] == lab) & d["solved"]]["seconds"]
+        w = pd.to_numeric(g["warmup_seconds"], errors="coerce")
+        out.append([str(lab), str(len(g)), f"{w.mean():.3g}",
+                    f"{timed.mean():.3g}" if len(timed) else "-"])
+    return out

@@ -67,10 +67,13 @@ COLUMNS: list[tuple[str, str]] = [
     # JSON list of [seconds, incumbent, bound] of an exact run over time (schema 2; NULL in a
     # store of schema 1, which gains the column when opened for writing)
     ("trace", "TEXT"),
+    # wall seconds of the untimed warm-up run before a heuristic's first run in a worker
+    # process (one-time costs plus one run; schema 2)
+    ("warmup_seconds", "REAL"),
 ]
 NAMES = [c for c, _ in COLUMNS]
 #: columns a store may lack (added after schema 1): read as NULL, added when opened to write
-ADDED = ("trace",)
+ADDED = ("trace", "warmup_seconds")
 KEY = ("instance_hash", "method", "options", "seed")
 
 

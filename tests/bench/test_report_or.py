@@ -184,3 +184,28 @@ def test_the_html_page_is_whole(hand, tmp_path):
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert not re.search(r'(src|href)="(?!data:)', page)  # nothing fetched from anywhere
     assert "<code>A</code>" in page and "&lt;" not in page.split("<body>")[0]
+
+
+def test_each_worker_warms_a_heuristic_up_once_untimed(tmp_path):
+    suite = tmp_path / "w.toml"
+    suite.write_text(textwrap.dedent("""\
+        name = "w"
+        description = "warm-up"
+        [[groups]]
+        problem = "tabgp"
+        instances = [
+          { generator = "er", params = { n = 10, p = 0.4, tau = 2, l = 2 }, seeds = [0, 1] },
+        ]
+        methods = [{ heuristic = "dense-refine", seeds = [0, 1] }, { heuristic = "random" }]
+        """))
+    out = tmp_path / "w.sqlite"
+    assert main(["bench", str(suite), "-o", str(out), "--workers", "1"]) == 0
+    rows = store_mod.read(out)
+    warm = [r for r in rows if r["warmup_seconds"] is not None]
+    # one worker: one warm-up per heuristic, recorded on its first timed run
+    assert sorted(r["method"] for r in warm) == ["dense-refine", "random"]
+    assert all(r["warmup_seconds"] > 0 for r in warm)
+    report.write(out, tmp_path / "r")
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "### One-time costs (not in any timing above)" in md
+    assert re.search(r"\| dense-refine \| 1 \| [0-9.e-]+ \| [0-9.e-]+ \|", md)
