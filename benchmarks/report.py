@@ -1,28 +1,30 @@
-"""The benchmark report: Markdown, CSV and PNG plots from a results store.
+"""The benchmark report: Markdown, a self-contained HTML page, CSV and PNG plots from a store.
 
 Per problem and instance the reference is the best proven optimum (the best objective of an exact
 run with status ``optimal`` proven at the default tolerance: its solver gap, if any, and the
 ``mip_gap`` it asked for, if any, at most :data:`dmlopt.solvers.OPTIMALITY_GAP`, so that an old
-store's ``optimal`` run with ``mip_gap = 2`` is not taken as an optimum); without one, the best
-proven bound of the exact runs (the largest lower bound of a min problem, the smallest upper bound
-of a max problem), and gaps measured against a bound are marked as upper bounds (``<=``) on the
-true gap. The gap of a run in percent is ``100 (obj - ref) / |ref|`` for a min problem and
-``100 (ref - obj) / |ref|`` for a max problem (the problem's ``SENSE`` from the registry); it is
-undefined (empty) when ``ref`` is 0 and the objective is not. Only runs that produced a feasible,
-evaluated solution (status ``optimal``, ``feasible`` or ``time_limit`` with an objective)
-have a gap.
+store's ``optimal`` run with ``mip_gap = 2`` is not taken as an optimum); without one, the
+library's certified optimum, else its best known value (or the store's, when a run beats it);
+the certified gap is measured apart, against the best valid bound of the instance (the largest
+lower bound of a min problem, the smallest upper bound of a max problem). The gap of a run in
+percent is ``100 (obj - ref) / |ref|`` for a min problem and ``100 (ref - obj) / |ref|`` for a
+max problem (the problem's ``SENSE`` from the registry); it is undefined (empty) when ``ref`` is
+0 and the objective is not. Only runs that produced a feasible, evaluated solution (status
+``optimal``, ``feasible`` or ``time_limit`` with an objective) have a gap.
 
 The speed-up of a run is the time of the fastest exact run that proved optimality on that
 instance divided by the run's own time (the method's ``seconds``, which include the model build of
-exact runs); the time ratio is its inverse. Summaries give, per method, the mean and max gap and
-the geometric mean of the time ratio. Exact optima that disagree between exact methods are listed
-as warnings (they point to a modelling bug).
+exact runs); the time ratio is its inverse. Summaries give, per method, the runs counted apart
+(solved, optimal, time limit, failed, bound), the mean and max gaps each with the number of runs
+it covers, the plain and shifted (10 s) geometric mean of seconds, the geometric mean of the time
+ratio and the mean primal integral of exact runs (:mod:`dmlopt.benchmarks.report_time`). Exact
+optima that disagree between exact methods are listed as warnings (a modelling bug).
 
-Plots (one set per problem, matplotlib's Agg backend): the gap per heuristic (box plot with every
-run as a point), the runtime of every method on a log scale, and the Dolan-More performance profile
-of the exact methods (E. D. Dolan, J. J. More, "Benchmarking optimization software with
-performance profiles", Math. Program. 91, 2002): the fraction of instances a method solves to
-optimality within a factor tau of the fastest method's time.
+Plots (one set per problem, matplotlib's Agg backend, legends outside the axes): the gap per
+heuristic (box plot with every run as a point), the runtime of every method on a log scale, the
+Dolan-More performance profile of the exact methods (E. D. Dolan, J. J. More, "Benchmarking
+optimization software with performance profiles", Math. Program. 91, 2002) and the gap over
+time of the exact runs.
 """
 
 from __future__ import annotations
@@ -40,13 +42,12 @@ from dmlopt import io as _io
 from dmlopt import registry
 from dmlopt.benchmarks import report_html, report_time
 from dmlopt.benchmarks import store as store_mod
+from dmlopt.benchmarks.report_time import SHIFT, shifted_geomean
 from dmlopt.errors import InstanceError, UnknownNameError
 from dmlopt.io import atomic_write_text, check_output_dir, save_figure, write_csv
 from dmlopt.solvers import OPTIMALITY_GAP
 
 SOLVED = ("optimal", "feasible", "time_limit")
-#: the shift of the shifted geometric mean of seconds
-SHIFT = 10.0
 _STD_EXACT_OPTS = {"solver", "formulation", "time_limit", "threads"}
 _TOL = 1e-6
 
@@ -283,28 +284,6 @@ def _geomean(x: pd.Series) -> float:
 
 def _trusted(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["suspect"] == ""] if "suspect" in df else df
-
-
-def shifted_geomean(x: pd.Series, shift: float = SHIFT) -> float:
-    """The shifted geometric mean ``exp(mean(log(x + s))) - s`` of the finite values of ``x``.
-
-    Parameters
-    ----------
-    x : the values (seconds), NaN left out.
-    shift : ``s``, 10 s as on Mittelmann's pages and in SCIP's check scripts.
-
-    Returns
-    -------
-    float
-        NaN without a value.
-
-    References
-    ----------
-    T. Achterberg, "Constraint Integer Programming", PhD thesis, TU Berlin, 2007, appendix A.3.
-    """
-    x = pd.to_numeric(x, errors="coerce").dropna()
-    x = x[np.isfinite(x) & (x >= 0)]
-    return float(np.exp(np.log(x + shift).mean()) - shift) if len(x) else np.nan
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:

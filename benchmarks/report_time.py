@@ -20,6 +20,9 @@ import pandas as pd
 from dmlopt.benchmarks import trace as trace_mod
 from dmlopt.io import save_figure
 
+#: the shift of the shifted geometric mean of seconds
+SHIFT = 10.0
+
 #: reference kinds that are objective values (a gap to them is a primal gap)
 VALUE_REFS = ("optimum", "library", "library-best", "best-known")
 
@@ -185,3 +188,25 @@ def one_time_costs(df: pd.DataFrame, problem: str) -> list[list[str]]:
         out.append([str(lab), str(len(g)), f"{w.mean():.3g}",
                     f"{timed.mean():.3g}" if len(timed) else "-"])
     return out
+
+
+def shifted_geomean(x: pd.Series, shift: float = SHIFT) -> float:
+    """The shifted geometric mean ``exp(mean(log(x + s))) - s`` of the finite values of ``x``.
+
+    Parameters
+    ----------
+    x : the values (seconds), NaN left out.
+    shift : ``s``, 10 s as on Mittelmann's pages and in SCIP's check scripts.
+
+    Returns
+    -------
+    float
+        NaN without a value.
+
+    References
+    ----------
+    T. Achterberg, "Constraint Integer Programming", PhD thesis, TU Berlin, 2007, appendix A.3.
+    """
+    x = pd.to_numeric(x, errors="coerce").dropna()
+    x = x[np.isfinite(x) & (x >= 0)]
+    return float(np.exp(np.log(x + shift).mean()) - shift) if len(x) else np.nan
