@@ -209,3 +209,43 @@ def test_each_worker_warms_a_heuristic_up_once_untimed(tmp_path):
     md = (tmp_path / "r" / "report.md").read_text()
     assert "### One-time costs (not in any timing above)" in md
     assert re.search(r"\| dense-refine \| 1 \| [0-9.e-]+ \| [0-9.e-]+ \|", md)
+
+
+def test_legends_sit_outside_the_data_and_bounds_are_drawn_as_bounds(hand, tmp_path,
+                                                                     monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dmlopt.benchmarks import report_time
+
+    figs = {}
+
+    def keep(fig, path, **kw):
+        fig.canvas.draw()
+        figs[path.name] = fig
+
+    monkeypatch.setattr(report, "save_figure", keep)
+    monkeypatch.setattr(report_time, "save_figure", keep)
+    monkeypatch.setattr(plt, "close", lambda fig=None: None)
+    rows = Store(hand).rows() + [dict(row("tabgp", "A", "x:paper", "optimal", 10.0, 3.0,
+                                          bound=10.0),
+                                      time_limit=10.0, trace=[[1.0, 12.0, 8.0],
+                                                              [3.0, 10.0, 10.0]])]
+    df = report.frame(rows, senses={"maxp": "max"})
+    for fn in (report.plot_gaps, report.plot_runtime, report.plot_profile,
+               report_time.plot_gap_over_time):
+        assert fn(df, "tabgp", tmp_path / f"{fn.__name__}.png")
+    assert len(figs) == 4
+    for name, fig in figs.items():
+        ax = fig.axes[0]
+        legend = ax.get_legend()
+        box, frame = legend.get_window_extent(), ax.get_window_extent()
+        assert box.x0 >= frame.x1 - 1, name  # right of the axes: it covers no data
+    labels = [t.get_text() for t in figs["plot_runtime.png"].axes[0].get_legend().get_texts()]
+    assert "bound method (a bound)" in labels and "time limit" in labels
+    assert not any("time limit / killed / error" in t for t in labels)
+    over = [t.get_text() for t in figs["plot_gap_over_time.png"].axes[0].get_legend().get_texts()]
+    # x:paper's trace: gap 1 on [0, 1], 2/12 on [1, 3], 0 after; over 10 s
+    assert any(t.startswith("x:paper: primal gap (mean integral 0.133, n=1)") for t in over)
