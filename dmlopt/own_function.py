@@ -91,8 +91,8 @@ def run(instance: Any, function: Any, *, seed: int = 0, size_limit: Any = None,
     problem = registry.of(instance)
     name = function_name(function) if callable(function) else repr(function)
     if not callable(function):
-        raise InstanceError("heuristic", function, f"must be a heuristic name or a function "
-                            f"{SHAPE}")
+        raise InstanceError("name", function, "must be the name of a heuristic (a string; see "
+                            f"`dmlopt list PROBLEM`) or a function {SHAPE}")
     passes = _check_shape(function, name)
     entry = registry.as_heuristic(function, name)
     seed = api.check_seed(seed)

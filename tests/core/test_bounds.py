@@ -128,8 +128,10 @@ def test_bad_calls_are_refused_by_name():
 
 
 def test_the_default_falls_back_when_the_strongest_gives_no_bound_in_time(monkeypatch):
-    """method=None: the recommended method runs first; one whose solver stops before its first
-    bound is noted, and the next method that fits (strongest first) gives the bound."""
+    """method=None: the first method of the default order runs first (here TABGP's exact
+    ``enum``, listed before the recommended ``spectral``); one whose solver stops before its
+    first bound is noted, and the next method of that order that fits gives the bound."""
+    from dmlopt import api
     from dmlopt.errors import SolverError
 
     inst = dmlopt.load("tabgp/er12-p03-tau1-s0")
@@ -138,8 +140,10 @@ def test_the_default_falls_back_when_the_strongest_gives_no_bound_in_time(monkey
         raise SolverError("bound: HiGHS gave no dual bound (time_limit)")
 
     prob = registry.get("tabgp")
-    first = _patched(monkeypatch, "tabgp", nothing, prob.recommended_bound_for(inst))
-    second = next(n for n in prob.bound_entries if n != first)  # the strongest of the others
+    order = api._default_order(prob, inst)
+    assert order[:2] == ["enum", prob.recommended_bound_for(inst)]
+    first = _patched(monkeypatch, "tabgp", nothing, order[0])
+    second = order[1]
     res = dmlopt.bound(inst, time_limit=30)
     assert res.method == f"bound:{second}" and f"{first}: no bound" in res.message
     assert res.bound <= dmlopt.solve(inst).objective

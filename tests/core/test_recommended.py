@@ -24,6 +24,7 @@ from dmlopt.contract import (
     check_run_size,
     recommended_names,
 )
+from dmlopt.errors import ModelTooLargeError
 from tests.core.test_contract import example
 from tests.core.test_contract_entries import modules
 
@@ -111,17 +112,31 @@ def test_rar_recommendation_follows_the_scheme():
 
 @pytest.mark.parametrize("name", PROBLEMS)
 def test_bound_without_a_method_runs_the_recommended_one(name):
+    """Unless an exact algorithm listed before it fits (it gives the optimum on a small
+    instance), the default bound is the recommended one."""
     model, _ = modules(name)
+    prob = registry.get(name)
+    names = list(prob.bound_entries)
+    rec = model.RECOMMENDED_BOUND
+    exact = [n for n in names[:names.index(rec)] if prob.bound(n).exact]
     res = dmlopt.bound(example(name), time_limit=2)
-    assert res.method == f"bound:{model.RECOMMENDED_BOUND}"
+    assert res.method in {f"bound:{n}" for n in [*exact, rec]}
+    if not exact:
+        assert res.method == f"bound:{rec}"
 
 
-def test_bound_default_was_the_strongest_and_is_now_the_recommended_one():
-    """TABGP lists enum first (strongest) but recommends spectral: the default follows the
-    recommendation; a method that does not fit the limits still falls through to the next."""
-    inst = example("tabgp")
+def test_bound_default_keeps_enum_where_it_fits_and_is_the_recommended_one_beyond():
+    """TABGP lists enum first (strongest, exact) and recommends spectral: on a tiny instance
+    the default is enum's optimum; where enum's estimate is above the limits it is spectral."""
     assert next(iter(registry.get("tabgp").bound_entries)) == "enum"
-    assert dmlopt.bound(inst, time_limit=1).method == "bound:spectral"
+    tiny = dmlopt.load("tabgp/er12-p03-tau1-s0")
+    res = dmlopt.bound(tiny, time_limit=30)
+    assert res.method == "bound:enum" and res.objective == dmlopt.solve(tiny).objective
+    assert res.gap <= 1e-4  # enum proves its solution optimal
+    bigger = dmlopt.generate("tabgp", {"generator": "er", "n": 40, "p": 0.2, "tau": 3}, seed=0)
+    with pytest.raises(ModelTooLargeError):
+        dmlopt.bound(bigger, "enum", time_limit=1)
+    assert dmlopt.bound(bigger, time_limit=1).method == "bound:spectral"
 
 
 def _paper_instances() -> list[tuple[str, str, str, int]]:
