@@ -99,17 +99,16 @@ def _tap(name: str, instance: Instance, *, seed: int = 0, on: str = "inferred") 
     return Solution(assignment=list(sol.assignment))
 
 
-def cle(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
-    """TAP's ``cle`` (Cluster Embedding: heavy overlay links inside one cluster of VMs) on the
-    chosen hop matrix.
+#: the docstring of each TAP heuristic run on the chosen hop matrix (numpy style)
+_DOC = """TAP's ``{name}`` ({what}) on the chosen hop matrix.
 
     Parameters
     ----------
     instance : Instance
         An ``infer_tap`` instance (the inferred and the true TAP instances).
     seed : int, optional
-        Passed to TAP's ``cle`` (default 0).
-    on : {"inferred", "truth"}, optional
+        Passed to TAP's ``{name}`` (default 0).
+    on : {{"inferred", "truth"}}, optional
         Allocate on the inferred hop matrix (default, the paper) or on the true one.
 
     Returns
@@ -120,109 +119,45 @@ def cle(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
     References
     ----------
     Paper 000 (An, Wu, Huang), section V-C, Fig. 11; the heuristic's own references are in
-    :mod:`dmlopt.heuristics.tap` (``cle``).
+    :mod:`dmlopt.heuristics.tap` (``{name}``).
     """
+
+
+def _documented(name: str, what: str) -> Any:
+    """Give a wrapper of TAP's ``name`` its own numpy docstring (``help()`` shows it)."""
+    def give(fn: Any) -> Any:
+        fn.__doc__ = _DOC.format(what=what, name=name)
+        return fn
+    return give
+
+
+@_documented("cle",
+            "Cluster Embedding: heavy overlay links inside one cluster of VMs")
+def cle(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
     return _tap("cle", instance, seed=seed, on=on)
 
 
+@_documented("abm",
+            "Average-Based Matching: the heaviest-talking modules on the most central VMs")
 def abm(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
-    """TAP's ``abm`` (Average-Based Matching: the heaviest-talking modules on the most central
-    VMs) on the chosen hop matrix.
-
-    Parameters
-    ----------
-    instance : Instance
-        An ``infer_tap`` instance (the inferred and the true TAP instances).
-    seed : int, optional
-        Passed to TAP's ``abm`` (default 0).
-    on : {"inferred", "truth"}, optional
-        Allocate on the inferred hop matrix (default, the paper) or on the true one.
-
-    Returns
-    -------
-    Solution
-        The assignment (module -> VM index), scored by the ``infer_tap`` evaluator on the truth.
-
-    References
-    ----------
-    Paper 000 (An, Wu, Huang), section V-C, Fig. 11; the heuristic's own references are in
-    :mod:`dmlopt.heuristics.tap` (``abm``).
-    """
     return _tap("abm", instance, seed=seed, on=on)
 
 
+@_documented("random",
+            "the random allocation, the baseline")
 def random_allocation(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
-    """TAP's ``random`` (the random allocation, the baseline) on the chosen hop matrix.
-
-    Parameters
-    ----------
-    instance : Instance
-        An ``infer_tap`` instance (the inferred and the true TAP instances).
-    seed : int, optional
-        Passed to TAP's ``random`` (default 0).
-    on : {"inferred", "truth"}, optional
-        Allocate on the inferred hop matrix (default, the paper) or on the true one.
-
-    Returns
-    -------
-    Solution
-        The assignment (module -> VM index), scored by the ``infer_tap`` evaluator on the truth.
-
-    References
-    ----------
-    Paper 000 (An, Wu, Huang), section V-C, Fig. 11; the heuristic's own references are in
-    :mod:`dmlopt.heuristics.tap` (``random``).
-    """
     return _tap("random", instance, seed=seed, on=on)
 
 
+@_documented("local-search",
+            "the local search from a start")
 def local_search(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
-    """TAP's ``local-search`` (the local search from a start) on the chosen hop matrix.
-
-    Parameters
-    ----------
-    instance : Instance
-        An ``infer_tap`` instance (the inferred and the true TAP instances).
-    seed : int, optional
-        Passed to TAP's ``local-search`` (default 0).
-    on : {"inferred", "truth"}, optional
-        Allocate on the inferred hop matrix (default, the paper) or on the true one.
-
-    Returns
-    -------
-    Solution
-        The assignment (module -> VM index), scored by the ``infer_tap`` evaluator on the truth.
-
-    References
-    ----------
-    Paper 000 (An, Wu, Huang), section V-C, Fig. 11; the heuristic's own references are in
-    :mod:`dmlopt.heuristics.tap` (``local-search``).
-    """
     return _tap("local-search", instance, seed=seed, on=on)
 
 
+@_documented("abm-ls",
+            "ABM followed by the local search")
 def abm_ls(instance: Instance, *, seed: int = 0, on: str = "inferred") -> Solution:
-    """TAP's ``abm-ls`` (ABM followed by the local search) on the chosen hop matrix.
-
-    Parameters
-    ----------
-    instance : Instance
-        An ``infer_tap`` instance (the inferred and the true TAP instances).
-    seed : int, optional
-        Passed to TAP's ``abm-ls`` (default 0).
-    on : {"inferred", "truth"}, optional
-        Allocate on the inferred hop matrix (default, the paper) or on the true one.
-
-    Returns
-    -------
-    Solution
-        The assignment (module -> VM index), scored by the ``infer_tap`` evaluator on the truth.
-
-    References
-    ----------
-    Paper 000 (An, Wu, Huang), section V-C, Fig. 11; the heuristic's own references are in
-    :mod:`dmlopt.heuristics.tap` (``abm-ls``).
-    """
     return _tap("abm-ls", instance, seed=seed, on=on)
 
 
