@@ -128,6 +128,9 @@ def build(spec: Spec, root: Path, time_limit: float, old: dict | None = None) ->
     if not ev.feasible:
         raise DmloptError(f"{spec.problem}/{spec.id}: the solution is infeasible")
     rec: dict[str, Any] = {"id": spec.id, "problem": spec.problem}
+    if io.safe_name(spec.id) != spec.id:  # an id names files: one plain path component
+        raise DmloptError(f"{spec.problem}/{spec.id}: an id must be a plain file name "
+                          f"(letters, digits, '._+=,@-'; e.g. {io.safe_name(spec.id)!r})")
     if spec.ship_instance:
         path = base / f"{spec.id}.json"
         if path.exists():

@@ -36,10 +36,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dmlopt import io as _io
 from dmlopt import registry
 from dmlopt.benchmarks import store as store_mod
 from dmlopt.errors import InstanceError, UnknownNameError
-from dmlopt.io import atomic_path, atomic_write_text, check_output_dir
+from dmlopt.io import atomic_write_text, check_output_dir, save_figure, write_csv
 from dmlopt.solvers import OPTIMALITY_GAP
 
 SOLVED = ("optimal", "feasible", "time_limit")
@@ -95,6 +96,8 @@ def frame(rows: list[dict[str, Any]], senses: dict[str, str] | None = None) -> p
     df["proven"] = [proven(st, g, o) for st, g, o in
                     zip(df["status"], df["gap"] if "gap" in df else [None] * len(df),
                         df["options"], strict=True)]
+    df["suspect"] = suspects(df)
+    df.loc[df["suspect"] != "", ["solved", "proven"]] = False
     refs = instances(df)
     df = df.merge(refs[["problem", "instance_hash", "ref", "ref_kind", "ref_seconds"]],
                   on=["problem", "instance_hash"], how="left")
@@ -117,6 +120,65 @@ def frame(rows: list[dict[str, Any]], senses: dict[str, str] | None = None) -> p
     df["speedup"] = np.where(df["ref_seconds"].notna() & df["solved"],
                              df["ref_seconds"] / secs, np.nan)
     return df
+
+
+def suspects(df: pd.DataFrame) -> pd.Series:
+    """Why each row cannot be true (``""``: nothing found), re-checked from the store itself.
+
+    A proven optimum is an exact run with status ``optimal`` whose bound (if stored) agrees
+    with its objective. Flagged: "optimal" without that proof (a heuristic's, or a bound that
+    disagrees); a solved row the harness marked infeasible; an objective better than a proven
+    optimum (it disagrees with its instance); a bound (of a bound run, or of an exact run
+    that proved nothing) beyond a proven optimum or a feasible objective of the instance.
+    Flagged rows are listed in the report and left out of every reference, gap and mean.
+
+    Parameters
+    ----------
+    df : the runs, with ``sense`` and ``proven`` columns.
+
+    Returns
+    -------
+    pandas.Series
+        One reason per row, ``""`` for a row that passes.
+
+    References
+    ----------
+    Issue 51, item 5.
+    """
+    why = pd.Series([""] * len(df), index=df.index, dtype=object)
+    obj, bnd = df["objective"], df["bound"]
+    tol = _TOL * np.maximum(1.0, obj.abs().fillna(0.0))
+    claims = df["status"] == "optimal"
+    agree = bnd.isna() | ((obj - bnd).abs() <= np.maximum(tol, OPTIMALITY_GAP * obj.abs()
+                                                           .fillna(0.0) + _TOL))
+    why[claims & (df["kind"] != "exact") & ~(bnd.notna() & agree)] = \
+        "\"optimal\" without a proof (no bound equal to its objective)"
+    why[claims & (df["kind"] == "exact") & ~agree] = \
+        "\"optimal\" but its own bound disagrees with its objective"
+    feas = df["feasible"] if "feasible" in df else pd.Series([None] * len(df), index=df.index)
+    why[(why == "") & df["solved"] & (pd.to_numeric(feas, errors="coerce") == 0)] = \
+        "an objective for a solution the evaluator found infeasible"
+    for _, g in df[why == ""].groupby(["problem", "instance_hash"], sort=False):
+        lower = g["sense"].iloc[0] == "min"  # bounds are lower bounds, objectives >= them
+        opt = g[g["proven"] & (g["kind"] == "exact") & g["objective"].notna()]["objective"]
+        solved = g[g["solved"] & g["objective"].notna()]["objective"]
+        if len(opt):
+            best = opt.min() if lower else opt.max()
+            t = _TOL * max(1.0, abs(best))
+            beyond = (g["objective"] < best - t) if lower else (g["objective"] > best + t)
+            why[g.index[beyond & g["solved"]]] = (f"an objective beyond the proven optimum "
+                                                  f"{best:.10g}: it disagrees with its instance")
+        if len(solved):
+            feasible = solved[~why[solved.index].astype(bool)]
+            if len(feasible):
+                best = feasible.min() if lower else feasible.max()
+                t = _TOL * max(1.0, abs(best))
+                over = (g["bound"] > best + t) if lower else (g["bound"] < best - t)
+                # two proven optima that disagree are the warning below, not a flag here
+                over &= ~why[g.index].astype(bool) & ~(g["proven"] & (g["kind"] == "exact"))
+                why[g.index[over]] = (f"a bound beyond the feasible objective {best:.10g} "
+                                      f"({'a proven optimum' if len(opt) else 'evaluated'})")
+    return why
 
 
 def proven(status: Any, gap: Any, options: Any) -> bool:
@@ -152,7 +214,9 @@ def _gap(obj: float, ref: float, sense: str) -> float:
 
 
 def instances(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (problem, instance): optimum, best bound, best known objective, reference."""
+    """Per (problem, instance): optimum, best bound, best known objective, reference (rows
+    flagged by :func:`suspects` left out)."""
+    df = _trusted(df)
     out = []
     for (problem, h), g in df.groupby(["problem", "instance_hash"], sort=False):
         sense = g["sense"].iloc[0]
@@ -206,8 +270,14 @@ def _geomean(x: pd.Series) -> float:
     return float(np.exp(np.log(x).mean())) if len(x) else np.nan
 
 
+def _trusted(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["suspect"] == ""] if "suspect" in df else df
+
+
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (problem, method label): runs, statuses, mean/max gap, geometric mean time ratio."""
+    """Per (problem, method label): runs, statuses, mean/max gap, geometric mean time ratio
+    (rows flagged by :func:`suspects` left out)."""
+    df = _trusted(df)
     out = []
     for (problem, kind, lab), g in df.groupby(["problem", "kind", "label"], sort=False):
         ratio = 1.0 / g["speedup"]
@@ -226,7 +296,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def per_instance(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (problem, instance, method label), seeds aggregated."""
+    """Per (problem, instance, method label), seeds aggregated (flagged rows left out)."""
+    df = _trusted(df)
     out = []
     keys = ["problem", "instance_hash", "kind", "label"]
     for (problem, h, kind, lab), g in df.groupby(keys, sort=False):
@@ -406,8 +477,7 @@ def _save(fig: Any, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png", bbox_inches="tight")
+    save_figure(fig, path, dpi=110, format="png", bbox_inches="tight")
     plt.close(fig)
 
 
@@ -430,6 +500,8 @@ def _pct(v: Any, upper: bool = False) -> str:
     text = f"{v:.2f}"
     if text == "-0.00":  # a gap of -1e-12 is rounding, not a better-than-optimal run
         text = "0.00"
+    if text.startswith("-"):  # never printed: such a row is flagged by suspects()
+        return "-"
     return f"{'<= ' if upper else ''}{text}"
 
 
@@ -459,8 +531,30 @@ def _speedup_at(speedup: Any, gap: Any) -> str:
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    """A table cell: ``|`` escaped, line breaks made spaces (a name from the store is data)."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ") \
+        .replace("\n", " ")
+
+
+def _code(text: Any) -> str:
+    """Inline code for a name from data: backticks inside it cannot close the span."""
+    text = str(text)
+    return f"`{text}`" if "`" not in text else "`` " + text.replace("``", "`'") + " ``"
+
+
+def _suspect_section(df: pd.DataFrame, problem: str) -> list[str]:
+    bad = df[(df["problem"] == problem) & (df["suspect"] != "")] if "suspect" in df else df[:0]
+    if bad.empty:
+        return []
+    return ["", "### Rows that cannot be true (left out of every reference, gap and mean)", "",
+            _table(["instance", "method", "seed", "status", "objective", "bound", "why"],
+                   [[_code(r.instance), r.label, str(r.seed), r.status, _f(r.objective),
+                     _f(r.bound), r.suspect] for r in bad.itertuples()]), ""]
 
 
 def markdown(df: pd.DataFrame, store_path: str, plots: dict[str, list[str]]) -> str:
@@ -501,7 +595,7 @@ def markdown(df: pd.DataFrame, store_path: str, plots: dict[str, list[str]]) -> 
 def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: pd.DataFrame,
                      per: pd.DataFrame, plots: list[str]) -> list[str]:
     sense = df[df["problem"] == problem]["sense"].iloc[0]
-    out = ["", f"## {problem} ({'minimise' if sense == 'min' else 'maximise'})", ""]
+    out = ["", f"## {_cell(problem)} ({'minimise' if sense == 'min' else 'maximise'})", ""]
     s = summ[summ["problem"] == problem]
     heur = s[s["kind"] == "heuristic"]
     exact = s[s["kind"] == "exact"]
@@ -540,7 +634,7 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
                 .itertuples():
             gap = _pct(r.gap_pct)
             speed = _f(r.speedup, 3) if gap != "-" else "-"  # a speed-up only beside its gap
-            rows.append([f"`{i.instance}`", ref, _bound_text(i.bound, sense), r.method,
+            rows.append([_code(i.instance), ref, _bound_text(i.bound, sense), r.method,
                          str(r.runs), r.status, _objective(r), gap, _pct(r.cert_gap_pct),
                          _f(r.bound) if r.kind == "bound" and r.status == "bound" else "",
                          speed, _f(r.seconds, 3)])
@@ -548,15 +642,16 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
                     "objective (mean of runs)", "gap to optimum % (mean)",
                     "certified gap % (mean)", "its bound", "speed-up", "seconds (mean)"],
                    rows), ""]
+    out += _suspect_section(df, problem)
     bad = inst[(inst["problem"] == problem) & inst["optima_disagree"]]
     for i in bad.itertuples():
-        out.append(f"**Warning**: exact methods report different optima on `{i.instance}` "
+        out.append(f"**Warning**: exact methods report different optima on {_code(i.instance)} "
                    "(a modelling or solver bug).")
     fails = df[(df["problem"] == problem) & df["status"].isin(("error", "killed"))]
     if len(fails):
         out += ["", "### Failed runs", "", _table(
             ["instance", "method", "seed", "status", "message"],
-            [[f"`{r.instance}`", r.label, str(r.seed), r.status,
+            [[_code(r.instance), r.label, str(r.seed), r.status,
               str(r.message or "").replace("|", "/").replace("\n", " ")[:160]]
              for r in fails.itertuples()]), ""]
     return out
@@ -581,7 +676,7 @@ def write(store_path: str | Path, outdir: str | Path,
         for problem in sorted(df["problem"].unique()):
             for kind, fn in (("gap", plot_gaps), ("runtime", plot_runtime),
                              ("profile", plot_profile)):
-                path = outdir / f"{kind}-{problem}.png"
+                path = _io.inside(outdir, f"{kind}-{_io.safe_name(problem)}.png")
                 if fn(df, problem, path):
                     files.append(path)
                     plots.setdefault(problem, []).append(path.name)
@@ -590,8 +685,7 @@ def write(store_path: str | Path, outdir: str | Path,
                   "instances.csv": instances(df), "summary.csv": summary(df),
                   "per_instance.csv": per_instance(df)}
         for name, table in tables.items():
-            with atomic_path(outdir / name) as tmp:
-                table.to_csv(tmp, index=False)
+            write_csv(outdir / name, table, index=False)
             files.append(outdir / name)
     md = outdir / "report.md"
     atomic_write_text(md, markdown(df, str(store_path), plots))

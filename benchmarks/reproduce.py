@@ -185,7 +185,8 @@ def run(paper: str, names: list[str] | None = None, quick: bool = False,
     (here / "stores").mkdir(parents=True, exist_ok=True)
     # by the name the tables give (a shipped name, or a path to a suite file), each store named
     # by its suite's own name
-    stores = {n: here / "stores" / f"{s.name}.sqlite" for n, s in zip(names_, suites, strict=True)}
+    stores = {n: io.inside(here / "stores", f"{s.name}.sqlite")
+              for n, s in zip(names_, suites, strict=True)}
     workers = workers or runner.default_workers()
     for n, s in zip(names_, suites, strict=True):
         before = len(store.read(stores[n])) if stores[n].exists() else 0
@@ -205,7 +206,7 @@ def run(paper: str, names: list[str] | None = None, quick: bool = False,
         machine = _machine([stores[n].with_suffix(".load.json")
                             for n in (t.quick if quick else t.suites)])
         text = _page(t, body, quick, len(records), run_minutes, titles[t.name], machine)
-        path = here / f"{t.name}.md"
+        path = io.inside(here, f"{t.name}.md")
         io.atomic_write_text(path, text)
         written.append(path)
         blocks[f"{t.paper}/{t.name}"] = text
@@ -233,12 +234,10 @@ def _figures(page: Path, blocks: dict[str, str], here: Path) -> list[Path]:
             src = here / name
             if not src.is_file():
                 continue
-            dst = page.parent / "figures" / name
-            dst.parent.mkdir(exist_ok=True)
-            with io.atomic_path(dst) as tmp:
-                Path(tmp).write_bytes(src.read_bytes())
+            dst = io.inside(page.parent / "figures", name)
+            io.copy_file(src, dst)
             out.append(dst)
-        blocks[key] = _PNG.sub(lambda m: f"](figures/{m.group(1)})", text)
+        blocks[key] = _PNG.sub(lambda m: f"](figures/{io.safe_name(m.group(1))})", text)
     return out
 
 

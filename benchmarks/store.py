@@ -136,7 +136,7 @@ class Store:
 
     def rows(self) -> list[dict[str, Any]]:
         """Every stored run as a dict (``metrics`` decoded), in insertion order."""
-        return _fetch(self.conn)
+        return _fetch(self.conn, self.path)
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
@@ -252,18 +252,39 @@ def read(path: str | Path) -> list[dict[str, Any]]:
     except sqlite3.Error as exc:
         raise InstanceError("store", str(path), f"cannot be read ({exc})") from None
     try:
-        return _fetch(conn)
+        return _fetch(conn, path)
     except sqlite3.Error as exc:
         raise InstanceError("store", str(path), f"cannot be read ({exc})") from None
     finally:
         conn.close()
 
 
-def _fetch(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def _check_row(row: dict[str, Any], path: Path | None) -> None:
+    """A row read back holds what its column's SQL type says (SQLite keeps any value in any
+    column): a ``TEXT NOT NULL`` a string, an ``INTEGER`` an int, a ``REAL`` a number (or
+    NULL where allowed); else :class:`InstanceError` naming the store, the row and the field."""
+    for col, sql in COLUMNS:
+        v = row[col]
+        if v is None:
+            if "NOT NULL" in sql:
+                raise InstanceError("store", str(path), f"row {row['id']}: {col} is NULL "
+                                    f"(must be {sql.split()[0].lower()})")
+            continue
+        kind = sql.split()[0]
+        ok = (isinstance(v, str) if kind == "TEXT"
+              else isinstance(v, int) and not isinstance(v, bool) if kind == "INTEGER"
+              else isinstance(v, int | float) and not isinstance(v, bool))
+        if not ok:
+            raise InstanceError("store", str(path), f"row {row['id']}: {col} = {v!r} is not "
+                                f"{'an integer' if kind == 'INTEGER' else kind.lower()}")
+
+
+def _fetch(conn: sqlite3.Connection, path: Path | None = None) -> list[dict[str, Any]]:
     cur = conn.execute(f"SELECT id, {', '.join(NAMES)} FROM runs ORDER BY id")
     out = []
     for rec in cur:
         row = dict(zip(["id", *NAMES], rec, strict=True))
+        _check_row(row, path)
         try:
             row["metrics"] = json.loads(row["metrics"]) if row["metrics"] else {}
         except (TypeError, ValueError):

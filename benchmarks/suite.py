@@ -82,6 +82,8 @@ from dmlopt.errors import DmloptError, InstanceError
 DEFAULT_TIME_LIMIT = 300.0
 DEFAULT_KILL_LIMIT = 300.0
 DEFAULT_GRACE = 10.0
+#: The longest grace (seconds past a limit before the hard kill) a suite may set.
+MAX_GRACE = 3600.0
 DEFAULT_THREADS = 1
 
 #: the most runs a suite may expand to unless the caller raises the cap (``--max-runs``)
@@ -362,7 +364,10 @@ def _limits(ctx: _Ctx, where: str, table: dict, inherited: dict) -> dict[str, An
             ctx.setting(pre + key, "time_limit", value)
             out[key] = float(value)
     if "grace" in table:
-        out["grace"] = float(ctx.number(pre + "grace", table["grace"]))
+        grace = float(ctx.number(pre + "grace", table["grace"]))
+        if grace > MAX_GRACE:  # a grace of 1e308 s would disable the hard kill
+            raise ctx.err(pre + "grace", table["grace"], f"must be at most {MAX_GRACE:g} s")
+        out["grace"] = grace
     if "threads" in table:
         value = ctx.number(pre + "threads", table["threads"], integer=True)
         ctx.setting(pre + "threads", "threads", value)
@@ -651,7 +656,9 @@ def _check_options(ctx: _Ctx, where: str, name: str, entry: Any, options: dict) 
     try:
         api.validate_options(entry.Options, options, name, where=where)
     except DmloptError as exc:
-        raise SuiteError(f"{ctx.path}: {exc}") from None
+        text = str(exc)  # a type error names the option only: placed under ``where``
+        raise SuiteError(f"{ctx.path}: {text if text.startswith(where) else where + '.' + text}"
+                         ) from None
 
 
 def _imported(ctx: _Ctx, where: str, name: str) -> tuple[Any, str]:

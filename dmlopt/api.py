@@ -719,6 +719,7 @@ def read_solution(instance: Any, path: str | Path, formulation: str | None = Non
     """
     from dmlopt import solution_files
 
+    instance = as_instance(instance)
     if solution_files.is_json(path):
         return load_solution(instance, path)
     parsed = solution_files.parse(path)

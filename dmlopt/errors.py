@@ -32,6 +32,10 @@ class InstanceError(DmloptError, ValueError):
         super().__init__(message)
 
 
+class ConfigError(InstanceError):
+    """An environment variable (or other setting) breaks its rule: ``NAME: 'text' rule``."""
+
+
 class SolverError(DmloptError):
     """The solver named is unknown or not available here."""
 

@@ -1,17 +1,28 @@
-"""Instance and solution files: JSON in and out, validated, written atomically.
+"""Instance and solution files: JSON in and out, validated, written atomically; the one writer.
 
 Files are data, never code: JSON is parsed with the standard library, the file size is checked
 before it is read, and every write goes to a temporary file in the target directory that is then
 renamed over the target, so an interrupted write never leaves a half-written file.
+
+Every file dmlopt writes (results, solutions, models, figures, reports, exports, checkpoints,
+docs blocks) goes through the writers here (:func:`write_bytes`, :func:`atomic_write_text`,
+:func:`write_json`, :func:`write_csv`, :func:`save_figure`, :func:`save_npz`,
+:func:`copy_file`, :func:`atomic_open`). A symbolic link at the final path is replaced, never
+followed (``os.replace`` renames over the link itself); a name built from data goes through
+:func:`safe_name` / :func:`inside`, so it is one path component inside the destination.
+``tests/core/test_writer.py`` fails on any other write in the package.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io as _stdio
 import json
 import os
+import re
 import stat
 import tempfile
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from importlib import resources
@@ -21,11 +32,77 @@ from typing import IO, Any
 import pydantic
 
 from dmlopt import registry
-from dmlopt.errors import InstanceError
+from dmlopt.errors import ConfigError, InstanceError
 from dmlopt.validation import parse
 
-#: Largest instance file read, in bytes (override with DMLOPT_MAX_FILE_BYTES).
-MAX_FILE_BYTES = int(os.environ.get("DMLOPT_MAX_FILE_BYTES", 512 * 2**20))
+#: Largest file read, in bytes, when ``DMLOPT_MAX_FILE_BYTES`` is not set.
+DEFAULT_MAX_FILE_BYTES = 512 * 2**20
+
+#: Largest file read, in bytes: ``None`` means "``DMLOPT_MAX_FILE_BYTES``, checked when a file
+#: is read, else :data:`DEFAULT_MAX_FILE_BYTES`" (tests may set a number here).
+MAX_FILE_BYTES: int | None = None
+
+
+def max_file_bytes() -> int:
+    """The largest file read, in bytes: :data:`MAX_FILE_BYTES` if set, else the environment
+    variable ``DMLOPT_MAX_FILE_BYTES`` (a positive integer in decimal digits), else
+    :data:`DEFAULT_MAX_FILE_BYTES`.
+
+    Read when a file is read (never at import, so ``dmlopt --version`` works whatever the
+    environment says).
+
+    Returns
+    -------
+    int
+        The limit in bytes.
+
+    Raises
+    ------
+    ConfigError
+        The variable is set but is not a positive integer (``abc``, ``1e3``, ``-5``, ``0``).
+
+    References
+    ----------
+    docs/architecture.md (files are data).
+    """
+    if MAX_FILE_BYTES is not None:
+        return MAX_FILE_BYTES
+    return env_int("DMLOPT_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES)
+
+
+def env_int(name: str, default: int, low: int = 1, high: int = 2**62) -> int:
+    """An integer environment variable, checked: digits only, within ``[low, high]``.
+
+    Parameters
+    ----------
+    name : the variable.
+    default : its value when unset or empty.
+    low, high : the accepted range.
+
+    Returns
+    -------
+    int
+        The value.
+
+    Raises
+    ------
+    ConfigError
+        Naming the variable, its text and the rule.
+
+    References
+    ----------
+    docs/architecture.md.
+    """
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    if not re.fullmatch(r"\+?[0-9]{1,19}", text):
+        raise ConfigError(name, text, f"must be a whole number of bytes from {low} to {high} "
+                          "(decimal digits only)")
+    value = int(text)
+    if not low <= value <= high:
+        raise ConfigError(name, text, f"must be from {low} to {high}")
+    return value
 
 
 #: Deepest nesting of lists/objects accepted in a JSON or TOML file (instances need about 5).
@@ -116,23 +193,53 @@ def check_output_dir(path: str | Path, field: str = "output") -> Path:
     return path
 
 
+def _cannot_write(path: Path | str, exc: OSError) -> InstanceError:
+    return InstanceError("output", str(path), f"cannot be written ({exc.strerror or exc})")
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary path beside ``path`` (same suffix); renamed to ``path`` on success.
 
     The file gets the permissions of a newly created file under the user's umask (mkstemp
-    alone would leave it 0600); on any failure the temporary file is removed.
+    alone would leave it 0600); on any failure the temporary file is removed. A symbolic link
+    at ``path`` is replaced by the file, its target is never written.
+
+    Parameters
+    ----------
+    path : the final file.
+
+    Returns
+    -------
+    Iterator[Path]
+        The temporary path to write.
+
+    Raises
+    ------
+    InstanceError
+        The path cannot be written (a name too long, no permission, a file where a folder
+        would be), naming the path and the reason.
+
+    References
+    ----------
+    POSIX ``rename(2)``: atomic within a file system.
     """
     path = check_output(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # no extra dots: Pyomo guesses a file's format from the text after the first dot
-    fd, tmp = tempfile.mkstemp(prefix=f"_tmp_{path.stem.replace('.', '_')}_",
-                               suffix=path.suffix, dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # no extra dots: Pyomo guesses a file's format from the text after the first dot
+        fd, tmp = tempfile.mkstemp(prefix=f"_tmp_{path.stem.replace('.', '_')[:40]}_",
+                                   suffix=path.suffix[:16], dir=path.parent)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
     os.close(fd)
     try:
         yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
+        try:
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise _cannot_write(path, exc) from None
     except BaseException:
         with suppress(OSError):
             os.unlink(tmp)
@@ -141,16 +248,290 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 @contextmanager
 def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
-    """Open a temporary file beside ``path``; on success rename it to ``path``."""
-    with atomic_path(path) as tmp, open(tmp, mode) as fh:
-        yield fh
-        fh.flush()
-        os.fsync(fh.fileno())
+    """Open a temporary file beside ``path``; on success rename it to ``path``.
+
+    Parameters
+    ----------
+    path : the final file.
+    mode : ``"w"`` (text, UTF-8) or ``"wb"``.
+
+    Returns
+    -------
+    Iterator[IO]
+        The open temporary file.
+
+    References
+    ----------
+    :func:`atomic_path`.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_open: mode {mode!r} (only 'w' or 'wb')")
+    with atomic_path(path) as tmp:
+        try:
+            fh = open(tmp, mode, **({"encoding": "utf-8"} if mode == "w" else {}))  # noqa: SIM115
+        except OSError as exc:
+            raise _cannot_write(path, exc) from None
+        with fh:
+            yield fh
+            try:
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                raise _cannot_write(path, exc) from None
+
+
+@contextmanager
+def scratch_path(directory: str | Path, suffix: str = "") -> Iterator[Path]:
+    """A new empty temporary file in ``directory`` (for a tool that writes a file by name,
+    such as Pyomo's model writer), removed when the block ends, whatever happens.
+
+    Parameters
+    ----------
+    directory : an existing folder (the destination, so the file never leaves it).
+    suffix : the file's suffix (Pyomo guesses a format from it).
+
+    Returns
+    -------
+    Iterator[Path]
+        The temporary path.
+
+    References
+    ----------
+    Python ``tempfile.mkstemp``.
+    """
+    try:
+        fd, raw = tempfile.mkstemp(prefix="_tmp_", suffix=suffix, dir=directory)
+    except OSError as exc:
+        raise _cannot_write(Path(directory) / f"_tmp_{suffix}", exc) from None
+    os.close(fd)
+    try:
+        yield Path(raw)
+    finally:
+        with suppress(OSError):
+            os.unlink(raw)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`atomic_open`).
+
+    Parameters
+    ----------
+    path : the final file.
+    text : its content.
+
+    Returns
+    -------
+    None
+
+    References
+    ----------
+    :func:`atomic_path`.
+    """
     with atomic_open(path, "w") as fh:
         fh.write(text)
+
+
+def write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (:func:`atomic_open`).
+
+    Parameters
+    ----------
+    path : the final file.
+    data : its content.
+
+    Returns
+    -------
+    None
+
+    References
+    ----------
+    :func:`atomic_path`.
+    """
+    with atomic_open(path, "wb") as fh:
+        fh.write(data)
+
+
+def write_json(path: str | Path, data: Any, **dumps: Any) -> None:
+    """Write ``data`` as JSON (``json.dumps(data, **dumps)`` and a newline) atomically.
+
+    Parameters
+    ----------
+    path : the final file.
+    data : a JSON-serialisable value.
+    dumps : options of :func:`json.dumps` (``indent``, ``sort_keys``, ``default``).
+
+    Returns
+    -------
+    None
+
+    References
+    ----------
+    RFC 8259 (JSON).
+    """
+    atomic_write_text(path, json.dumps(data, **dumps) + "\n")
+
+
+def write_csv(path: str | Path, table: Any, **to_csv: Any) -> None:
+    """Write a pandas DataFrame (or Series) as CSV atomically: the text is made in memory
+    (``table.to_csv(None, ...)``), then written by :func:`atomic_write_text`.
+
+    Parameters
+    ----------
+    path : the final file.
+    table : a DataFrame or Series.
+    to_csv : options of ``DataFrame.to_csv`` (``index``, ...).
+
+    Returns
+    -------
+    None
+
+    References
+    ----------
+    RFC 4180 (CSV).
+    """
+    atomic_write_text(path, table.to_csv(None, **to_csv))
+
+
+def save_figure(fig: Any, path: str | Path, **savefig: Any) -> None:
+    """Save a matplotlib figure atomically: rendered to memory (``fig.savefig`` on a BytesIO,
+    the format taken from ``path``'s suffix unless given), then :func:`write_bytes`; a link
+    at ``path`` is replaced, never followed.
+
+    Parameters
+    ----------
+    fig : a matplotlib Figure.
+    path : the final file (``.png``, ``.pdf``, ``.svg``).
+    savefig : options of ``Figure.savefig`` (``dpi``, ``bbox_inches``, ``format``).
+
+    Returns
+    -------
+    None
+
+    References
+    ----------
+    matplotlib ``Figure.savefig``.
+    """
+    check_output(path)
+    savefig.setdefault("format", Path(path).suffix.lstrip(".").lower() or "png")
+    buf = _stdio.BytesIO()
+    fig.savefig(buf, **savefig)
+    write_bytes(path, buf.getvalue())
+
+
+def save_npz(path: str | Path, **arrays: Any) -> None:
+    """Write numpy arrays as an ``.npz`` file atomically (``np.savez`` on the temporary file).
+
+    Parameters
+    ----------
+    path : the final file.
+    arrays : the arrays by name.
+
+    Returns
+    -------
+    None
+
+    References
+    ----------
+    numpy ``savez``.
+    """
+    import numpy as np
+
+    with atomic_open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def copy_file(source: str | Path, path: str | Path) -> None:
+    """Copy a regular file's bytes to ``path`` atomically (read in chunks, never a link's
+    target written).
+
+    Parameters
+    ----------
+    source : the file to copy (a regular file).
+    path : the final file.
+
+    Returns
+    -------
+    None
+
+    References
+    ----------
+    :func:`atomic_path`.
+    """
+    try:
+        src = open(source, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise InstanceError("file", str(source), f"cannot be read ({exc.strerror})") from None
+    with src, atomic_open(path, "wb") as dst:
+        while chunk := src.read(1 << 20):
+            dst.write(chunk)
+
+
+#: characters a name from data keeps; anything else becomes ``_``
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+=,@-]+")
+
+
+def safe_name(text: Any, limit: int = 96) -> str:
+    """One safe file-name component from a name built from data (a problem, instance, method
+    or suite name): letters, digits and ``._+=,@-`` kept, every other run of characters
+    (``/``, ``\\``, NUL, spaces, ``..``) made ``_``, no leading dot, at most ``limit``
+    characters. A name that had to change gets 8 hex digits of its hash before its suffix
+    (``gap-x_NAME-1a2b3c4d.png``), so two different names never share a file.
+
+    Parameters
+    ----------
+    text : the name (any value; ``str(text)`` is used).
+    limit : the longest result.
+
+    Returns
+    -------
+    str
+        A single path component, never empty, ``.`` or ``..``.
+
+    References
+    ----------
+    POSIX portable file-name character set.
+    """
+    raw = str(text)
+    name = _UNSAFE.sub("_", unicodedata.normalize("NFKC", raw)).lstrip(".")
+    name = re.sub(r"\.{2,}", "_", name)
+    if name == raw and 0 < len(name) <= limit:
+        return name
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    suffix = m.group(0) if (m := re.search(r"\.[A-Za-z0-9]{1,8}$", name)) else ""
+    stem = name[: len(name) - len(suffix)][: max(1, limit - 9 - len(suffix))] or "_"
+    return f"{stem}-{digest}{suffix}"
+
+
+def inside(root: str | Path, *names: Any) -> Path:
+    """``root / safe_name(n1) / safe_name(n2) ...``, checked to stay inside ``root`` even
+    through a link already there (a link in ``root`` pointing elsewhere is refused).
+
+    Parameters
+    ----------
+    root : the destination folder the user named.
+    names : names built from data; the last one is the file name.
+
+    Returns
+    -------
+    Path
+        The path inside ``root``.
+
+    Raises
+    ------
+    InstanceError
+        A link inside ``root`` leads out of it.
+
+    References
+    ----------
+    :func:`safe_name`.
+    """
+    root = Path(root)
+    path = root.joinpath(*(safe_name(n) for n in names))
+    base = root.resolve()
+    here = path.parent.resolve()
+    if here != base and base not in here.parents:
+        raise InstanceError("output", str(path), f"leads out of {root} through a link")
+    return path
 
 
 def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
@@ -160,7 +541,7 @@ def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
     the file is opened non-blocking and checked with ``fstat`` before anything is read, and no
     more than ``limit + 1`` bytes are ever read.
     """
-    limit = MAX_FILE_BYTES if limit is None else limit
+    limit = max_file_bytes() if limit is None else limit
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -313,7 +694,11 @@ def load(source: str | Path | dict) -> Any:
     if isinstance(source, str) and "\x00" in source:
         raise InstanceError("instance", source, "contains a NUL byte")
     path = Path(source)
-    if not path.exists() and ".." not in path.parts:
+    try:
+        exists = path.exists()
+    except OSError as exc:  # a name too long, a loop of links
+        raise InstanceError("instance", str(source), f"cannot be read ({exc.strerror})") from None
+    if not exists and ".." not in path.parts:
         shipped = data_path(str(source))
         if shipped is not None:
             path = shipped
@@ -369,7 +754,18 @@ def instance_hash(instance: pydantic.BaseModel) -> str:
 
 
 def load_solution(instance: Any, source: Any) -> Any:
-    """Validate a solution (a file path, or the parsed JSON value) for ``instance``'s problem."""
+    """Validate a solution (a file path, or the parsed JSON value) for ``instance``'s problem.
+
+    ``instance`` may be a dict (validated as :func:`load` does); a path is refused as
+    :func:`load` refuses one (bytes, a NUL byte: :class:`InstanceError` naming it).
+    """
+    if isinstance(instance, dict):
+        instance = instance_from_dict(instance)
+    if isinstance(source, bytes | bytearray):
+        raise InstanceError("solution", type(source).__name__, "must be a path (a str or a "
+                            "pathlib.Path) or a parsed JSON object")
+    if isinstance(source, str | Path) and "\x00" in str(source):
+        raise InstanceError("solution", str(source), "contains a NUL byte")
     data = read_json(source) if isinstance(source, str | Path) else source
     if not isinstance(data, dict):
         raise InstanceError("solution", message=f"solution: a JSON {_json_type(data)} where a "

@@ -18,7 +18,9 @@ import logging
 import math
 import os
 import re
-import tempfile
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -577,8 +579,9 @@ def export_set(directory: str | Path, problems: list[str] | None = None,
 
     Parameters
     ----------
-    directory : must not exist or be empty; nothing is written outside it, every file
-        atomically.
+    directory : must not exist, be empty, or hold an unfinished export of the same arguments
+        (interrupted: it is resumed, the records already written kept); nothing is written
+        outside it, every file atomically. ``EXPORT_MARKER`` marks an export in progress.
     problems : the problems whose records to export (default: every library).
     size_limit : ``(variables, constraints)`` above which a record's model is skipped (default
         :data:`EXPORT_LIMIT`).
@@ -602,43 +605,123 @@ def export_set(directory: str | Path, problems: list[str] | None = None,
     ----------
     MIPLIB 2017's .solu format (https://miplib.zib.de); docs/interop.md.
     """
-    import gzip
+    from dmlopt import contract
 
-    from dmlopt import api, contract, registry
-
-    root = Path(directory)
-    if root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise InstanceError("--export", str(root), "must not exist or be an empty directory")
+    root = io.check_output_dir(directory, "--export")
     if size_limit is None:
         size_limit = EXPORT_LIMIT
     limits = contract.limits_from(size_limit)
+    args = {"problems": sorted(problems) if problems else None,
+            "size_limit": [limits.variables, limits.constraints],
+            "ids": sorted(ids) if ids is not None else None}
+    done = _resume_state(root, args)
     recs = [r for p in (problems or [None]) for r in records(p)]
     if ids is not None:
         recs = [r for r in recs if r.id in set(ids)]
     exported: list[Exported] = []
     skipped: list[str] = []
-    solu: list[str] = []
-    root.mkdir(parents=True, exist_ok=True)
-    for rec in recs:
-        name = f"{rec.problem}/{rec.id}"
-        inst = rec.load_instance()
-        formulation, why = _choose(rec, inst, limits)
-        if formulation is None:
-            skipped.append(f"{name}: {why}")
-            if log:
-                log(f"skipped {name}: {why}")
-            continue
-        problem = registry.get(rec.problem)
-        model = api.build(inst, formulation, (limits.variables, limits.constraints))
-        target = root / rec.problem / f"{rec.id}.mps.gz"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InstanceError("--export", str(root), f"cannot be created ({exc.strerror})") from None
+    marker = root / EXPORT_MARKER
+    io.write_json(marker, {"args": args, "done": done})
+    with _pyomo_to_stderr():
+        for rec in recs:
+            name = f"{rec.problem}/{rec.id}"
+            target = io.inside(root, rec.problem, f"{rec.id}.mps.gz")
+            if name in done and target.is_file():  # written and checked by the interrupted run
+                e = done[name]
+                exported.append(Exported(name, target, e["formulation"], e["status"],
+                                         e["objective"], e["checked"]))
+                continue
+            out = _export_one(rec, name, target, limits)
+            if isinstance(out, str):
+                skipped.append(f"{name}: {out}")
+                if log:
+                    log(f"skipped {name}: {out}")
+                continue
+            exported.append(out)
+            done[name] = {"formulation": out.formulation, "status": out.status,
+                          "objective": out.objective, "checked": out.checked}
+            io.write_json(marker, {"args": args, "done": done})
+    solu = [f"{SOLU_KEYWORDS[e.status]} {e.name} {e.objective!r}" for e in exported]
+    io.atomic_write_text(root / "references.solu", "\n".join(solu) + ("\n" if solu else ""))
+    io.atomic_write_text(root / "README.md", _readme(exported, skipped))
+    marker.unlink()  # complete: the folder is a finished export
+    return exported, skipped
+
+
+#: The file an unfinished ``export_set`` keeps in its folder (its arguments and the records
+#: already written); removed when the export completes.
+EXPORT_MARKER = ".dmlopt-export-in-progress.json"
+
+
+def _resume_state(root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    """The records an interrupted export of the same arguments wrote (``{}`` for a new
+    folder); refuses a folder that is neither empty nor an unfinished export of ours."""
+    if not root.exists() or not any(root.iterdir()):
+        return {}
+    marker = root / EXPORT_MARKER
+    if not marker.is_file() or marker.is_symlink():
+        raise InstanceError("--export", str(root), "must not exist, be an empty directory or "
+                            "hold an unfinished export (it holds other files)")
+    try:
+        state = io.read_json(marker)
+        if not isinstance(state, dict) or not isinstance(state.get("done"), dict):
+            raise InstanceError(EXPORT_MARKER, None, "is not an export state")
+    except InstanceError:
+        raise InstanceError("--export", str(root), f"holds an unreadable {EXPORT_MARKER}; "
+                            "remove the folder and export again") from None
+    if state.get("args") != args:
+        raise InstanceError("--export", str(root), f"holds an unfinished export with other "
+                            f"arguments ({state.get('args')}); re-run it with those, or use "
+                            "an empty directory")
+    for tmp in root.glob("*/_tmp_*"):  # left by a run killed outright (never by Ctrl-C)
+        tmp.unlink(missing_ok=True)
+    return state["done"]
+
+
+@contextmanager
+def _pyomo_to_stderr() -> Iterator[None]:
+    """Pyomo's log (its own handler prints on stdout) sent to stderr, one ``dmlopt: pyomo:``
+    line per record, for the duration of the block."""
+    log = logging.getLogger("pyomo")
+    handlers, propagate = log.handlers[:], log.propagate
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("dmlopt: pyomo: %(levelname)s: %(message)s"))
+    log.handlers = [handler]
+    log.propagate = False
+    try:
+        yield
+    finally:
+        log.handlers = handlers
+        log.propagate = propagate
+
+
+def _export_one(rec: Any, name: str, target: Path, limits: Any) -> Exported | str:
+    """One record's model written to ``target`` and checked (an :class:`Exported`), or why
+    it is skipped."""
+    import gzip
+
+    from dmlopt import api, registry
+
+    inst = rec.load_instance()
+    formulation, why = _choose(rec, inst, limits)
+    if formulation is None:
+        return str(why)
+    problem = registry.get(rec.problem)
+    model = api.build(inst, formulation, (limits.variables, limits.constraints))
+    try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, raw = tempfile.mkstemp(prefix="_tmp_", suffix=".mps", dir=target.parent)
-        os.close(fd)
-        tmp = Path(raw)
-        quiet = logging.getLogger("pyomo.core")
-        level = quiet.level
-        quiet.setLevel(logging.ERROR)  # a constant objective (0 everywhere) is not news here
-        try:
+    except OSError as exc:
+        raise InstanceError("--export", str(target.parent), f"cannot be created "
+                            f"({exc.strerror})") from None
+    quiet = logging.getLogger("pyomo.core")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # a constant objective (0 everywhere) is not news here
+    try:
+        with io.scratch_path(target.parent, ".mps") as tmp:
             counts = api.write_model(model, tmp)
             if counts["quadratic"]:
                 raise InstanceError(name, formulation, "wrote a quadratic model")
@@ -646,22 +729,16 @@ def export_set(directory: str | Path, problems: list[str] | None = None,
                     gzip.GzipFile(f"{rec.id}.mps", "wb", fileobj=dst, mtime=0) as gz:
                 while chunk := src.read(1 << 20):
                     gz.write(chunk)
-        finally:
-            quiet.setLevel(level)
-            tmp.unlink(missing_ok=True)
-        value = _model_objective(problem, formulation, model, inst,
-                                 io.load_solution(inst, rec.solution))
-        if value is not None and not math.isclose(value, rec.objective, rel_tol=TOL,
-                                                  abs_tol=TOL):
-            target.unlink()
-            raise InstanceError(name, value, f"is the {formulation!r} model's objective at the "
-                                f"record's solution, not the record's {rec.objective!r}")
-        exported.append(Exported(name, target, formulation, rec.status, rec.objective,
-                                 value is not None))
-        solu.append(f"{SOLU_KEYWORDS[rec.status]} {name} {rec.objective!r}")
-    io.atomic_write_text(root / "references.solu", "\n".join(solu) + ("\n" if solu else ""))
-    io.atomic_write_text(root / "README.md", _readme(exported, skipped))
-    return exported, skipped
+    finally:
+        quiet.setLevel(level)
+    value = _model_objective(problem, formulation, model, inst,
+                             io.load_solution(inst, rec.solution))
+    if value is not None and not math.isclose(value, rec.objective, rel_tol=TOL,
+                                              abs_tol=TOL):
+        target.unlink()
+        raise InstanceError(name, value, f"is the {formulation!r} model's objective at the "
+                            f"record's solution, not the record's {rec.objective!r}")
+    return Exported(name, target, formulation, rec.status, rec.objective, value is not None)
 
 
 def _readme(exported: list[Exported], skipped: list[str]) -> str:

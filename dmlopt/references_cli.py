@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from dmlopt import references
-from dmlopt.errors import DmloptError
+from dmlopt.errors import DmloptError, InstanceError
 
 
 def cmd_references(args: argparse.Namespace) -> int:
@@ -63,7 +63,13 @@ def _verify(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from dmlopt.contract import parse_limits
 
-    limit = None if args.size_limit is None else parse_limits(args.size_limit, "--size-limit")
+    limit = None
+    if args.size_limit is not None:
+        if len(args.size_limit.split(",")) != 2:
+            raise InstanceError("--size-limit", args.size_limit, "must be V,C (variables, "
+                                "constraints: the export builds models only, e.g. "
+                                "100000,1000000)")
+        limit = parse_limits(args.size_limit, "--size-limit")
     t0 = time.perf_counter()
     exported, skipped = references.export_set(
         args.export, args.problem or None, size_limit=limit,
@@ -91,8 +97,9 @@ def register(sub: Any) -> None:
                        "exit 2 on any mismatch")
     which.add_argument("--export", metavar="DIR", default=None,
                        help="write the library as a benchmark set: DIR/<problem>/<id>.mps.gz, "
-                       "DIR/references.solu (MIPLIB format), DIR/README.md; DIR must not exist "
-                       "or be empty (default: list the records)")
+                       "DIR/references.solu (MIPLIB format), DIR/README.md; DIR must not exist, "
+                       "be empty or hold an interrupted export of the same records (resumed) "
+                       "(default: list the records)")
     r.add_argument("--size-limit", default=None, metavar="V,C",
                    help="with --export: skip models above V variables or C constraints "
                    "(default 100000,1000000)")

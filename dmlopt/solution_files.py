@@ -18,10 +18,10 @@ Formats
     Lower Upper Primal Dual [Type] Name`` columns.
 ``scip``
     SCIP's ``.sol`` (``writeBestSol``, ``write solution``): ``objective value: V`` then ``name
-    value (obj:c)`` lines; variables at zero are left out.
+    value (obj:c)`` lines; variables at zero are left out (as in HiGHS's sparse style 4).
 ``gurobi``
     Gurobi's ``.sol`` and the plain format: ``name value`` lines, ``#`` comments (Gurobi writes
-    ``# Objective value = V``); variables at zero may be left out.
+    ``# Objective value = V``); every column is listed (as Gurobi writes it).
 ``cplex``
     CPLEX's XML ``.sol``: ``<variable name="..." value="..."/>`` elements of one
     ``<CPLEXSolution>``.
@@ -31,8 +31,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,25 +65,127 @@ CONSTANT_COLUMN = "ONE_VAR_CONSTANT"
 _EXPECTED = ("expected one of: " + "; ".join(FORMATS.values()) + "; or a dmlopt solution JSON")
 
 
+#: longest line read from a text solution file (a longer one is refused, not buffered)
+MAX_LINE_BYTES = 1 << 16
+
+#: formats that list every column of the model (HiGHS's sparse raw style 4, announced by a
+#: negative '# Columns -N', and SCIP list only the nonzeros)
+COMPLETE = frozenset({"highs", "highs-pretty", "gurobi", "cplex"})
+
+
 @dataclass(frozen=True)
 class SolutionFile:
-    """A parsed solution file: the format, the ``(name, value)`` pairs in file order, and the
-    objective value the file reports (None when it reports none)."""
+    """A parsed solution file: the format, the ``(name, value)`` pairs in file order (an
+    iterable: for a file read by :func:`parse`, streamed from the file again at each pass), the
+    objective value the file reports (None when it reports none), and whether the format lists
+    every column of the model (``complete``) or only the nonzeros."""
 
     format: str
-    values: list[tuple[str, float]]
+    values: Iterable[tuple[str, float]]
     objective: float | None
+    complete: bool = False
 
 
-def _text(path: Path) -> str:
-    raw = io.read_bytes(path)
-    if b"\0" in raw[:4096]:
-        raise InstanceError("solution", str(path), f"is binary, not a solution file ({_EXPECTED})")
+def check_path(path: Any, field: str = "solution") -> Path:
+    """``path`` as a Path, refused as :func:`dmlopt.load` refuses an instance argument.
+
+    Parameters
+    ----------
+    path : the argument given for a file.
+    field : the argument's name, for the message.
+
+    Returns
+    -------
+    Path
+        The path.
+
+    Raises
+    ------
+    InstanceError
+        Not a str or a Path (None, an int, bytes), or a name holding a NUL byte.
+
+    References
+    ----------
+    docs/interop.md, "Solutions from any solver".
+    """
+    if not isinstance(path, str | Path):
+        raise InstanceError(field, type(path).__name__, "must be a path (a str or a "
+                            "pathlib.Path)")
+    if "\x00" in str(path):
+        raise InstanceError(field, str(path), "contains a NUL byte")
+    return Path(path)
+
+
+def _open(path: Path) -> Any:
+    """A binary file object for a regular file of at most ``DMLOPT_MAX_FILE_BYTES``, opened
+    without blocking (the checks of :func:`dmlopt.io.read_bytes`)."""
     try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InstanceError("solution", str(path),
-                            f"is not UTF-8 text (byte {exc.start}); {_EXPECTED}") from None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise InstanceError("file", str(path), "does not exist") from None
+    except IsADirectoryError:
+        raise InstanceError("file", str(path), "is a directory, not a file") from None
+    except OSError as exc:
+        raise InstanceError("file", str(path), f"cannot be read ({exc.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InstanceError("file", str(path), "is not a regular file (FIFOs, devices and "
+                                "directories are not read)")
+        if st.st_size > io.MAX_FILE_BYTES:
+            raise InstanceError("file", str(path), f"is {st.st_size} bytes, above the limit "
+                                f"{io.MAX_FILE_BYTES} (set DMLOPT_MAX_FILE_BYTES to raise it)")
+        return os.fdopen(fd, "rb", buffering=1 << 20)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a text file, streamed: one line in memory at a time, at most
+    :data:`MAX_LINE_BYTES` per line and ``DMLOPT_MAX_FILE_BYTES`` in all."""
+    limit = io.MAX_FILE_BYTES
+    total = 0
+    try:
+        with _open(path) as fh:
+            n = 0
+            while True:
+                raw = fh.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    return
+                n += 1
+                if len(raw) > MAX_LINE_BYTES:
+                    raise InstanceError("solution", str(path), f"line {n} is longer than "
+                                        f"{MAX_LINE_BYTES} bytes: not a solution file "
+                                        f"({_EXPECTED})")
+                if b"\0" in raw:
+                    raise InstanceError("solution", str(path), f"is binary, not a solution "
+                                        f"file ({_EXPECTED})")
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InstanceError("solution", str(path), f"is not UTF-8 text (byte "
+                                        f"{total + exc.start}); {_EXPECTED}") from None
+                total += len(raw)
+                if total > limit:
+                    raise InstanceError("file", str(path), f"holds more than {limit} bytes "
+                                        "(set DMLOPT_MAX_FILE_BYTES to raise the limit)")
+                yield n, line.rstrip("\r\n")
+    except OSError as exc:
+        raise InstanceError("file", str(path), f"cannot be read ({exc.strerror})") from None
+
+
+def _head(path: Path, size: int = 1 << 16) -> tuple[str, bool]:
+    """The first lines of a text file, up to about ``size`` bytes, and whether that is all of
+    it."""
+    out, used, whole = [], 0, True
+    for _, line in _lines(path):
+        if used > size:
+            whole = False
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out), whole
 
 
 def is_json(path: str | Path) -> bool:
@@ -89,20 +194,28 @@ def is_json(path: str | Path) -> bool:
 
     Parameters
     ----------
-    path : the file, read with the bounded reader (:func:`dmlopt.io.read_bytes`).
+    path : the file, read with the bounds of :func:`dmlopt.io.read_bytes` (a regular file, at
+        most ``DMLOPT_MAX_FILE_BYTES``), only its first lines.
 
     Returns
     -------
     bool
         True for a dmlopt solution JSON (or any JSON value), False for a solver's file.
 
+    Raises
+    ------
+    InstanceError
+        ``path`` not a path (None, an int, bytes, a NUL byte), or a file that cannot be read.
+
     References
     ----------
     docs/interop.md, "Solutions from any solver".
     """
-    text = _text(Path(path))
+    text, whole = _head(check_path(path))
     if text.lstrip()[:1] in ("{", "[", '"'):
         return True
+    if not whole:
+        return False
     try:
         json.loads(text)
     except (ValueError, RecursionError):
@@ -123,11 +236,11 @@ def _number(token: str, path: Path, line: int, name: str) -> float:
 
 
 def detect(text: str) -> str:
-    """The format of a solution file's text, from its content.
+    """The format of a solution file's text, from its content (its first lines suffice).
 
     Parameters
     ----------
-    text : the file's text.
+    text : the file's text, or its first lines.
 
     Returns
     -------
@@ -161,9 +274,21 @@ def detect(text: str) -> str:
     return ""
 
 
+class _Pairs:
+    """The ``(name, value)`` pairs of a solution file, read again from the file at each
+    iteration (the file is never held in memory)."""
+
+    def __init__(self, path: Path, fmt: str) -> None:
+        self.path, self.format = path, fmt
+
+    def __iter__(self) -> Iterator[tuple[str, float]]:
+        return _READERS[self.format](self.path, {})
+
+
 def parse(path: str | Path) -> SolutionFile:
-    """Read a solution file with the bounded reader (:func:`dmlopt.io.read_bytes`: a regular
-    file, at most ``DMLOPT_MAX_FILE_BYTES``) and parse it in the format its content shows.
+    """Recognise a solution file's format from its first lines and read it through once,
+    streamed (one line in memory at a time; a regular file of at most
+    ``DMLOPT_MAX_FILE_BYTES``), checking every line.
 
     Parameters
     ----------
@@ -172,21 +297,22 @@ def parse(path: str | Path) -> SolutionFile:
     Returns
     -------
     SolutionFile
-        The format, the ``(name, value)`` pairs as written, the objective the file reports.
+        The format, the ``(name, value)`` pairs as written (streamed from the file again when
+        iterated), the objective the file reports, whether it lists every column.
 
     Raises
     ------
     InstanceError
-        A file that is not one of the formats (naming the formats expected), a value that is not
-        a finite number, a truncated file, or a name given twice.
+        ``path`` not a path, a file that is not one of the formats (naming the formats
+        expected), a value that is not a finite number, a truncated file. (A name given twice is
+        refused by :func:`assign`, which knows the model's names.)
 
     References
     ----------
     docs/interop.md, "Solutions from any solver".
     """
-    path = Path(path)
-    text = _text(path)
-    fmt = detect(text)
+    path = check_path(path)
+    fmt = detect(_head(path, 4096)[0])
     if fmt == "json":
         raise InstanceError("solution", str(path), "is JSON: read it with dmlopt.load_solution")
     if fmt == "glpsol":
@@ -196,23 +322,22 @@ def parse(path: str | Path) -> SolutionFile:
     if not fmt:
         raise InstanceError("solution", str(path), f"is not a solution file dmlopt reads; "
                             f"{_EXPECTED}")
-    reader = {"highs": _highs, "highs-pretty": _highs_pretty, "scip": _scip,
-              "gurobi": _gurobi, "cplex": _cplex}[fmt]
-    values, objective = reader(text, path)
-    seen: set[str] = set()
-    for name, _ in values:
-        if name in seen:
-            raise InstanceError(f"solution {path}", name, "is given twice")
-        seen.add(name)
-    return SolutionFile(fmt, values, objective)
+    meta: dict[str, Any] = {}
+    for _ in _READERS[fmt](path, meta):
+        pass
+    return SolutionFile(fmt, _Pairs(path, fmt), meta.get("objective"),
+                        fmt in COMPLETE and not meta.get("sparse", False))
 
 
-def _highs(text: str, path: Path) -> tuple[list[tuple[str, float]], float | None]:
-    lines = text.splitlines()
-    objective = None
-    for i, line in enumerate(lines):
+def _highs(path: Path, meta: dict[str, Any]) -> Iterator[tuple[str, float]]:
+    lines = _lines(path)
+    for n, line in lines:
         if line.startswith("Objective "):
-            objective = _number(line.split()[1], path, i + 1, "Objective")
+            tokens = line.split()
+            if len(tokens) < 2:
+                raise InstanceError("solution", str(path), f"line {n}: {line!r} states no "
+                                    "objective value ('Objective V' expected)")
+            meta["objective"] = _number(tokens[1], path, n, "Objective")
         if line.startswith("# Columns"):
             break
         if line.startswith("# Dual solution values"):
@@ -221,43 +346,47 @@ def _highs(text: str, path: Path) -> tuple[list[tuple[str, float]], float | None
     else:
         raise InstanceError("solution", str(path), "is a truncated HiGHS solution: no "
                             "'# Columns N' line")
-    head = lines[i].split()
+    head = line.split()
     try:
-        count = abs(int(head[2]))
+        count = int(head[2])
     except (IndexError, ValueError):
-        raise InstanceError("solution", str(path), f"line {i + 1}: {lines[i]!r} is not "
+        raise InstanceError("solution", str(path), f"line {n}: {line!r} is not "
                             "'# Columns N'") from None
-    out = []
-    for j in range(i + 1, i + 1 + count):
-        if j >= len(lines) or lines[j].startswith("#"):
-            raise InstanceError("solution", str(path), f"is truncated: {count} columns "
-                                f"announced, {len(out)} found")
-        tokens = lines[j].split()
+    meta["sparse"] = count < 0  # the sparse raw style 4 lists only the nonzeros
+    count, found = abs(count), 0
+    for n, line in lines:
+        if found == count:
+            break
+        if line.startswith("#"):
+            break
+        tokens = line.split()
         if len(tokens) not in (2, 3):  # the sparse style adds the column index
-            raise InstanceError("solution", str(path), f"line {j + 1}: {lines[j][:80]!r} is "
+            raise InstanceError("solution", str(path), f"line {n}: {line[:80]!r} is "
                                 "not 'name value'")
-        out.append((tokens[0], _number(tokens[1], path, j + 1, tokens[0])))
-    return out, objective
+        found += 1
+        yield tokens[0], _number(tokens[1], path, n, tokens[0])
+    if found < count:
+        raise InstanceError("solution", str(path), f"is truncated: {count} columns "
+                            f"announced, {found} found")
 
 
 _PRETTY_STATUS = re.compile(r"^[A-Za-z]+$")
 
 
-def _highs_pretty(text: str, path: Path) -> tuple[list[tuple[str, float]], float | None]:
-    lines = text.splitlines()
-    header = lines[1].split() if len(lines) > 1 else []
+def _highs_pretty(path: Path, meta: dict[str, Any]) -> Iterator[tuple[str, float]]:
+    lines = _lines(path)
+    next(lines, None)
+    n, second = next(lines, (2, ""))
+    header = second.split()
     if "Primal" not in header or header[-1] != "Name":
         raise InstanceError("solution", str(path), "line 2: a HiGHS pretty 'Columns' header "
                             "with Primal and Name columns was expected")
-    out = []
-    objective = None
-    end = None
-    for j in range(2, len(lines)):
-        line = lines[j]
+    ended = False
+    for n, line in lines:
         if not line.strip():
             continue
         if line.strip() == "Rows" or line.startswith("Model status"):
-            end = j
+            ended = True
             break
         tokens = line.split()
         # Index [Status] Lower Upper Primal [Dual] [Type] Name: Lower and Upper are always
@@ -267,23 +396,21 @@ def _highs_pretty(text: str, path: Path) -> tuple[list[tuple[str, float]], float
                 tokens[1].lower() not in ("inf", "infinity", "nan"):
             k = 2
         if len(tokens) < k + 4 or not tokens[0].isdigit():
-            raise InstanceError("solution", str(path), f"line {j + 1}: {line[:80]!r} is not a "
+            raise InstanceError("solution", str(path), f"line {n}: {line[:80]!r} is not a "
                                 "row of the Columns table")
         name = tokens[-1]
-        out.append((name, _number(tokens[k + 2], path, j + 1, name)))
-    if end is None:
+        yield name, _number(tokens[k + 2], path, n, name)
+    if not ended:
         raise InstanceError("solution", str(path), "is a truncated HiGHS pretty solution: the "
                             "Columns table does not end (no 'Rows' or 'Model status')")
-    for j in range(end, len(lines)):
-        if lines[j].startswith("Objective value:"):
-            objective = _number(lines[j].split(":", 1)[1].strip(), path, j + 1, "objective")
-    return out, objective
+    for n, line in lines:
+        if line.startswith("Objective value:"):
+            meta["objective"] = _number(line.split(":", 1)[1].strip(), path, n, "objective")
 
 
-def _scip(text: str, path: Path) -> tuple[list[tuple[str, float]], float | None]:
-    out = []
-    objective = None
-    for j, line in enumerate(text.splitlines()):
+def _scip(path: Path, meta: dict[str, Any]) -> Iterator[tuple[str, float]]:
+    meta["sparse"] = True
+    for n, line in _lines(path):
         s = line.strip()
         if not s:
             continue
@@ -291,7 +418,7 @@ def _scip(text: str, path: Path) -> tuple[list[tuple[str, float]], float | None]
         if low.startswith("solution status:"):
             continue
         if low.startswith("objective value:"):
-            objective = _number(s.split(":", 1)[1].strip(), path, j + 1, "objective value")
+            meta["objective"] = _number(s.split(":", 1)[1].strip(), path, n, "objective value")
             continue
         if low.startswith("no solution"):
             raise InstanceError("solution", str(path), "says SCIP found no solution")
@@ -299,36 +426,41 @@ def _scip(text: str, path: Path) -> tuple[list[tuple[str, float]], float | None]
         if len(tokens) == 3 and tokens[2].startswith("(obj:"):
             tokens = tokens[:2]
         if len(tokens) != 2:
-            raise InstanceError("solution", str(path), f"line {j + 1}: {s[:80]!r} is not "
+            raise InstanceError("solution", str(path), f"line {n}: {s[:80]!r} is not "
                                 "'name value (obj:c)'")
-        out.append((tokens[0], _number(tokens[1], path, j + 1, tokens[0])))
-    if objective is None:
+        yield tokens[0], _number(tokens[1], path, n, tokens[0])
+    if "objective" not in meta:
         raise InstanceError("solution", str(path), "is a SCIP solution without its "
                             "'objective value:' line")
-    return out, objective
 
 
 _GUROBI_OBJ = re.compile(r"#\s*objective value\s*=\s*(\S+)", re.I)
 
 
-def _gurobi(text: str, path: Path) -> tuple[list[tuple[str, float]], float | None]:
-    out = []
-    objective = None
-    for j, line in enumerate(text.splitlines()):
+def _gurobi(path: Path, meta: dict[str, Any]) -> Iterator[tuple[str, float]]:
+    for n, line in _lines(path):
         s = line.strip()
         if not s:
             continue
         if s.startswith("#"):
             m = _GUROBI_OBJ.match(s)
             if m:
-                objective = _number(m.group(1), path, j + 1, "objective value")
+                meta["objective"] = _number(m.group(1), path, n, "objective value")
             continue
-        name, value = s.split()
-        out.append((name, _number(value, path, j + 1, name)))
-    return out, objective
+        tokens = s.split()
+        if len(tokens) != 2:
+            raise InstanceError("solution", str(path), f"line {n}: {s[:80]!r} is not "
+                                "'name value'")
+        yield tokens[0], _number(tokens[1], path, n, tokens[0])
 
 
-def _cplex(text: str, path: Path) -> tuple[list[tuple[str, float]], float | None]:
+def _cplex(path: Path, meta: dict[str, Any]) -> Iterator[tuple[str, float]]:
+    # XML is parsed whole, within the byte cap of the bounded reader
+    try:
+        text = io.read_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InstanceError("solution", str(path), f"is not UTF-8 text (byte {exc.start}); "
+                            f"{_EXPECTED}") from None
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise InstanceError("solution", str(path), "declares a DOCTYPE or an entity, which a "
                             "CPLEX solution file does not: not read")
@@ -336,23 +468,26 @@ def _cplex(text: str, path: Path) -> tuple[list[tuple[str, float]], float | None
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise InstanceError("solution", str(path), f"is not well-formed XML ({exc})") from None
+    del text
     sols = [root] if root.tag == "CPLEXSolution" else root.findall("CPLEXSolution")
     if len(sols) != 1:
         raise InstanceError("solution", str(path), f"holds {len(sols)} CPLEX solutions "
                             "(<CPLEXSolution>); give a file with exactly one")
     sol = sols[0]
-    objective = None
     header = sol.find("header")
     if header is not None and header.get("objectiveValue") is not None:
-        objective = _number(header.get("objectiveValue", ""), path, 0, "objectiveValue")
-    out = []
+        meta["objective"] = _number(header.get("objectiveValue", ""), path, 0,
+                                    "objectiveValue")
     for var in sol.iter("variable"):
         name, value = var.get("name"), var.get("value")
         if name is None or value is None:
             raise InstanceError("solution", str(path), "has a <variable> without a name or a "
                                 "value attribute")
-        out.append((name, _number(value, path, 0, name)))
-    return out, objective
+        yield name, _number(value, path, 0, name)
+
+
+_READERS = {"highs": _highs, "highs-pretty": _highs_pretty, "scip": _scip,
+            "gurobi": _gurobi, "cplex": _cplex}
 
 
 def label(var: Any) -> str:
@@ -437,9 +572,11 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
     """Set every variable of ``model`` from a parsed solution file.
 
     Every name in the file must be a variable of the model (or Pyomo's ``ONE_VAR_CONSTANT`` at
-    1), every value finite and within the variable's bounds (tolerance :data:`TOL`, integers
-    rounded). A variable the file leaves out (SCIP and Gurobi omit zeros) is set to 0 when 0 is
-    within its bounds; a fixed variable keeps its value. A file that names no column of the
+    1), given once, every value finite and within the variable's bounds (tolerance :data:`TOL`,
+    integers rounded). A file of a format that lists every column (``parsed.complete``) must
+    name every column of the model (:func:`columns`). A variable a sparse file (SCIP, HiGHS
+    style 4) leaves out is set to 0 when 0 is within its bounds; a fixed variable keeps its
+    value. A file that names no column of the
     model is refused (a SCIP file of an all-zero solution names Pyomo's constant column when the
     objective has a constant term, and is read).
 
@@ -458,9 +595,10 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
     Raises
     ------
     InstanceError
-        An unknown name (the file is for another instance or formulation), a value out of
-        bounds or not integral, a file naming none of the model's variables, or a variable left
-        out whose bounds exclude 0.
+        An unknown name (the file is for another instance or formulation), a name given
+        twice, a column left out of a complete file, a value out of bounds or not integral,
+        a file naming none of the model's variables, or a variable left out whose bounds
+        exclude 0.
 
     References
     ----------
@@ -471,6 +609,8 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
     given: dict[str, float] = {}
     constant = False
     for name, value in parsed.values:
+        if name in given or (name == CONSTANT_COLUMN and constant):
+            raise InstanceError(where, name, "is given twice")
         if name == CONSTANT_COLUMN and name not in by_name:
             if abs(value - 1.0) > TOL:
                 raise InstanceError(f"{where}: {name}", value, "must be 1 (the objective's "
@@ -495,6 +635,8 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
                             f"names none of the model's {len(by_name)} variables (a "
                             f"{FORMATS[parsed.format].split(' (')[0]} file with no variable of "
                             "this model)")
+    if parsed.complete:
+        _all_columns(model, by_name, given, parsed.format, where)
     defaulted = 0
     for name, var in by_name.items():
         if name in given:
@@ -509,6 +651,50 @@ def assign(model: Any, parsed: SolutionFile, path: str | Path = "") -> dict[str,
         var.set_value(0.0, skip_validation=True)
         defaulted += 1
     return {"named": len(given), "defaulted": defaulted}
+
+
+def columns(model: Any) -> list[str]:
+    """The exported names of the columns of ``model``: the variables, not fixed, that appear in
+    an active constraint or objective (those Pyomo's LP and MPS writers write).
+
+    Parameters
+    ----------
+    model : a Pyomo model.
+
+    Returns
+    -------
+    list
+        The names (:func:`label`), in the order first met.
+
+    References
+    ----------
+    docs/interop.md, "Solutions from any solver".
+    """
+    import pyomo.environ as pyo
+    from pyomo.core.expr.visitor import identify_variables
+
+    seen: dict[int, str] = {}
+    for kind in (pyo.Constraint, pyo.Objective):
+        for comp in model.component_data_objects(kind, active=True, descend_into=True):
+            for var in identify_variables(comp.expr, include_fixed=False):
+                if id(var) not in seen:
+                    seen[id(var)] = label(var)
+    return list(seen.values())
+
+
+def _all_columns(model: Any, by_name: dict[str, Any], given: dict[str, float], fmt: str,
+                 where: str) -> None:
+    """Refuse a file of a format that lists every column (:data:`COMPLETE`) but leaves out a
+    column of ``model``: it was written for another model (another instance of the same size
+    names a subset of this model's variables)."""
+    cols = columns(model)
+    missing = [c for c in cols if c not in given and not by_name[c].fixed]
+    if missing:
+        kind = FORMATS[fmt].split(" (")[0]
+        raise InstanceError(where, missing[0], f"is a column of this model the file leaves out "
+                            f"({len(missing)} of its {len(cols)} columns are missing); a {kind} "
+                            "file lists every column, so it was written for another instance or "
+                            "formulation")
 
 
 def _example(by_name: dict[str, Any]) -> str:

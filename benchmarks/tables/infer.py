@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dmlopt import io
 from dmlopt.benchmarks.tables import Table
 
 METHODS = ("ft", "rnj", "ce")
@@ -125,8 +126,8 @@ def plot_infer(s: pd.DataFrame, out: Path) -> list[Path]:
         axes[0, 0].legend()
         fig.suptitle(f"{METRICS[metric]} (paper 000, {fname.split('_')[0]}), mean over runs")
         fig.tight_layout()
-        path = out / f"{fname}.png"
-        fig.savefig(path, dpi=80)
+        path = io.inside(out, f"{fname}.png")
+        io.save_figure(fig, path, dpi=80)
         plt.close(fig)
         paths.append(path)
     return paths
@@ -189,8 +190,8 @@ def plot_fig11(s: pd.DataFrame, out: Path) -> list[Path]:
         fig.suptitle(f"Fig. 11: allocation on the FT-inferred topology ({routing}), cost on the "
                      "truth")
         fig.tight_layout()
-        path = out / f"fig11_{routing}.png"
-        fig.savefig(path, dpi=80)
+        path = io.inside(out, f"fig11_{routing}.png")
+        io.save_figure(fig, path, dpi=80)
         plt.close(fig)
         paths.append(path)
     return paths
@@ -247,16 +248,16 @@ def main(argv: list[str] | None = None) -> None:
         rows = store.read(args.infer)
         df = frame(rows, "infer")
         s = _order(summary(df))
-        s.to_csv(args.out / "infer_summary.csv", index=False)
+        io.write_csv(args.out / "infer_summary.csv", s, index=False)
         plot_infer(s, args.out)
         text += ["## Figs. 5-10", "", tables(rows)]
     if args.tap:
         rows = store.read(args.tap)
         s = fig11_summary(rows)
-        s.to_csv(args.out / "fig11_summary.csv", index=False)
+        io.write_csv(args.out / "fig11_summary.csv", s, index=False)
         plot_fig11(s, args.out)
         text += ["## Fig. 11", "", fig11_table(rows)]
-    (args.out / "report.md").write_text("\n".join(text))
+    io.atomic_write_text(args.out / "report.md", "\n".join(text))
     print("\n".join(text))
 
 

@@ -136,10 +136,9 @@ def _plot_fig42(h: pd.DataFrame, heur: list[str], path: Path) -> bool:
         ax.grid(alpha=0.3, which="both")
     axes[0, 0].legend(fontsize=7, ncol=3)
     fig.tight_layout()
-    from dmlopt.io import atomic_path
+    from dmlopt.io import save_figure
 
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=90, format="png")
+    save_figure(fig, path, dpi=90, format="png")
     plt.close(fig)
     return True
 

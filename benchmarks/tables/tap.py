@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from dmlopt.benchmarks.tables import Table
-from dmlopt.io import atomic_path, atomic_write_text
+from dmlopt.io import atomic_write_text, save_figure, write_csv
 from dmlopt.models.tap import qaplib
 
 #: the table's method order (others follow alphabetically)
@@ -178,8 +178,7 @@ def plot_ttt(df: pd.DataFrame, path: Path) -> bool:
     ax.legend(fontsize=8, loc="lower right")
     ax.set_title("TAP on QAPLIB: time to target")
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
+    save_figure(fig, path, dpi=110, format="png")
     plt.close(fig)
     return True
 
@@ -364,8 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     if png:
         text += "\n![time to target](tap-qaplib-ttt.png)\n"
     atomic_write_text(out / "tap-qaplib.md", text)
-    with atomic_path(out / "tap-qaplib-runs.csv") as tmp:
-        df.to_csv(tmp, index=False)
+    write_csv(out / "tap-qaplib-runs.csv", df, index=False)
     print(text)
     return 0
 

@@ -272,10 +272,11 @@ def rollout(instance: nara.Instance, params: dict[str, np.ndarray] | None, *,
 
 # ---------------------------------------------------------------------- files
 def save(path: Any, params: dict[str, np.ndarray]) -> None:
-    """Write the policy weights as .npz (numpy only)."""
-    with open(path, "wb") as fh:
-        np.savez(fh, __version__=np.array(VERSION), __kind__=np.array(KIND),
-                 **{k: params[k] for k in POLICY_KEYS})
+    """Write the policy weights as .npz (numpy only, atomically)."""
+    from dmlopt import io
+
+    io.save_npz(path, __version__=np.array(VERSION), __kind__=np.array(KIND),
+                **{k: params[k] for k in POLICY_KEYS})
 
 
 def load(path: Any) -> dict[str, np.ndarray]:

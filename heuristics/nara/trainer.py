@@ -196,14 +196,14 @@ def read_checkpoint(path: Path, template: dict[str, Any], episode_steps: int = 0
     import zlib
 
     from dmlopt.heuristics.nara.agent import check_weights
-    from dmlopt.io import MAX_FILE_BYTES, read_bytes
+    from dmlopt.io import max_file_bytes, read_bytes
 
     data = read_bytes(path)
     try:
         with zipfile.ZipFile(_io.BytesIO(data)) as zf:
             declared = sum(i.file_size for i in zf.infolist())
-        if declared > MAX_FILE_BYTES:
-            raise _refuse(path, f"its arrays declare {declared} bytes, above {MAX_FILE_BYTES}")
+        if declared > max_file_bytes():
+            raise _refuse(path, f"its arrays declare {declared} bytes, above {max_file_bytes()}")
         with np.load(_io.BytesIO(data), allow_pickle=False) as z:
             zz = {k: z[k] for k in z.files}
     except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
@@ -285,16 +285,15 @@ def paths_of(out: Path) -> dict[str, Path]:
 
 
 def save_npz(path: Path, arrays: dict[str, Any]) -> None:
-    from dmlopt.io import atomic_path
+    from dmlopt import io
 
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)
+    io.save_npz(path, **arrays)
 
 
 def write_curve(paths: dict[str, Path], rows: list[dict[str, float]], title: str,
                 train_label: str) -> None:
     """The learning curve: CSV of the rows and a PNG of training and validation acceptance."""
-    from dmlopt.io import atomic_path, atomic_write_text
+    from dmlopt.io import atomic_write_text, save_figure
 
     lines = [",".join(CURVE_FIELDS)]
     lines += [",".join(f"{r[k]:.6g}" if isinstance(r[k], float) else str(r[k])
@@ -317,8 +316,7 @@ def write_curve(paths: dict[str, Path], rows: list[dict[str, float]], title: str
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    with atomic_path(paths["png"]) as tmp:
-        fig.savefig(tmp, dpi=100)
+    save_figure(fig, paths["png"], dpi=100)
     plt.close(fig)
 
 
@@ -375,7 +373,7 @@ def train_loop(arch: Arch, state: TrainState, out: Path, config: dict[str, Any],
                progress: bool | None) -> dict[str, Any]:
     """PPO until ``config["steps"]`` environment steps are done; writes the outputs beside
     ``out`` (module docstring) and returns the model card."""
-    from dmlopt.io import atomic_path, atomic_write_text
+    from dmlopt.io import atomic_write_text
 
     steps, paths = config["steps"], paths_of(out)
     if resume and state.resume(paths["ckpt"], config):
@@ -430,8 +428,7 @@ def train_loop(arch: Arch, state: TrainState, out: Path, config: dict[str, Any],
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - t0
-    with atomic_path(paths["weights"]) as tmp:
-        arch.save(tmp, state.best if state.best_score >= 0 else state.params)
+    arch.save(paths["weights"], state.best if state.best_score >= 0 else state.params)
     if state.rows:
         write_curve(paths, state.rows, arch.title, arch.train_label)
     card = arch.card(state, wall)

@@ -420,18 +420,24 @@ def decode(model: Any, instance: Instance) -> Solution:
     """
     R, P = instance.n_racks, instance.n_tor
     J = len(instance.jobs)
+    # each PS and each worker in exactly one place (rows (3), (4) as written): a job whose PS
+    # is in no place or in two, a worker in no rack or in two, decodes to rack -1, which the
+    # evaluator reports infeasible (never the place of largest value)
     ps: list[tuple[int, str]] = []
     for i in range(J):
-        best = max(((_val(model.ps[i, k]), k, "server") for k in range(R)), default=(0, 0, ""))
-        for k in instance.pdp_racks():
-            if _val(model.pc[i, k]) > best[0]:
-                best = (_val(model.pc[i, k]), k, "switch")
-        ps.append((best[1], best[2]))
+        places = [(k, "server") for k in range(R) if _val(model.ps[i, k]) > 0.5]
+        places += [(k, "switch") for k in instance.pdp_racks() if _val(model.pc[i, k]) > 0.5]
+        ps.append(places[0] if len(places) == 1 else (-1, "server"))
     f = _val(model.f)
     c = np.zeros((R, R))
     if hasattr(model, "L"):  # paper
-        wrack = [[max(range(R), key=lambda k, i=i, j=j: _val(model.w[i, j, k]))
-                  for j in range(len(job.workers))] for i, job in enumerate(instance.jobs)]
+        wrack = []
+        for i, job in enumerate(instance.jobs):
+            row = []
+            for j in range(len(job.workers)):
+                racks = [k for k in range(R) if _val(model.w[i, j, k]) > 0.5]
+                row.append(racks[0] if len(racks) == 1 else -1)
+            wrack.append(row)
         for (n, q), var in model.L.items():
             if n < q and _val(var) > 0.5 and n // P != q // P:
                 c[n // P, q // P] += 1
@@ -446,12 +452,16 @@ def decode(model: Any, instance: Instance) -> Solution:
                 for k in range(R):
                     n = sum(round(_val(model.y[i, q, k, u])) for u in range(1, len(members) + 1))
                     racks += [k] * n
-                racks += [racks[-1] if racks else 0] * (len(members) - len(racks))
-                for j, k in zip(members, racks, strict=False):
+                if len(racks) != len(members):  # class q not placed as a whole
+                    racks = [-1] * len(members)
+                for j, k in zip(members, racks, strict=True):
                     row[j] = k
             wrack.append(row)
         for (s, t), var in model.c.items():
             c[s, t] = c[t, s] = round(_val(var))
+    if min((k for k, _ in ps), default=0) < 0 or min(min(r, default=0) for r in wrack) < 0:
+        return Solution(workers=wrack, ps=ps, oxc=ports_from_circuits(instance, c),
+                        bandwidth=[[0.0] * len(job.workers) for job in instance.jobs])
     return _finish(instance, wrack, ps, c, f)
 
 

@@ -438,9 +438,10 @@ def observe(st: State, mask: np.ndarray) -> dict[str, np.ndarray]:
 
 # ---------------------------------------------------------------------- files
 def save(path: Any, params: dict[str, np.ndarray]) -> None:
-    """Write the weights as .npz (numpy only; ``path`` is written as given)."""
-    with open(path, "wb") as fh:
-        np.savez(fh, __version__=np.array(VERSION), **params)
+    """Write the weights as .npz (numpy only; ``path`` is written as given, atomically)."""
+    from dmlopt import io
+
+    io.save_npz(path, __version__=np.array(VERSION), **params)
 
 
 def load(path: Any) -> dict[str, np.ndarray]:

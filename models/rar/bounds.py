@@ -157,7 +157,8 @@ def _assign_on(instance: Instance, assign: bool | None) -> bool:
 
 
 def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = True,
-                    assign: bool | None = None) -> dict[str, Any]:
+                    assign: bool | None = None, deadline: float | None = None
+                    ) -> dict[str, Any]:
     """The energetic LP of :func:`energy_bound` as arrays (minimisation, columns and rows).
 
     Parameters
@@ -173,6 +174,9 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
         Add the node assignment of :func:`_assignment_rows` (ring choice per request and node
         count, the non-source computing nodes spread over the ring's nodes, CU-slots per node
         and interval); None: on under MaxR and MinW.
+    deadline : float or None
+        A ``time.perf_counter()`` instant: the build checks the clock between the intervals of
+        its energetic rows and raises :class:`SolverError` ("no bound") past it.
 
     Returns
     -------
@@ -218,6 +222,7 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
     arrivals = sorted({r.arrival for r in inst.requests})
     opts: list[tuple[int, int, int, int, float, int, int]] = []  # j, nn, e1, e2, E, dmin, col
     for j, r in enumerate(inst.requests):
+        _check_clock(deadline)
         offset += block_cost
         options = _options(inst, j, end_step)
         if not options:
@@ -263,6 +268,7 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
     first = opts[0][6] if opts else 0
     by_set: dict[int, list[tuple[int, int, int, float]]] = {}
     for si, nodes in enumerate(sets):
+        _check_clock(deadline)
         share: dict[tuple[int, int], int] = {}
         for idx, (j, nn, _, e2, energy, _, c) in enumerate(opts):
             assert c == first + idx
@@ -272,10 +278,10 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
                 by_set.setdefault(si, []).append(
                     (inst.requests[j].arrival, e2, c, share[j, nn] * energy))
     for si, items in by_set.items():
-        _capacity_rows(items, [a_col[v] for v in sets[si]], arrivals, ends, col, row)
+        _capacity_rows(items, [a_col[v] for v in sets[si]], arrivals, ends, col, row, deadline)
     if _assign_on(inst, assign):
         for v, items in _assignment_rows(inst, opts, col, row).items():
-            _capacity_rows(items, [a_col[v]], arrivals, ends, col, row)
+            _capacity_rows(items, [a_col[v]], arrivals, ends, col, row, deadline)
     if scheme == "MinW":
         _wavelength_rows(inst, opts, w_col, row)
     n_cols = len(cost)
@@ -286,19 +292,33 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
             "option_cols": np.array([o[6] for o in opts], dtype=np.int64)}
 
 
+def _check_clock(deadline: float | None) -> None:
+    """:class:`SolverError` ("no bound") once ``time.perf_counter()`` is past ``deadline``."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise SolverError("bound: the energetic LP could not be built within the time limit: "
+                          "no bound (a larger time_limit, or a larger end_step or "
+                          "node_sets=False for a smaller LP)")
+
+
 def _capacity_rows(items: list[tuple[int, int, int, float]], a_cols: list[int],
-                   arrivals: list[int], ends: list[int], col: Any, row: Any) -> None:
+                   arrivals: list[int], ends: list[int], col: Any, row: Any,
+                   deadline: float | None = None) -> None:
     """For every interval [s, e] (s an arrival, e in ``ends``): the CU-slots of the items
     (arrival, last end, column, CU-slots) with arrival >= s and last end <= e stay below
     (e - s + 1) times the activated CUs ``a_cols``, through prefix columns
-    P[s, e] >= P[s, e_prev] + the items ending at e, P[s, e] <= (e - s + 1) sum A."""
+    P[s, e] >= P[s, e_prev] + the items ending at e, P[s, e] <= (e - s + 1) sum A. Past
+    ``deadline`` (``time.perf_counter()``), :class:`SolverError`: no bound."""
     inf = math.inf
+    by_end: dict[int, list[tuple[int, int, float]]] = {}
+    for ta, e2, c, v in items:
+        by_end.setdefault(e2, []).append((ta, c, v))
     for s in arrivals:
+        _check_clock(deadline)
         prev = None
         for e in ends:
             if e < s:
                 continue
-            terms = [(c, -v) for ta, e2, c, v in items if ta >= s and e2 == e]
+            terms = [(c, -v) for ta, c, v in by_end.get(e, ()) if ta >= s]
             if not terms and prev is None:
                 continue
             p = col(0.0, 0.0, inf)
@@ -389,18 +409,23 @@ def _wavelength_rows(inst: Instance, opts: list, w_col: dict[int, int], row: Any
             row([(c, inst.rho * float(inst.slots) * v) for c, v in ws] + load, 0.0, inf)
 
 
-def _solve_lp(lp: dict[str, Any], time_limit: float | None
+def _solve_lp(lp: dict[str, Any], time_limit: float | None, end: float | None = None
               ) -> tuple[str, float, np.ndarray]:
+    """HiGHS on the LP, for ``time_limit`` seconds or until ``end`` (``time.perf_counter()``,
+    counted after the arrays are passed), whichever comes first."""
     from dmlopt import solvers
 
     solvers.prepare_highs(1)
     h = solvers.highspy_model()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
     solvers.add_arrays(h, lp["lower"], lp["upper"], lp["rows"], lp["row_lower"],
                        lp["row_upper"], cost=lp["cost"])
+    if end is not None:
+        left = max(0.1, end - time.perf_counter())
+        time_limit = left if time_limit is None else min(time_limit, left)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
     solvers.run_highspy(h)
     status = h.modelStatusToString(h.getModelStatus())
     value = h.getInfo().objective_function_value
@@ -416,7 +441,8 @@ def energy_bound(instance: Instance, *, time_limit: float | None = None, end_ste
     instance : Instance
         A RAR instance.
     time_limit : float or None
-        Seconds for HiGHS; an LP stopped before optimality raises (no bound).
+        Seconds for the build and HiGHS; a build past 80 % of it, or an LP stopped before
+        optimality, raises :class:`SolverError` (no bound).
     end_step, node_sets, assign
         See :class:`EnergyOptions`.
 
@@ -433,10 +459,13 @@ def energy_bound(instance: Instance, *, time_limit: float | None = None, end_ste
     *Constraint-Based Scheduling* (2001), chapter 3.
     """
     t0 = time.perf_counter()
-    lp = build_energy_lp(instance, end_step=end_step, node_sets=node_sets, assign=assign)
+    # the build stops at 80 % of the limit; HiGHS has what is left of it
+    deadline = None if time_limit is None else t0 + 0.8 * time_limit
+    end = None if time_limit is None else t0 + time_limit
+    lp = build_energy_lp(instance, end_step=end_step, node_sets=node_sets, assign=assign,
+                         deadline=deadline)
     built = time.perf_counter() - t0
-    left = None if time_limit is None else max(1.0, time_limit - built)
-    status, value, x = _solve_lp(lp, left)
+    status, value, x = _solve_lp(lp, None, end)
     if status != "Optimal" or not math.isfinite(value):
         raise SolverError(f"bound: the energetic LP ended {status!r}: no bound")
     return BoundValue(safe(value, SENSE), metrics={
@@ -451,16 +480,57 @@ def _estimate_energy(instance: Instance, options: Any) -> Size:
     (its matrix entries over node sets and arrival slots, held in Python lists while built).
     With ``assign`` a quarter more memory and five times the work: on cpn38 with 500 requests
     under MinW (seed 0, one thread) the peak resident memory went from 413 to 488 MB and the
-    CPU time from 6.2 to 21.2 s; the memory estimate (1.24 GB) stays above the measurement."""
+    CPU time from 6.2 to 21.2 s; the memory estimate (1.24 GB) stays above the measurement.
+
+    At least as much as the energetic rows take (:func:`_energy_entries`): their matrix
+    entries, 200 bytes and 20 operations each (three Python lists, then the CSR matrix and
+    HiGHS's copy), which grow with the arrivals times the end slots and not with the options
+    (1,000 requests over 2,000 slots: 4.6 GB where the options alone gave 170 MB). O(requests
+    + slots + node sets), nothing built."""
     step = getattr(options, "end_step", 2)
     assign = _assign_on(instance, getattr(options, "assign", None))
     mem, work = (1.25, 5.0) if assign else (1.0, 1.0)
     n_opts = 0
+    per_request = []
     for r in instance.requests:
         window = r.deadline - r.arrival + 1
         per_n = math.ceil(window / step) if instance.scheme in ("MinT", "MinW") else 1
-        n_opts += len(r.node_counts) * per_n
-    return Size(50e6 + 30e3 * mem * n_opts, 1e5 * work * n_opts)
+        per_request.append(len(r.node_counts) * per_n)
+        n_opts += per_request[-1]
+    entries = _energy_entries(instance, getattr(options, "node_sets", True), per_request)
+    return Size(max(50e6 + 30e3 * mem * n_opts, 200.0 * mem * entries),
+                max(1e5 * work * n_opts, 20.0 * work * entries))
+
+
+def _energy_entries(instance: Instance, node_sets: bool, per_request: list[int]) -> float:
+    """An upper bound on the matrix entries of the energetic rows of :func:`build_energy_lp`:
+    per node set, a prefix column and two rows (its set's CUs, the previous prefix) for every
+    interval [s, e] (s an arrival, e a possible last end: a deadline, or under MinT any slot of
+    a window, and the horizon), and each option in the rows of the arrivals up to its own, in
+    the node sets its request can reach."""
+    from bisect import bisect_left, bisect_right
+
+    inst = instance
+    T = inst.slots
+    sets = _node_sets(inst, node_sets)
+    sizes = [len(nodes) for nodes in sets]
+    arrivals = sorted({r.arrival for r in inst.requests})
+    if inst.scheme == "MinT":  # the end slots of every window
+        cover = np.zeros(T + 2, dtype=np.int64)
+        for r in inst.requests:
+            cover[max(0, min(r.arrival, T + 1))] += 1
+            cover[max(0, min(r.deadline + 1, T + 1))] -= 1
+        ends = np.flatnonzero(np.cumsum(cover) > 0).tolist()
+        ends = sorted(set(ends) | {T})
+    else:
+        ends = sorted({r.deadline for r in inst.requests} | {T})
+    pairs = sum(len(ends) - bisect_left(ends, s) for s in arrivals)
+    terms = 0
+    for j, (n, r) in enumerate(zip(per_request, inst.requests, strict=True)):
+        reach = {v for k in inst.candidate_rings(j) for v in inst.rings[k].nodes}
+        touched = sum(1 for nodes in sets if not nodes.isdisjoint(reach))  # share > 0 needs it
+        terms += n * bisect_right(arrivals, r.arrival) * touched
+    return float(sum(pairs * (4 + size) for size in sizes) + terms)
 
 
 class NodeChoiceOptions(Options):

@@ -223,6 +223,16 @@ def size_config(instance: Any) -> tuple[int, int]:
     return n_vars, n_cons
 
 
+def _one(j: int, what: str, choices: Any) -> Any:
+    """The one choice of a served request; none or two (a file not solving this model) raise
+    ValueError naming the request, as :func:`formulations.decode` does."""
+    found = list(choices)
+    if len(found) != 1:
+        raise ValueError(f"request {j} is served (eta = 1) with {len(found)} {what} chosen, "
+                         "the model's rows allow exactly one")
+    return found[0]
+
+
 def decode_config(model: Any, instance: Any) -> Any:
     """The Solution of a solved configuration model."""
     from dmlopt.models import rar
@@ -239,15 +249,16 @@ def decode_config(model: Any, instance: Any) -> Any:
             rings.append(None)
             waves.append(-1)
             continue
-        c = next(c for c in range(len(cf[j])) if formulations._val(model.z[j, c]) > 0.5)
+        c = _one(j, "configurations",
+                 (c for c in range(len(cf[j])) if formulations._val(model.z[j, c]) > 0.5))
         k, s, _, kk, d, st = cf[j][c]
         ring = inst.rings[k].nodes
         nodes = [v for v in ring if v in s]
         if model._rar_free_wl:
             b = sum(1 for p in plans if p is not None) // inst.rho
         else:
-            b = next(b for (jj, b) in model.g
-                     if jj == j and formulations._val(model.g[jj, b]) > 0.5)
+            b = _one(j, "wavelengths", (b for (jj, b) in model.g
+                                         if jj == j and formulations._val(model.g[jj, b]) > 0.5))
         plans.append((nodes, [kk] * len(nodes), st, st + d - 1))
         rings.append(ring)
         waves.append(b)

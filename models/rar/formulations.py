@@ -280,8 +280,21 @@ def _val(var: Any) -> float:
 
 
 def decode(model: Any, instance: Instance) -> Solution:
-    """The Solution of a solved paper or aggregated model."""
+    """The Solution of a solved paper or aggregated model.
+
+    A request served (eta_j = 1) takes exactly one ring, one mode and one wavelength, as the
+    model's rows say; values that give it none or two (a file not solving this model) raise
+    ValueError naming the request and the choice, never the first one found.
+    """
     inst = instance
+
+    def one(j: int, what: str, choices: Any) -> Any:
+        found = list(choices)
+        if len(found) != 1:
+            raise ValueError(f"request {j} is served (eta = 1) with {len(found)} {what} chosen, "
+                             "the model's rows allow exactly one")
+        return found[0]
+
     out: list[Assignment | None] = []
     if model._rar == "config":
         return _rar_config.decode_config(model, instance)
@@ -290,15 +303,17 @@ def decode(model: Any, instance: Instance) -> Solution:
             if _val(model.eta[j]) < 0.5:
                 out.append(None)
                 continue
-            k = next(k for k in inst.candidate_rings(j) if _val(model.S[j, k]) > 0.5)
+            k = one(j, "rings", (k for k in inst.candidate_rings(j) if _val(model.S[j, k]) > 0.5))
             ring = inst.rings[k]
             nodes = [v for v in ring.nodes if _val(model.On[j, v]) > 0.5]
             cus = [[c for c in range(inst.nodes[v].cus) if _val(model.Ojc[j, v, c]) > 0.5]
                    for v in nodes]
             l0 = ring.links[0]
-            b = next(b for b in range(inst.links[l0].wavelengths)
-                     if _val(model.Ojw[j, l0, b]) > 0.5)
+            b = one(j, "wavelengths", (b for b in range(inst.links[l0].wavelengths)
+                                       if _val(model.Ojw[j, l0, b]) > 0.5))
             busy = [t for t in range(1, inst.slots + 1) if _val(model.Ont[j, r.source, t]) > 0.5]
+            if not busy:
+                raise ValueError(f"request {j} is served (eta = 1) in no time slot")
             out.append(Assignment(ring=list(ring.nodes), nodes=nodes, cus=cus, wavelength=b,
                                   start=min(busy), end=max(busy)))
         return Solution(requests=out)
@@ -312,15 +327,16 @@ def decode(model: Any, instance: Instance) -> Solution:
             rings.append(None)
             waves.append(-1)
             continue
-        k = next(k for k in inst.candidate_rings(j) if _val(model.a[j, k]) > 0.5)
-        q = next(q for q in range(len(ms[j])) if _val(model.q[j, q]) > 0.5)
+        k = one(j, "rings", (k for k in inst.candidate_rings(j) if _val(model.a[j, k]) > 0.5))
+        q = one(j, "modes", (q for q in range(len(ms[j])) if _val(model.q[j, q]) > 0.5))
         _, kk, d, s = ms[j][q]
         nodes = [v for v in inst.rings[k].nodes
                  if (j, v, q) in model.w and _val(model.w[j, v, q]) > 0.5]
         if _wavelengths_never_bind(inst):
             b = sum(1 for p in plans if p is not None) // inst.rho
         else:
-            b = next(b for (jj, b) in model.g if jj == j and _val(model.g[jj, b]) > 0.5)
+            b = one(j, "wavelengths", (b for (jj, b) in model.g
+                                       if jj == j and _val(model.g[jj, b]) > 0.5))
         plans.append((nodes, [kk] * len(nodes), s, s + d - 1))
         rings.append(inst.rings[k].nodes)
         waves.append(b)

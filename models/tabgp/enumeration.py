@@ -287,13 +287,70 @@ class _Search:
 def estimate_enum(instance: Any, _options: Any) -> Size:
     """Memory and work of :func:`enum_bound`: the number of partitions of the vertices into at
     most l clusters of at most k (what the search may visit) times n per step; 1e300 (refused
-    by any size limit) when tau > 3, which the method does not handle."""
+    by any size limit) when tau > 3, which the method does not handle, or when the count
+    reaches 1e300. Computed in floating point, in time O(n) once the count is known to stay
+    below 1e300 (:func:`partition_count`), never in big integers."""
     n, l, k = instance.n, min(instance.l, instance.n), min(instance.k, instance.n)
     if instance.tau > 3:
-        return Size(memory=0.0, work=1e300)
-    count = _n_partitions(n, l, k)
+        return Size(memory=0.0, work=HUGE)
+    count = partition_count(n, l, k)
     return Size(memory=64.0 * n * n * max(1, instance.tau) * (k + 2),
-                work=float(min(count, 1e300)) * n * instance.tau)
+                work=min(count * n * instance.tau, HUGE))
+
+
+#: the count at which the estimate stops counting (refused by any size limit)
+HUGE = 1e300
+
+
+def _log_factorials(n: int) -> np.ndarray:
+    return np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=float)))))
+
+
+def partition_count(n: int, l: int, k: int) -> float:
+    """:func:`_n_partitions` in floating point, capped at :data:`HUGE`.
+
+    First a lower bound in O(n): for each number b of clusters that can hold the n vertices
+    (ceil(n / k) <= b <= min(l, n)), the partitions into b clusters of balanced sizes number at
+    least n! / (prod s_i! b!). When one reaches :data:`HUGE`, so does the count. Otherwise
+    n <= ~1,000 (two clusters already give about 2^n / n partitions), l = 1 is counted directly,
+    and the recurrence of :func:`_n_partitions` runs in floats, one vector operation per vertex.
+
+    Parameters
+    ----------
+    n, l, k : vertices, clusters, cluster capacity.
+
+    Returns
+    -------
+    float
+        The number of partitions (relative error about 1e-12), or :data:`HUGE`.
+
+    References
+    ----------
+    The restricted Stirling numbers of the second kind; this module's docstring.
+    """
+    l, k = min(l, n), min(k, n)
+    if n == 0:
+        return 1.0
+    if l * k < n:
+        return 0.0
+    if l == 1:
+        return 1.0
+    lf = _log_factorials(n)
+    b = np.arange(max(1, -(-n // k)), l + 1)
+    q, r = n // b, n % b
+    lower = lf[n] - r * lf[np.minimum(q + 1, n)] - (b - r) * lf[q] - lf[b]
+    if float(lower.max()) >= math.log(HUGE):
+        return HUGE
+    # ways[j, c]: partitions of j vertices into c clusters (the smallest vertex's cluster first)
+    ways = np.zeros((n + 1, l + 1))
+    ways[0, 0] = 1.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j in range(1, n + 1):
+            s = np.arange(1, min(k, j) + 1)
+            coef = np.exp(lf[j - 1] - lf[s - 1] - lf[j - s])
+            ways[j, 1:] = coef @ ways[j - s, :-1]
+    total = float(ways[n].sum())
+    return HUGE if not math.isfinite(total) or total >= HUGE else total
 
 
 def _n_partitions(n: int, l: int, k: int) -> int:
@@ -309,4 +366,5 @@ def _n_partitions(n: int, l: int, k: int) -> int:
     return sum(ways[n][b] for b in range(l + 1))
 
 
-__all__ = ["ENUM_SECONDS", "NEAREST_NODES", "enum_bound", "estimate_enum", "weight_matrices"]
+__all__ = ["ENUM_SECONDS", "HUGE", "NEAREST_NODES", "enum_bound", "estimate_enum",
+           "partition_count", "weight_matrices"]

@@ -691,11 +691,15 @@ def estimate_size(instance: Instance, formulation: str = "paper") -> tuple[int, 
 
 
 def decode(model: Any, instance: Instance) -> Solution:
-    """The cluster of each vertex and step from the x variables (largest value wins)."""
-    x = np.zeros((instance.tau, instance.n, instance.l))
+    """The cluster of each vertex and step from the x variables: the one cluster i with
+    x[v, i, t] = 1 (above 0.5). A vertex in no cluster or in two at a step breaks the
+    assignment rows (sum_i x[v, i, t] = 1) as written: it decodes to the label -1, which the
+    evaluator reports infeasible (never an argmax that would hide it)."""
+    x = np.zeros((instance.tau, instance.n, instance.l), dtype=bool)
     for (v, i, t), var in model.x.items():
-        x[t, v, i] = var.value or 0.0
-    return Solution(assignment=x.argmax(axis=2).tolist())
+        x[t, v, i] = (var.value or 0.0) > 0.5
+    one = x.sum(axis=2) == 1
+    return Solution(assignment=np.where(one, x.argmax(axis=2), -1).tolist())
 
 
 def canonical_labels(assign: np.ndarray, l: int) -> np.ndarray:

@@ -171,3 +171,52 @@ def reduce_square(b, size):  # pragma: no cover - compiled
             if val < low:
                 low = val
     return total, low, p.copy()
+
+
+@numba.njit(cache=True)
+def lap_rows(a, u, v, p, way, minv, used, start, stop):  # pragma: no cover - compiled
+    """Rows ``start..stop - 1`` (0-based) of the Hungarian method of :func:`lap` on the
+    rectangular ``a`` (rows <= columns, every row assigned, a column at most once), resumable:
+    the 1-based work arrays (length columns + 1; ``u`` length rows + 1) carry the state from
+    one call to the next (all zero before the first). After each call the potentials are dual
+    feasible for the rows processed (``a[r, c] - u[r + 1] - v[c + 1] >= 0``) and ``v[1:] <= 0``,
+    so with the unprocessed rows at ``u = min_c (a[r, c] - v[c + 1])``, ``sum u + sum v[1:]`` is
+    a lower bound on the assignment's optimum at any stop."""
+    n = a.shape[1]
+    inf = np.inf
+    for i in range(start + 1, stop + 1):
+        p[0] = i
+        j0 = 0
+        for t in range(n + 1):
+            minv[t] = inf
+            used[t] = False
+        while True:
+            used[j0] = True
+            i0 = p[j0]
+            delta = inf
+            j1 = 0
+            ui0 = u[i0]
+            for j in range(1, n + 1):
+                if not used[j]:
+                    cur = a[i0 - 1, j - 1] - ui0 - v[j]
+                    if cur < minv[j]:
+                        minv[j] = cur
+                        way[j] = j0
+                    if minv[j] < delta:
+                        delta = minv[j]
+                        j1 = j
+            for j in range(n + 1):
+                if used[j]:
+                    u[p[j]] += delta
+                    v[j] -= delta
+                else:
+                    minv[j] -= delta
+            j0 = j1
+            if p[j0] == 0:
+                break
+        while True:
+            j1 = way[j0]
+            p[j0] = p[j1]
+            j0 = j1
+            if j0 == 0:
+                break

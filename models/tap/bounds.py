@@ -57,7 +57,8 @@ def _descending_rows(a: np.ndarray) -> np.ndarray:
     return -np.sort(-off, axis=1)
 
 
-def glb_costs(weights: np.ndarray, distance: np.ndarray, kc: int) -> np.ndarray:
+def glb_costs(weights: np.ndarray, distance: np.ndarray, kc: int,
+              deadline: float | None = None) -> np.ndarray | None:
     """The Gilmore-Lawler cost matrix of a rectangular QAP with non-negative data.
 
     Parameters
@@ -69,10 +70,13 @@ def glb_costs(weights: np.ndarray, distance: np.ndarray, kc: int) -> np.ndarray:
         VM distances; slot distances ``B`` are ``distance`` between the slots' VMs (0 on one VM).
     kc : int
         Slots per VM (``n kc >= m``).
+    deadline : float or None
+        A ``time.perf_counter()`` instant, looked at between blocks of rows: None is returned
+        past it.
 
     Returns
     -------
-    (m, n) array
+    (m, n) array or None
         ``L[i, j]``: the least possible value of ``sum_{i' != i} A[i, i'] B[s, s(i')]`` with
         facility i on a slot s of VM j, by the rearrangement inequality: the m - 1 weights of
         row i, descending, times the m - 1 smallest slot distances from s, ascending.
@@ -86,23 +90,68 @@ def glb_costs(weights: np.ndarray, distance: np.ndarray, kc: int) -> np.ndarray:
     m = weights.shape[0]
     if m < 2:
         return np.zeros((m, distance.shape[0]))
-    return _descending_rows(weights) @ _slot_rows(distance, kc, m - 1).T
+    if deadline is None:
+        return _descending_rows(weights) @ _slot_rows(distance, kc, m - 1).T
+    slots = _slot_rows(distance, kc, m - 1).T
+    out = np.empty((m, distance.shape[0]))
+    block = 128
+    for i in range(0, m, block):
+        if time.perf_counter() > deadline:
+            return None
+        rows = weights[i:i + block]
+        off = np.ones(rows.shape, dtype=bool)
+        off[np.arange(rows.shape[0]), np.arange(i, i + rows.shape[0])] = False
+        desc = -np.sort(-rows[off].reshape(rows.shape[0], m - 1), axis=1)
+        out[i:i + block] = desc @ slots
+    return out
 
 
-def _lap(costs: np.ndarray, kc: int) -> tuple[float, np.ndarray]:
+#: assignment problems of at most this many entries go to scipy in one call (uninterruptible,
+#: well under a second); larger ones to the resumable kernel, which looks at the clock per row
+_SMALL_LAP = 250_000
+
+
+def _lap(costs: np.ndarray, kc: int, deadline: float | None = None
+         ) -> tuple[float, np.ndarray | None]:
     """Minimum of ``sum_i costs[i, vm(i)]`` with at most ``kc`` facilities per VM (columns
-    repeated ``kc`` times), exactly by :func:`scipy.optimize.linear_sum_assignment`; returns the
-    value (summed in float64 from the optimal assignment) and the VM of each row."""
-    from scipy.optimize import linear_sum_assignment
+    repeated ``kc`` times); returns the value (summed in float64 from the optimal assignment)
+    and the VM of each row.
 
+    Exactly by :func:`scipy.optimize.linear_sum_assignment`, or for a problem above
+    :data:`_SMALL_LAP` entries with a ``deadline`` (``time.perf_counter()``), by the resumable
+    Hungarian method (:func:`_bounds_kernel.lap_rows`) one row at a time: stopped by the
+    deadline, it returns the dual value of its potentials (a lower bound on the minimum, the
+    unprocessed rows at their least reduced cost) and None for the VMs. ``costs`` must be
+    non-negative.
+    """
     wide = np.repeat(costs, kc, axis=1)
-    rows, cols = linear_sum_assignment(wide)
-    order = np.argsort(rows)
-    vm = cols[order] // kc
-    return float(math.fsum(costs[np.arange(costs.shape[0]), vm])), vm
+    m, cols = wide.shape
+    if deadline is None or wide.size <= _SMALL_LAP:
+        from scipy.optimize import linear_sum_assignment
+
+        rows, assigned = linear_sum_assignment(wide)
+        vm = assigned[np.argsort(rows)] // kc
+        return float(math.fsum(costs[np.arange(m), vm])), vm
+    from dmlopt.models.tap import _bounds_kernel as kern
+
+    a = np.ascontiguousarray(wide, dtype=np.float64)
+    u, v = np.zeros(m + 1), np.zeros(cols + 1)
+    p, way = np.zeros(cols + 1, dtype=np.int64), np.zeros(cols + 1, dtype=np.int64)
+    minv, used = np.empty(cols + 1), np.empty(cols + 1, dtype=np.bool_)
+    for i in range(m):
+        if time.perf_counter() > deadline:
+            rest = (a[i:] - v[1:]).min(axis=1)  # dual feasible for the rows not processed
+            return float(math.fsum(u[1:i + 1]) + math.fsum(rest) + math.fsum(v[1:])), None
+        kern.lap_rows(a, u, v, p, way, minv, used, i, i + 1)
+    vm = np.empty(m, dtype=np.int64)
+    for c in range(cols):
+        if p[c + 1]:
+            vm[p[c + 1] - 1] = c // kc
+    return float(math.fsum(costs[np.arange(m), vm])), vm
 
 
-def gilmore_lawler(instance: Instance) -> tuple[float, np.ndarray, dict[str, float]]:
+def gilmore_lawler(instance: Instance, deadline: float | None = None
+                   ) -> tuple[float, np.ndarray | None, dict[str, float]]:
     """Gilmore-Lawler lower bound of a TAP instance (rectangular, capacitated, asymmetric M).
 
     Three valid bounds from three ways of writing (8) as a sum over modules, each a linear
@@ -121,6 +170,11 @@ def gilmore_lawler(instance: Instance) -> tuple[float, np.ndarray, dict[str, flo
     ----------
     instance : Instance
         A TAP instance.
+    deadline : float or None
+        A ``time.perf_counter()`` instant: the forms are tried in the order above while there
+        is time; an assignment problem stopped by it gives the dual value of its potentials (a
+        lower bound, :func:`_lap`), and a deadline met before the first cost matrix is
+        complete gives 0, valid since M and D are non-negative (metric ``stopped_by_time``).
 
     Returns
     -------
@@ -129,11 +183,12 @@ def gilmore_lawler(instance: Instance) -> tuple[float, np.ndarray, dict[str, flo
         costs, the assignment problem and its value are exact in float64 and the bound is
         rounded up to an integer (the objective is integral); otherwise it is moved down by
         :func:`dmlopt.bounds.safe`.
-    assignment : (m,) int array
+    assignment : (m,) int array or None
         The VM of each module in the best assignment problem's optimum: a feasible TAP
-        solution (at most K modules per VM).
+        solution (at most K modules per VM); None when no assignment problem finished.
     metrics : dict
-        ``glb_sym``, ``glb_out``, ``glb_in``: the three values before rounding.
+        ``glb_sym``, ``glb_out``, ``glb_in``: the values before rounding of the forms tried;
+        ``stopped_by_time``: 1 if the deadline cut the computation short.
 
     References
     ----------
@@ -148,16 +203,32 @@ def gilmore_lawler(instance: Instance) -> tuple[float, np.ndarray, dict[str, flo
     np.fill_diagonal(w, 0.0)
     exact = (_integral(mm) and _integral(d)
              and 2.0 * m * m * float(mm.max(initial=0.0)) * float(d.max(initial=0.0)) < _EXACT)
-    best, best_vm, values = -math.inf, np.zeros(m, dtype=np.int64), {}
+    best, best_vm = 0.0, None  # M, D >= 0: 0 is a bound
+    values: dict[str, float] = {"stopped_by_time": 0.0}
+    complete, found = True, False
     for label, a, scale in (("sym", w, 0.5), ("out", mm, 1.0), ("in", mm.T, 1.0)):
-        value, vm = _lap(glb_costs(a, d, kc), kc)
+        costs = glb_costs(a, d, kc, deadline)
+        if costs is None:
+            values["stopped_by_time"] = 1.0
+            break
+        value, vm = _lap(costs, kc, deadline)
         value *= scale
         values[f"glb_{label}"] = value
-        if value > best:
-            best, best_vm = value, vm
+        if value > best or not found:
+            best, best_vm = max(best, value), (vm if value >= best else best_vm)
+        found = True
+        if vm is None:
+            complete = False
+            values["stopped_by_time"] = 1.0
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            values["stopped_by_time"] = float(label != "in")
+            break
+    if not found:
+        return 0.0, None, values
     # integral data: the LAP is exact, ``2 * best`` an integer and the objective integral
-    bound = float(math.ceil(best - 0.25)) if exact else safe(best, "min")
-    return bound, best_vm, values
+    bound = float(math.ceil(best - 0.25)) if exact and complete else safe(best, "min")
+    return max(bound, 0.0), best_vm, values
 
 
 def _glb(instance: Instance, *, time_limit: float | None = None) -> BoundValue:
@@ -168,7 +239,9 @@ def _glb(instance: Instance, *, time_limit: float | None = None) -> BoundValue:
     instance : Instance
         The TAP instance (any K: on its padded QAP).
     time_limit : float or None, optional
-        Unused: one linear assignment problem, milliseconds at n = 100.
+        Seconds: the forms of :func:`gilmore_lawler` are tried while there is time, the cost
+        matrices and the assignment problems looking at the clock as they go (milliseconds at
+        n = 100; at m = n = 2,000 the three forms take tens of seconds).
 
     Returns
     -------
@@ -183,9 +256,10 @@ def _glb(instance: Instance, *, time_limit: float | None = None) -> BoundValue:
     E. L. Lawler, The quadratic assignment problem, Management Science 9 (1963) 586-599. Ours:
     the rectangular, capacitated form for TAP (paper 000, (8)-(12)).
     """
-    bound, vm, values = gilmore_lawler(instance)
-    return BoundValue(bound, solution=Solution(assignment=[int(j) for j in vm]),
-                      metrics=values)
+    deadline = None if time_limit is None else time.perf_counter() + 0.9 * time_limit
+    bound, vm, values = gilmore_lawler(instance, deadline)
+    solution = None if vm is None else Solution(assignment=[int(j) for j in vm])
+    return BoundValue(bound, solution=solution, metrics=values)
 
 
 def _glb_estimate(instance: Instance, _options: Any) -> Size:

@@ -363,18 +363,26 @@ def estimate_size(instance: Instance, formulation: str = "paper") -> tuple[int, 
 
 
 def decode(model: Any, instance: Instance) -> Solution:
-    """The VM of each module from X (largest value wins) or, for ``"class"``, from u."""
+    """The VM of each module: the one j with X_ij = 1 (above 0.5) or, for ``"class"``, the
+    VMs j with u[c, j] = 1 given to the members of class c in order.
+
+    A module on no VM or on two (row (12), sum_j X_ij = 1, broken), or a class on as many VMs as
+    it has not members (sum_j u[c, j] = s_c broken), decodes to -1 for those modules, which the
+    evaluator reports infeasible: the rows are read as written, never by an argmax.
+    """
     if hasattr(model, "u"):
         out = [-1] * instance.m
         for c, members in enumerate(model._classes):
-            vms = sorted(range(instance.n), key=lambda j, c=c: -(model.u[c, j].value or 0.0))
-            for i, j in zip(members, vms[: len(members)], strict=True):
-                out[i] = j
+            vms = [j for j in range(instance.n) if (model.u[c, j].value or 0.0) > 0.5]
+            if len(vms) == len(members):
+                for i, j in zip(members, vms, strict=True):
+                    out[i] = j
         return Solution(assignment=out)
-    x = np.zeros((instance.m, instance.n))
+    x = np.zeros((instance.m, instance.n), dtype=bool)
     for (i, j), var in model.x.items():
-        x[i, j] = var.value or 0.0
-    return Solution(assignment=x.argmax(axis=1).tolist())
+        x[i, j] = (var.value or 0.0) > 0.5
+    one = x.sum(axis=1) == 1
+    return Solution(assignment=np.where(one, x.argmax(axis=1), -1).tolist())
 
 
 def warm_start(model: Any, instance: Instance, solution: Solution) -> None:

@@ -78,9 +78,10 @@ def _scip(model: Path, out: Path) -> float:
 
 
 def _gurobi(values: dict[str, float], objective: float, out: Path) -> None:
-    """Gurobi's .sol: comments, then 'name value'; zeros left out as a sparse writer does."""
+    """Gurobi's .sol: comments, then 'name value' for every column, zeros included (as Gurobi
+    writes it)."""
     lines = ["# Solution for model written by raw highspy", f"# Objective value = {objective!r}"]
-    lines += [f"{k} {v!r}" for k, v in values.items() if v != 0.0]
+    lines += [f"{k} {v!r}" for k, v in values.items()]
     out.write_text("\n".join(lines) + "\n")
 
 
