@@ -234,7 +234,9 @@ def draw_env(work: Path, rng: random.Random) -> list[Case]:
 LARGE = [
     ("tabgp", "er", {"n": 3000, "tau": 2, "l": 2, "p": 0.001}, ["enum", "spectral", None]),
     ("tabgp", "er", {"n": 600, "tau": 3, "l": 3, "p": 0.05}, ["spectral", None, "lp"]),
-    ("rar", "random", {"n_requests": 300, "n_slots": 1000}, ["energy", None]),
+    ("rar", "random", {"requests": 1000, "slots": 2000}, ["energy", None]),
+    ("rar", "random", {"requests": 400, "slots": 800}, ["energy", "node-choice", None]),
+    ("tap", "random", {"m": 2000, "n": 2000}, ["glb"]),
     ("tap", "random", {"m": 600, "n": 600}, ["glb", None]),
     ("inc_oxc", "large", {}, [None, "configs"]),
 ]
@@ -260,10 +262,7 @@ def draw_limits(work: Path, rng: random.Random, start: float) -> list[Case]:
     problem, gen, params, methods = rng.choice(LARGE)
     path = work / "large.json"
     t0 = time.perf_counter()
-    try:
-        inst = dmlopt.generate(problem, dict(params, generator=gen), seed=rng.randrange(100))
-    except dmlopt.DmloptError:
-        return []
+    inst = dmlopt.generate(problem, dict(params, generator=gen), seed=rng.randrange(100))
     path.write_text(dmlopt.io.to_json(inst))
     gen_s = time.perf_counter() - t0
     limit = 2.0
