@@ -312,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(exist_ok=True)
     (out / "faults").mkdir(exist_ok=True)
     counts: Counter = Counter()
+    exits: Counter = Counter()   # issue-51 kinds: exit codes per kind and command
     faults = 0
     t0 = time.perf_counter()
     start = hostile_model.startup() if "limits" in args.kinds else 0.0
@@ -325,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
                     for i, case in enumerate(draw_cases(kind, work, rng, start)):
                         o = run_case(case, args.watchdog, args.memory * 2**30)
                         counts[kind] += 1
+                        exits[f"{kind} {case.argv[0]}: {str(o.code).split(':')[0]}"] += 1
                         why = case.check(o)
                         if not why:
                             continue
@@ -368,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
                 if (k + 1) % 50 == 0:
                     print(f"seed {seed}: {k + 1} rounds, {sum(counts.values())} commands, "
                           f"{faults} faults, {time.perf_counter() - t0:.0f} s", flush=True)
+        if exits:
+            print("exits: " + ", ".join(f"{k} x{v}" for k, v in sorted(exits.items())))
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         print(f"{sum(counts.values())} commands ({kinds}), {faults} faults, "
               f"{time.perf_counter() - t0:.0f} s")

@@ -20,7 +20,7 @@ from benchmarks import store as bstore
 from .hostile_run import Case, Outcome, reset
 
 
-def boundary(o: Outcome, codes: tuple[int, ...] = (0, 2)) -> str:
+def boundary(o: Outcome, codes: tuple[int, ...] = (0, 2), progress: bool = False) -> str:
     """The boundary's rules (:func:`~.hostile.fault_of`) with the exit codes allowed here,
     and no file changed outside the destination.
 
@@ -30,6 +30,9 @@ def boundary(o: Outcome, codes: tuple[int, ...] = (0, 2)) -> str:
         What the command did.
     codes : tuple of int
         The exit codes that are not faults.
+    progress : bool
+        The command prints progress on stderr (``reproduce``, ``bench``): a refusal is then
+        its last line, starting ``dmlopt:``, with no traceback.
 
     Returns
     -------
@@ -43,7 +46,15 @@ def boundary(o: Outcome, codes: tuple[int, ...] = (0, 2)) -> str:
     if isinstance(o.code, int) and o.code not in codes and o.code != 2:
         tail = o.err.strip().splitlines()[-1][:300] if o.err.strip() else ""
         return f"exit {o.code}: {tail}"
-    return fault_of(o.code if o.code != 3 or 3 in codes else 1, o.out, o.err)
+    err = o.err
+    if progress and o.code == 2 and "Traceback" not in err and err.strip():
+        err = err.strip().splitlines()[-1] + "\n"
+    return fault_of(o.code if o.code != 3 or 3 in codes else 1, o.out, err)
+
+
+def progress_boundary(o: Outcome) -> str:
+    """:func:`boundary` of a command that prints progress on stderr."""
+    return boundary(o, progress=True)
 
 
 def hostile_names(box: Path, rng: random.Random) -> list[str]:
@@ -276,10 +287,10 @@ def _reproduce(work: Path, box: Path, dest: Path, cwd: Path, rng: random.Random)
     if not (cache / ".done").exists():
         from .hostile_run import run_case
         reset(cache)
-        o = run_case(Case(REPRO + ["-o", str(cache / "out")], boundary), 1800, 6 * 2**30)
+        o = run_case(Case(REPRO + ["-o", str(cache / "out")], progress_boundary), 1800, 6 * 2**30)
         if o.code != 0:
-            return [Case(REPRO + ["-o", str(dest)], boundary, cwd=cwd, watch=box, dest=dest,
-                          timeout=1800)]
+            return [Case(REPRO + ["-o", str(dest)], progress_boundary, cwd=cwd, watch=box,
+                         dest=dest, timeout=1800)]
         (cache / ".done").write_text("")
     shutil.copytree(cache / "out", dest, symlinks=True)
     outputs = [p for p in dest.rglob("*") if p.is_file() and p.suffix in (".png", ".md",
@@ -287,7 +298,7 @@ def _reproduce(work: Path, box: Path, dest: Path, cwd: Path, rng: random.Random)
     for p in rng.sample(outputs, min(len(outputs), rng.randint(1, 4))):
         p.unlink()
         _plant(p, box, rng)
-    return [Case(REPRO + ["-o", str(dest)], boundary, cwd=cwd, watch=box, dest=dest,
+    return [Case(REPRO + ["-o", str(dest)], progress_boundary, cwd=cwd, watch=box, dest=dest,
                  timeout=600)]
 
 
@@ -319,9 +330,10 @@ def draw_store(work: Path, rng: random.Random) -> list[Case]:
     sp.write_text("\n".join(toml) + "\n")
     resume = box / "a" / "b" / "resume.sqlite"
     make_store(resume, [dict(r, problem="tabgp") for r in store_rows(rng, [], True)])
-    cases.append(Case(["bench", str(sp), "--list"], boundary, cwd=cwd))
+    cases.append(Case(["bench", str(sp), "--list"], progress_boundary, cwd=cwd))
     cases.append(Case(["bench", str(sp), "-o", str(resume), "--workers", "1", "--max-runs",
-                       "1"], boundary, cwd=cwd, watch=box, dest=resume.parent, timeout=120))
+                       "1"], progress_boundary, cwd=cwd, watch=box, dest=resume.parent,
+                      timeout=120))
     return cases
 
 
