@@ -190,9 +190,13 @@ def test_the_solution_file_edits(tmp_path):
     text, cols = HM.highs_solution(HM._instance(tmp_path / "i.json", 6, 1), tmp_path)
     rng = random.Random(0)
 
-    def values(t):
-        return dict(ln.split() for ln in t.split("# Columns", 1)[1].splitlines()[1:]
-                    if len(ln.split()) == 2 and not ln.startswith("#"))
+    def values(t):   # the columns block: up to the first blank or comment line
+        out = {}
+        for ln in t.split("# Columns", 1)[1].splitlines()[1:]:
+            if not ln.strip() or ln.startswith("#"):
+                break
+            out[ln.split()[0]] = ln.split()[1]
+        return out
 
     base = values(text)
     assert set(base) == set(cols)
@@ -231,3 +235,23 @@ def test_each_slow_kind_runs_and_logs_its_faults(tmp_path, kind):
     rows = [json.loads(x) for x in (tmp_path / "faults.jsonl").read_text().splitlines()]
     assert code == (1 if rows else 0)
     assert f"{kind} " in (tmp_path / "log.txt").read_text().splitlines()[-1]
+
+
+def test_the_plain_format_keeps_columns_and_objective(tmp_path):
+    """The plain ``name value`` rewrite keeps every nonzero column and the stated objective."""
+    text, cols = HM.highs_solution(HM._instance(tmp_path / "i.json", 6, 2), tmp_path)
+    for seed in range(4):
+        plain = HM.to_plain(text, random.Random(seed))
+        lines = plain.splitlines()
+        assert lines[0].startswith("# Objective value = ")
+        obj = [ln.split()[1] for ln in text.splitlines() if ln.startswith("Objective ")][0]
+        assert lines[0].endswith(obj)
+        got = dict(ln.split() for ln in lines[1:])
+        raw = {}
+        for ln in text.split("# Columns", 1)[1].splitlines()[1:]:
+            if not ln.strip() or ln.startswith("#"):
+                break
+            raw[ln.split()[0]] = ln.split()[1]
+        assert len(raw) == len(cols)
+        assert {k: v for k, v in raw.items() if float(v) != 0} == {
+            k: v for k, v in got.items() if float(v) != 0}

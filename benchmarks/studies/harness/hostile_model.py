@@ -56,9 +56,7 @@ def highs_solution(inst: str, work: Path) -> tuple[str, list[str]]:
     sol = work / "model.sol"
     h.writeSolution(str(sol), 0)
     text = sol.read_text()
-    cols = [ln.split()[0] for ln in text.split("# Columns", 1)[1].splitlines()[1:]
-            if ln.strip() and not ln.startswith("#") and len(ln.split()) == 2]
-    return text, cols
+    return text, [c.split()[0] for c in _columns_block(text)[1]]
 
 
 def _columns_block(text: str) -> tuple[str, list[str], str]:
@@ -119,9 +117,33 @@ def mutate_solution(text: str, how: str, rng: random.Random) -> str:
         head = re.sub(r"^Objective (\S+)",
                       lambda m: f"Objective {float(m.group(1)) + shift}", head, flags=re.M)
     elif how == "space":
-        head = re.sub(r"^Objective (\S+)", r"Objective \1 ", head, flags=re.M)
-        head = re.sub(r"^Objective$", "Objective ", head, flags=re.M)
+        repl = r"Objective \1 " if rng.random() < 0.5 else "Objective "
+        head = re.sub(r"^Objective (\S+)", repl, head, flags=re.M)
     return _join(head, cols, tail)
+
+
+def to_plain(text: str, rng: random.Random) -> str:
+    """A HiGHS raw file rewritten in the plain ``name value`` format (Gurobi's ``.sol``: a
+    ``# Objective value = V`` comment, zeros left out or not).
+
+    Parameters
+    ----------
+    text : str
+        A HiGHS raw file (possibly edited by :func:`mutate_solution`).
+    rng : random.Random
+        The round's generator.
+
+    Returns
+    -------
+    str
+        The same columns and objective in the plain format.
+    """
+    head, cols, _ = _columns_block(text)
+    m = re.search(r"^Objective ?(.*)$", head, flags=re.M)
+    sparse = rng.random() < 0.5
+    lines = [f"# Objective value = {m.group(1)}" if m else "# Solution"]
+    lines += [c for c in cols if not (sparse and c.split()[1] in ("0", "-0"))]
+    return "\n".join(lines) + "\n"
 
 
 def _not_accepted(o: Outcome) -> str:
@@ -147,6 +169,7 @@ def draw_solfile(work: Path, rng: random.Random) -> list[Case]:
         return boundary(o, (0, 2, 3))
 
     check = _not_accepted
+    cols2: list[str] = []
     if how == "other":
         other = _instance(work / "other.json", n, seed + 1 + rng.randrange(50))
         text2, cols2 = highs_solution(other, work)
@@ -156,9 +179,15 @@ def draw_solfile(work: Path, rng: random.Random) -> list[Case]:
     elif how == "space":
         check = either   # the value is right
     body = mutate_solution(text, how, rng) if how != "other" else text
+    plain = rng.random() < 0.35 and how != "missing"   # a sparse file may leave columns out
+    if plain:
+        body = to_plain(body, rng)
+        if how == "other" and set(cols2) <= set(cols):   # a subset: may be a solution of it
+            check = either
     name = rng.choice(("s.sol", "s.txt", "solution", "s.sol.txt"))
     (work / name).write_text(body)
-    return [Case(["validate", inst, "--solution", str(work / name)], check, note=how)]
+    return [Case(["validate", inst, "--solution", str(work / name)], check,
+                 note=how + (" plain" if plain else " highs"))]
 
 
 #: names an option of a call must not take from its own arguments
