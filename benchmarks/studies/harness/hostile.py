@@ -323,7 +323,13 @@ def main(argv: list[str] | None = None) -> int:
                 problem = rng.choice(args.problems)
                 kind = rng.choice(args.kinds)
                 if kind in CASE_KINDS:
-                    for i, case in enumerate(draw_cases(kind, work, rng, start)):
+                    try:
+                        cases = draw_cases(kind, work, rng, start)
+                    except Exception as exc:   # the harness's own bug: said, not a fault
+                        print(f"HARNESS ERROR {kind} s{seed}-r{k}: {exc!r}", flush=True)
+                        counts["harness errors"] += 1
+                        continue
+                    for i, case in enumerate(cases):
                         o = run_case(case, args.watchdog, args.memory * 2**30)
                         counts[kind] += 1
                         exits[f"{kind} {case.argv[0]}: {str(o.code).split(':')[0]}"] += 1

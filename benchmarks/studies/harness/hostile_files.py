@@ -138,12 +138,15 @@ def make_store(path: Path, rows: list[dict]) -> None:
     None
     """
     bstore._create(path)
+    required = {c for c, t in bstore.COLUMNS if "NOT NULL" in t}
     conn = sqlite3.connect(path)
     with conn:
         for row in rows:
             cols = [c for c in bstore.NAMES if c in row]
+            # SQLite stores a float NaN as NULL: a required column gets the text instead
+            vals = ["NaN" if c in required and row[c] != row[c] else row[c] for c in cols]
             conn.execute(f"INSERT INTO runs ({','.join(cols)}) VALUES "
-                         f"({','.join('?' * len(cols))})", [row[c] for c in cols])
+                         f"({','.join('?' * len(cols))})", vals)
     conn.close()
 
 
