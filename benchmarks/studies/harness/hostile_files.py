@@ -350,12 +350,18 @@ def draw_interrupt(work: Path, rng: random.Random) -> list[Case]:
 
     def first(o: Outcome) -> str:
         seen["code"] = o.code
+        if o.code == 0 and o.wall < delay:   # finished before the Ctrl-C: nothing to judge
+            return ""
+        if o.code == 0:
+            return f"exit 0 after a Ctrl-C at {delay:g} s (the interruption was not seen)"
         if "ERROR" in o.out or "Constructing component" in o.out + o.err:
             return f"Pyomo output after Ctrl-C: {(o.out + o.err).strip()[:200]}"
         if o.outside:
             return f"wrote outside the destination: {', '.join(o.outside[:4])}"
-        if isinstance(o.code, str) and o.code.startswith("hang"):
+        if isinstance(o.code, str):
             return o.code
+        if o.code not in (0, 2, 130):
+            return f"exit {o.code} on Ctrl-C: {o.err.strip()[-200:]}"
         return ""
 
     def again(o: Outcome) -> str:

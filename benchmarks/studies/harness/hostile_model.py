@@ -296,10 +296,12 @@ def draw_limits(work: Path, rng: random.Random, start: float) -> list[Case]:
     gen_s = time.perf_counter() - t0
     limit = 2.0
     method = rng.choice(methods)
-    if rng.random() < 0.3:
-        from dmlopt import registry
-        heur = [h for h in registry.get(problem).heuristics if h not in
-                ("milp", "offline-search", "ft-transfer")]
+    from dmlopt import registry
+
+    entries = registry.get(problem).heuristics
+    heur = [h for h in entries if "time_limit" in
+            entries[h].Options.model_json_schema().get("properties", {})]
+    if heur and rng.random() < 0.3:
         argv = ["heuristic", str(path), rng.choice(heur), "--option", f"time_limit={limit:g}"]
     else:
         argv = ["bound", str(path), "--time-limit", f"{limit:g}"]

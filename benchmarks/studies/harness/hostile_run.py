@@ -120,6 +120,9 @@ def changes(before: dict[str, tuple], after: dict[str, tuple], dest: str | None)
 def _limit(memory: float) -> Callable[[], None]:
     def pre() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (int(memory), int(memory)))
+        # a sweep started in the background inherits SIGINT ignored: Python would then never
+        # see a Ctrl-C (the ``interrupt`` kind)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     return pre
 
 
