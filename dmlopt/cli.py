@@ -159,6 +159,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
             inst, args.solver, time_limit=args.time_limit, mip_gap=args.mip_gap,
             threads=args.threads, formulation=args.formulation, warm_start=args.warm_start,
             size_limit=_size_limit(args.size_limit), tee=args.tee,
+            solver_options=key_values(args.solver_option, "--solver-option") or None,
             progress=args.progress if args.progress is not None else
             (PROGRESS_SECONDS / 2 if sys.stderr.isatty() else None),
         )
@@ -533,8 +534,14 @@ def _run_commands(sub: Any) -> None:
                        "objective is re-computed by the problem's evaluator.")
     _instance_arg(s)
     s.add_argument("--solver", default="highs",
-                   help="highs, scip, or a Pyomo solver listed in DMLOPT_SOLVERS "
+                   help="highs, scip, gurobi, cplex, xpress or copt (each when its Python "
+                   "package is installed), or another Pyomo solver listed in DMLOPT_SOLVERS "
                    "(default: highs)")
+    s.add_argument("--solver-option", action="append", metavar="KEY=VALUE",
+                   help="a parameter of the solver under its own name (HiGHS mip_heuristic_"
+                   "effort, SCIP limits/nodes, Gurobi MIPFocus, CPLEX mip.strategy.search, "
+                   "Xpress heuristics, COPT HeurLevel), repeatable; values parsed as JSON "
+                   "(default: none)")
     s.add_argument("--formulation", "-f", default=None, metavar="NAME",
                    help="a formulation of the problem (default: its fastest formulation "
                    "proven equal to the paper's, marked in `dmlopt list PROBLEM`; `-f paper` "
@@ -544,7 +551,8 @@ def _run_commands(sub: Any) -> None:
                    "limit)")
     s.add_argument("--mip-gap", type=float, default=None, metavar="REL",
                    help="stop at this relative gap, in [0, 1) (default: the solver's own, "
-                   "HiGHS 1e-4, SCIP 0); optimal is reported only at a gap <= 1e-4")
+                   "HiGHS, Gurobi, CPLEX, Xpress and COPT 1e-4, SCIP 0); optimal is reported "
+                   "only at a gap <= 1e-4")
     s.add_argument("--threads", type=int, default=None, metavar="N",
                    help="solver threads, in [1, 256] (default: the solver's own choice)")
     s.add_argument("--warm-start", default=None, metavar="HEURISTIC|FILE",

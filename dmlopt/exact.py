@@ -60,6 +60,7 @@ def _solve_mip(problem: Any, instance: Any, *, formulation: str, solver: str,
     method = f"{solver}:{formulation}"
     opts = {k: v for k, v in (("time_limit", time_limit), ("mip_gap", mip_gap),
                               ("threads", threads)) if v is not None}
+    opts["solver"] = solvers.version(solver)  # name and version, e.g. "gurobi 13.0.3"
     res = Result(problem=problem.name, method=method, status=run.status, bound=run.bound,
                  seconds=seconds, message="" if run.status == "optimal" else run.message,
                  solver_objective=run.objective, options=opts, build_seconds=t_build)

@@ -1,11 +1,14 @@
-"""Solvers: HiGHS (default) and SCIP through Pyomo 6.10, and direct ``highspy`` models.
+"""Solvers: HiGHS (default), SCIP, Gurobi, CPLEX, Xpress and COPT through Pyomo 6.10 (COPT
+through dmlopt's own interface), and direct ``highspy`` models.
 
 One module per job; every name is importable from ``dmlopt.solvers`` as before:
 
-- :mod:`~dmlopt.solvers.base`: ``ALIASES`` (dmlopt's solver names -> Pyomo's) and
-  ``SolverRun``, the run every back end returns;
+- :mod:`~dmlopt.solvers.base`: ``NAMED``, ``PACKAGES``, ``ALIASES`` (dmlopt's solver names ->
+  Pyomo's), ``canonical`` and ``SolverRun``, the run every back end returns;
 - :mod:`~dmlopt.solvers.backends`: ``run`` (a Pyomo model solved by HiGHS, SCIP or an opted-in
   Pyomo solver), ``version``; the place of a back end added by name;
+- :mod:`~dmlopt.solvers.commercial`: Gurobi, CPLEX, Xpress and COPT by name (settings
+  mapped, licence limits worded), :mod:`~dmlopt.solvers.copt` COPT's interface;
 - :mod:`~dmlopt.solvers.fork`: ``forked``, a solver run in a forked child (SCIP), ``Crashed``;
 - :mod:`~dmlopt.solvers.options`: the allow-list (``check``, ``allowed``, ``available``), the
   settings and solver options checked before a build, ``OPTIMALITY_GAP``;
@@ -20,7 +23,7 @@ that module (``dmlopt.solvers.timing.PASS_PER_BUILD``), not this package.
 from __future__ import annotations
 
 from dmlopt.solvers.backends import SCIP_MAX_SECONDS, run, version
-from dmlopt.solvers.base import ALIASES, SolverRun
+from dmlopt.solvers.base import ALIASES, NAMED, PACKAGES, SolverRun, canonical
 from dmlopt.solvers.direct import (
     DUAL_BOUND_STATUSES,
     add_arrays,
@@ -42,12 +45,14 @@ from dmlopt.solvers.options import (
     check,
     check_options,
     check_settings,
+    installed,
     writes_files,
 )
 from dmlopt.solvers.timing import PASS_PER_BUILD, build_deadline, build_seconds, check_pass_time
 
 __all__ = [
-    "ALIASES", "DUAL_BOUND_STATUSES", "MAX_THREADS", "OPTIMALITY_ABS_GAP", "OPTIMALITY_GAP",
+    "ALIASES", "DUAL_BOUND_STATUSES", "NAMED", "PACKAGES", "canonical", "installed",
+    "MAX_THREADS", "OPTIMALITY_ABS_GAP", "OPTIMALITY_GAP",
     "OPT_IN_ENV", "PASS_PER_BUILD", "SCIP_MAX_SECONDS", "Crashed", "SolverRun", "add_arrays",
     "allowed", "available", "build_deadline", "build_seconds", "check", "check_options",
     "check_pass_time", "check_settings", "forked", "highspy_model", "pass_model",

@@ -4,7 +4,8 @@
 status mapped to dmlopt's vocabulary. HiGHS goes through ``pyomo.contrib.solver`` ``highs``
 (highspy) with a MIP start added here (Pyomo's interface has none); SCIP through
 ``scip_direct`` (pyscipopt), which handles the quadratic TAP objective, in a forked child
-(:func:`dmlopt.solvers.fork.forked`) where there is ``os.fork``. Any other name (opted in with
+(:func:`dmlopt.solvers.fork.forked`) where there is ``os.fork``; Gurobi, CPLEX, Xpress and COPT
+through :mod:`dmlopt.solvers.commercial`. Any other name (opted in with
 ``DMLOPT_SOLVERS``) is passed to Pyomo's ``SolverFactory`` unchanged. A back end added by name
 adds its interface class next to ``_highs_class`` and ``_scip_class``, its branch in
 ``_solve_contrib`` and its entry in :data:`dmlopt.solvers.base.ALIASES`.
@@ -19,8 +20,8 @@ import os
 import sys
 from typing import Any
 
-from dmlopt.solvers import direct
-from dmlopt.solvers.base import ALIASES, SolverRun, _num
+from dmlopt.solvers import commercial, direct
+from dmlopt.solvers.base import ALIASES, SolverRun, _num, canonical
 from dmlopt.solvers.fork import Crashed, forked
 from dmlopt.solvers.options import check
 
@@ -216,6 +217,25 @@ def _scip_progress(every: float, fd: int) -> Any:
 
 
 def version(solver: str) -> str:
+    """The solver's name and version as recorded with a run (``"highs 1.16.0"``,
+    ``"gurobi 13.0.3"``); the name alone when it cannot be read.
+
+    Parameters
+    ----------
+    solver : str
+        A solver name (``solvers.check`` accepts it).
+
+    Returns
+    -------
+    str
+        Name and version.
+
+    References
+    ----------
+    Ours.
+    """
+    if canonical(solver) in commercial.SETTINGS:
+        return commercial.version(canonical(solver))
     try:
         if solver == "highs":
             import highspy
@@ -251,6 +271,10 @@ def run(
     ``progress``: seconds between progress lines on stderr (HiGHS: incumbent, bound, gap,
     elapsed time); None for none."""
     check(solver)
+    name = canonical(solver)
+    if name in commercial.SETTINGS:
+        return commercial.run(model, name, time_limit=time_limit, mip_gap=mip_gap,
+                              threads=threads, warm=warm, tee=tee, options=options or {})
     if solver in ALIASES:
         args = (model, ALIASES[solver], time_limit, mip_gap, threads, warm, tee, options or {},
                 progress)

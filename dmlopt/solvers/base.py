@@ -10,8 +10,43 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-#: our names -> Pyomo's
-ALIASES = {"highs": "highs", "scip": "scip_direct", "scip_direct": "scip_direct"}
+#: the solvers dmlopt names, usable whenever their Python package is installed (``PACKAGES``)
+NAMED = ("highs", "scip", "gurobi", "cplex", "xpress", "copt")
+
+#: dmlopt's name -> the Python package that runs it (``pip install NAME``)
+PACKAGES = {"highs": "highspy", "scip": "pyscipopt", "gurobi": "gurobipy", "cplex": "cplex",
+            "xpress": "xpress", "copt": "coptpy"}
+
+#: our names (and Pyomo's names of the same interfaces) -> Pyomo's; COPT has no Pyomo
+#: interface in Pyomo 6.10: "copt" is dmlopt's own (:mod:`dmlopt.solvers.copt`)
+ALIASES = {"highs": "highs", "scip": "scip_direct", "scip_direct": "scip_direct",
+           "gurobi": "gurobi_direct", "gurobi_direct": "gurobi_direct",
+           "cplex": "cplex_direct", "cplex_direct": "cplex_direct",
+           "xpress": "xpress_direct", "xpress_direct": "xpress_direct", "copt": "copt"}
+
+
+def canonical(solver: str) -> str | None:
+    """dmlopt's name of a solver given by its name or a Pyomo alias of it.
+
+    Parameters
+    ----------
+    solver : str
+        ``"gurobi"``, ``"gurobi_direct"``, ``"scip_direct"``, ...
+
+    Returns
+    -------
+    str or None
+        One of :data:`NAMED`; None for any other name.
+
+    References
+    ----------
+    Ours.
+    """
+    target = ALIASES.get(solver)
+    for name in NAMED:
+        if target is not None and ALIASES[name] == target:
+            return name
+    return None
 
 
 @dataclass

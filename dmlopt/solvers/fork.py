@@ -23,7 +23,7 @@ class Crashed(SolverError):
     """A solver ended the (child) process running it, e.g. with a segmentation fault."""
 
 
-def forked(fn: Callable[[], Any], what: str = "SCIP") -> Any:
+def forked(fn: Callable[[], Any], what: str = "SCIP", stop: int = signal.SIGINT) -> Any:
     """``fn()`` run in a forked child process; its result (or exception) comes back pickled.
 
     Parameters
@@ -32,6 +32,9 @@ def forked(fn: Callable[[], Any], what: str = "SCIP") -> Any:
         Called without arguments in the child; its return value must pickle.
     what : str, optional
         The solver's name for the error message (default ``"SCIP"``).
+    stop : int, optional
+        The signal Ctrl-C in the parent sends the child (default SIGINT: the solver stops
+        with its best solution; SIGKILL for a solver that ignores SIGINT, e.g. Xpress).
 
     Returns
     -------
@@ -86,7 +89,7 @@ def forked(fn: Callable[[], Any], what: str = "SCIP") -> Any:
             except KeyboardInterrupt:
                 interrupted = True  # the child stops with its best solution: wait for it
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGINT)
+                    os.kill(pid, stop)
                 continue
             if not chunk:
                 break

@@ -15,25 +15,34 @@ from functools import cache
 from typing import Any
 
 from dmlopt.errors import InstanceError, SolverError
-from dmlopt.solvers.base import ALIASES
+from dmlopt.solvers.base import ALIASES, NAMED, PACKAGES, canonical
+
+
+def installed(name: str) -> bool:
+    """Whether the Python package of solver ``name`` is installed (found, not imported).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`dmlopt.solvers.base.NAMED`.
+
+    Returns
+    -------
+    bool
+        Whether ``PACKAGES[name]`` can be imported.
+
+    References
+    ----------
+    Ours.
+    """
+    import importlib.util
+
+    return importlib.util.find_spec(PACKAGES[name]) is not None
 
 
 def available() -> list[str]:
-    """Solver names usable here."""
-    out = []
-    try:
-        import highspy  # noqa: F401
-
-        out.append("highs")
-    except ImportError:
-        pass
-    try:
-        import pyscipopt  # noqa: F401
-
-        out.append("scip")
-    except ImportError:
-        pass
-    return out
+    """Solver names usable here: those of :data:`NAMED` whose package is installed."""
+    return [name for name in NAMED if installed(name)]
 
 
 #: names of other Pyomo solvers the user opts in to, comma-separated (e.g. "gurobi,cplex")
@@ -52,27 +61,45 @@ MAX_THREADS = 256
 
 
 def allowed() -> list[str]:
-    """The solver names accepted: highs, scip, and the names listed in ``DMLOPT_SOLVERS``."""
+    """The solver names accepted: dmlopt's (:data:`NAMED`: highs, scip, gurobi, cplex, xpress,
+    copt) and the other Pyomo solver names listed in ``DMLOPT_SOLVERS``."""
     extra = [x.strip() for x in os.environ.get(OPT_IN_ENV, "").split(",") if x.strip()]
-    return ["highs", "scip"] + [x for x in extra if _NAME.fullmatch(x) and x not in ALIASES]
+    return list(NAMED) + [x for x in extra if _NAME.fullmatch(x) and x not in ALIASES
+                          and not _persistent(x)]
+
+
+def _persistent(solver: str) -> bool:
+    """Pyomo's persistent interfaces (``gurobi_persistent``, ``cplex_persistent``) keep a model
+    between solves and must be handed it first (``set_instance``): dmlopt does not drive them.
+    (APPSI's ``appsi_*`` names come with a legacy wrapper that solves a model as given.)"""
+    return solver.endswith("_persistent")
 
 
 def check(solver: Any) -> None:
     """Raise :class:`SolverError` if ``solver`` is not an allowed, installed solver name.
 
-    Only ``highs`` and ``scip`` are accepted unless the user opts in to another Pyomo solver
-    name with ``DMLOPT_SOLVERS=gurobi,cplex``; a name is never a path or an executable
-    (``asl:/some/program`` is refused before Pyomo sees it).
+    dmlopt's names (highs, scip, gurobi, cplex, xpress, copt; Pyomo's ``gurobi_direct``,
+    ``cplex_direct``, ``xpress_direct`` and ``scip_direct`` stand for the same) are accepted
+    whenever their Python package is installed, and refused in one line naming the package
+    otherwise. Another Pyomo solver name is accepted only when the user opts in to it with
+    ``DMLOPT_SOLVERS=name``; a name is never a path or an executable (``asl:/some/program``
+    is refused before Pyomo sees it), nor a persistent interface (``gurobi_persistent``).
     """
     if not isinstance(solver, str) or not solver:
         raise SolverError(f"solver: {solver!r} must be a solver name (one of: "
                           f"{', '.join(allowed())})")
-    if solver in ALIASES:
-        name = "scip" if ALIASES[solver].startswith("scip") else "highs"
-        if name not in available():
-            raise SolverError(f"solver: {name!r} is not installed here (pip install "
-                              f"{'pyscipopt' if name == 'scip' else 'highspy'})")
+    name = canonical(solver)
+    if name is not None:
+        if not installed(name):
+            raise SolverError(f"solver: {solver!r} needs the Python package {PACKAGES[name]}, "
+                              f"not installed here (pip install {PACKAGES[name]}; "
+                              "'dmlopt[solvers]' installs every commercial one)")
         return
+    if _NAME.fullmatch(solver) and _persistent(solver):
+        base = solver.removesuffix("_persistent")
+        use = f"use {base!r}" if base in NAMED else f"use one of {', '.join(NAMED)}"
+        raise SolverError(f"solver: {solver!r} is a persistent Pyomo interface (it must be "
+                          f"handed its model first), which dmlopt does not drive: {use}")
     if solver not in allowed():
         hint = "" if _NAME.fullmatch(solver) else " (a solver name, never a path)"
         raise SolverError(
@@ -148,7 +175,9 @@ def check_options(solver: str, options: Any, *, allow_files: bool = True) -> Non
     """Every option must be one of the solver's own, with a value of its type.
 
     HiGHS options are checked against ``Highs.getOptionType``, SCIP parameters against
-    ``Model.getParams``; options of opted-in solvers are passed through unchecked. With
+    ``Model.getParams``, those of Gurobi, CPLEX, Xpress and COPT against the parameter names
+    their packages list (:func:`dmlopt.solvers.commercial.check_option`); options of opted-in
+    solvers are passed through unchecked. With
     ``allow_files=False`` (suites) an option that reads or writes a file is refused.
     """
     if options is None:
@@ -175,6 +204,10 @@ def check_options(solver: str, options: Any, *, allow_files: bool = True) -> Non
             _check_highs_option(key, value)
         elif name == "scip_direct":
             _check_scip_option(key, value)
+        elif canonical(solver) is not None:
+            from dmlopt.solvers import commercial
+
+            commercial.check_option(canonical(solver), key, value)
 
 
 def _check_highs_option(key: str, value: Any) -> None:

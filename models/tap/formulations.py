@@ -334,12 +334,13 @@ def _size_class(instance: Instance) -> tuple[int, int]:
     return nv, nc
 
 
-#: the exact models (module docstring); "paper" is a nonconvex MIQP: SCIP only
-#: (``dmlopt.solve`` refuses the other solvers up front)
+#: the exact models (module docstring); "paper" is a nonconvex MIQP (binary products in the
+#: objective): SCIP, Gurobi, CPLEX, Xpress and COPT take it, HiGHS does not (``dmlopt.solve``
+#: refuses it up front)
 FORMULATIONS: dict[str, Formulation] = {
     "paper": Formulation(build_paper, _size_paper,
-                         "the MINLP (8)-(12) as written: quadratic objective (SCIP only)",
-                         solvers=("scip",),
+                         "the MINLP (8)-(12) as written: quadratic objective (not HiGHS)",
+                         solvers=("scip", "gurobi", "cplex", "xpress", "copt"),
                          # SCIP 10.0 crashes in its symmetry code on some instances and, with
                          # restarts, reported a point infeasible in the original problem as
                          # optimal (module docstring of dmlopt.models.tap, "SCIP")

@@ -291,10 +291,12 @@ def test_nara_path_guard_follows_dmlopt_size_limit(monkeypatch):
 # tabgp, tap, infer and infer_tap
 
 
-def test_tap_paper_formulation_is_scip_only():
+def test_tap_paper_formulation_refuses_highs():
+    # a nonconvex MIQP: SCIP and the commercial solvers take it, HiGHS does not
     from dmlopt.models import tap
 
-    assert tap.FORMULATIONS["paper"].solvers == ("scip",)
+    assert set(tap.FORMULATIONS["paper"].solvers) == {"scip", "gurobi", "cplex", "xpress",
+                                                      "copt"}
     inst = dmlopt.generate("tap", {"generator": "random", "m": 3, "n": 3})
     with pytest.raises(dmlopt.SolverError, match="scip"):
         dmlopt.solve(inst, "highs", formulation="paper")
