@@ -288,6 +288,14 @@ def draw_limits(work: Path, rng: random.Random, start: float) -> list[Case]:
     (issue 51, "limits that do not hold at extreme sizes")."""
     import dmlopt
 
+    if rng.random() < 0.2:   # a commercial solver's size-limited licence: a refusal, one line
+        n, tau = rng.choice(((40, 3), (60, 3), (100, 2), (12, 2)))
+        inst = dmlopt.generate("tabgp", dict(TABGP, n=n, tau=tau, l=3), seed=rng.randrange(99))
+        path = work / "licence.json"
+        path.write_text(dmlopt.io.to_json(inst))
+        solver = rng.choice(("gurobi", "cplex", "xpress", "copt"))
+        return [Case(["solve", str(path), "--solver", solver, "--time-limit", "5", "--threads",
+                      "1"], boundary, timeout=120, note=f"licence {solver} n={n}")]
     problem, gen, params, methods = rng.choice(LARGE)
     path = work / "large.json"
     t0 = time.perf_counter()
@@ -318,4 +326,5 @@ def draw_limits(work: Path, rng: random.Random, start: float) -> list[Case]:
             return (f"ran {o.wall:.1f} s on a {limit:g} s limit (allowed {allowed:.1f} s: "
                     f"start-up {start:.1f} s, reading {load:.1f} s)")
         return ""
-    return [Case(argv, check, timeout=120, memory=4 * 2**30)]
+    return [Case(argv, check, timeout=120, memory=4 * 2**30,
+                 note=f"{problem} {gen} {json.dumps(params)}")]
