@@ -354,10 +354,12 @@ def draw_interrupt(work: Path, rng: random.Random) -> list[Case]:
             return ""
         if o.code == 0:
             return f"exit 0 after a Ctrl-C at {delay:g} s (the interruption was not seen)"
-        if "ERROR" in o.out or "Constructing component" in o.out + o.err:
-            return f"Pyomo output after Ctrl-C: {(o.out + o.err).strip()[:200]}"
+        if o.out.strip():   # Pyomo's "ERROR: Constructing component ..." among others
+            return f"output on stdout after Ctrl-C: {o.out.strip()[:200]}"
         if o.outside:
             return f"wrote outside the destination: {', '.join(o.outside[:4])}"
+        if o.code == "crash: ended by signal SIGINT":   # died of the Ctrl-C: the re-run
+            return ""                                    # judges what it left
         if isinstance(o.code, str):
             return o.code
         if o.code not in (0, 2, 130):
