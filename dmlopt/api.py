@@ -19,6 +19,12 @@ import numpy as np
 import pydantic
 
 from dmlopt import registry, solvers
+from dmlopt.arguments import (  # noqa: F401 (check_option_names, OWN_ARGUMENTS: public names)
+    OWN_ARGUMENTS,
+    check_huge,
+    check_name,
+    check_option_names,
+)
 from dmlopt.contract import (
     DEFAULT_LIMITS,
     Limits,
@@ -65,8 +71,17 @@ def _with_limits(fn: Any) -> Any:
     checks it against the limits the user passed, not only against the environment."""
     sig = inspect.signature(fn)
 
+    positional = [name for name, p in sig.parameters.items()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        twice = [k for k in positional[: len(args)] if k in kwargs]
+        if twice:  # f(inst, "rts", name="x"): an option named like the call's own argument
+            raise InstanceError(twice[0], kwargs[twice[0]],
+                                f"is given twice: {twice[0]} is an argument of "
+                                f"dmlopt.{fn.__name__}, given by position already, and cannot "
+                                "be an option")
         bound = sig.bind_partial(*args, **kwargs)
         with limits_in_force(limits_from(bound.arguments.get("size_limit"))):
             return fn(*args, **kwargs)
@@ -148,8 +163,8 @@ def check_size(
 
 @_with_limits
 def build(instance: Any, formulation: str | None = None, size_limit: Any = None) -> Any:
-    """The Pyomo model of ``instance`` in ``formulation`` (default: the paper's), after the
-    size guard."""
+    """The Pyomo model of ``instance`` in ``formulation`` (default: the one :func:`solve` uses,
+    :func:`default_formulation`), after the size guard."""
     instance = as_instance(instance)
     problem = registry.of(instance)
     formulation = formulation or default_formulation(problem)
@@ -252,6 +267,7 @@ def solve(
     instance = as_instance(instance)
     problem = registry.of(instance)
     solvers.check(solver)
+    check_huge(time_limit=time_limit, mip_gap=mip_gap)
     solvers.check_settings(time_limit, mip_gap, threads)
     solvers.check_options(solver, solver_options)
     if progress is not None and (isinstance(progress, bool) or not isinstance(
@@ -407,25 +423,44 @@ def _kwargs(model: Options, given: dict[str, Any]) -> dict[str, Any]:
 
 
 @_with_limits
-def heuristic(instance: Any, name: Any, *, seed: int = 0, size_limit: Any = None,
+def heuristic(instance: Any, name: Any = None, *, seed: int = 0, size_limit: Any = None,
               **options: Any) -> Result:
     """Run the heuristic ``name`` and return the evaluated :class:`Result`.
 
-    ``options`` are checked against the heuristic's options model (``dmlopt list PROBLEM``
-    lists them) and its estimated memory and work against the size limit before it starts. A
-    heuristic whose solution fails the evaluator gives status ``error`` with the first violated
-    rule as the message (its objective is still reported).
+    Parameters
+    ----------
+    instance : an instance object, a path, a shipped name or a dict (:func:`as_instance`).
+    name : a heuristic of the instance's problem; default: the problem's recommended heuristic
+        for this instance (its heuristics module's ``RECOMMENDED``; ``dmlopt list`` marks it).
+        A function of one's own, ``f(instance, *, seed=0, **options) -> Solution``, runs
+        through the same checks (:func:`dmlopt.own_function.run`); an exception inside it is a
+        :class:`dmlopt.errors.UserFunctionError` naming it.
+    seed : integer seed in [0, 2^63 - 1].
+    size_limit : limits the heuristic's estimated memory and work are checked against before
+        it starts (see :class:`dmlopt.contract.Limits`).
+    **options : the heuristic's options, checked against its options model (``dmlopt list
+        PROBLEM`` lists them); an option named like an argument above is refused by name.
 
-    ``name`` may also be a function of one's own, ``f(instance, *, seed=0, **options) ->
-    Solution``: it runs through the same checks (:func:`dmlopt.own_function.run`), an
-    exception inside it is a :class:`dmlopt.errors.UserFunctionError` naming it.
+    Returns
+    -------
+    Result
+        Status ``feasible``, or ``error`` with the first violated rule as the message when the
+        evaluator refuses the solution (its objective is still reported).
+
+    References
+    ----------
+    Each heuristic's own docstring; the recommended one per problem: docs/<problem>.md.
     """
     instance = as_instance(instance)
-    if not isinstance(name, str):  # a function of one's own
-        from dmlopt import own_function
+    if name is not None and not isinstance(name, str):
+        if not callable(name):
+            check_name("name", name, "heuristic")
+        from dmlopt import own_function  # a function of one's own
 
         return own_function.run(instance, name, seed=seed, size_limit=size_limit, **options)
     problem = registry.of(instance)
+    if name is None:
+        name = problem.recommended_heuristic_for(instance)
     t0 = time.perf_counter()
     try:
         solution = run_heuristic(instance, name, seed=seed, size_limit=size_limit, **options)
@@ -523,10 +558,26 @@ def _fits(instance: Any, entry: Any, options: Options, limits: Limits, what: str
     check_run_size(what, Size(*entry.estimate(instance, options)), limits)
 
 
+def _default_order(problem: registry.Problem, instance: Any) -> list[str]:
+    """The bound methods in the order ``dmlopt.bound`` tries them when none is named: the exact
+    algorithms listed before the recommended one (a ``Bound`` with ``exact``: on an instance
+    small enough for them they give the optimum, as TABGP's ``enum``), the recommended one
+    (``RECOMMENDED_BOUND``), then the others of ``BOUNDS``, strongest first."""
+    names = list(problem.bound_entries)
+    first = problem.recommended_bound_for(instance)
+    if first not in names:
+        return names
+    exact = [n for n in names[:names.index(first)] if getattr(problem.bound(n), "exact", ())]
+    head = [*exact, first]
+    return head + [n for n in names if n not in head]
+
+
 def _strongest(problem: registry.Problem, instance: Any, limits: Limits) -> str:
-    """The first bound method in ``BOUNDS`` (strongest first) that fits the limits."""
+    """The first bound method (the recommended one, then ``BOUNDS``, strongest first) that fits
+    the limits."""
     refused = []
-    for name, entry in problem.bound_entries.items():
+    for name in _default_order(problem, instance):
+        entry = problem.bound(name)
         try:
             _fits(instance, entry, entry.Options(), limits, name)
         except ModelTooLargeError:
@@ -540,11 +591,12 @@ def _strongest(problem: registry.Problem, instance: Any, limits: Limits) -> str:
 
 def _first_bound(problem: registry.Problem, instance: Any, limits: Limits,
                  time_limit: float | None) -> tuple[str, Any, list[str]]:
-    """The first bound method (strongest first) that fits the limits and returns a bound; a
+    """The first bound method (the recommended one, then strongest first) that fits the
+    limits and returns a bound; a
     method that gives none in time (a solver stopped before its first bound) is noted and the
     next one tried. Raises the first method's error when none gives a bound."""
     first = _strongest(problem, instance, limits)
-    names = list(problem.bound_entries)
+    names = _default_order(problem, instance)
     fell: list[str] = []
     error: SolverError | None = None
     for name in names[names.index(first):]:
@@ -571,7 +623,8 @@ def bound(instance: Any, method: str | None = None, *, time_limit: float | None 
     ----------
     instance : an instance of any registered problem with bound methods.
     method : one of the problem's ``BOUNDS`` (``dmlopt list PROBLEM`` shows them); default:
-        the strongest that fits the size limits.
+        the recommended one (``RECOMMENDED_BOUND``, marked by ``dmlopt list``) when it fits
+        the size limits and gives a bound, else the strongest that does.
     time_limit : seconds for an iterative method (None: the method's own default); a method
         stopped by it still returns a valid bound.
     size_limit : see :func:`solve` and :class:`dmlopt.contract.Limits`.
@@ -602,7 +655,9 @@ def bound(instance: Any, method: str | None = None, *, time_limit: float | None 
     if not problem.bound_entries:
         raise UnknownNameError(f"bound: {problem.name} has no bound method (it has no "
                                "objective to bound, or none is implemented)")
+    check_name("method", method, "bound method")
     if time_limit is not None:
+        check_huge(time_limit=time_limit)
         solvers.check_settings(time_limit=time_limit)
     limits = limits_from(size_limit)
     if method is None and options:
@@ -660,7 +715,7 @@ def decode(instance: Any, model: Any, formulation: str | None = None) -> Any:
     instance : the instance the model was built for (:func:`build`).
     model : the Pyomo model, its variables holding values (after any solver, or set by hand).
     formulation : the formulation it was built in; default: the same default as :func:`build`
-        and :func:`export` (the paper's).
+        and :func:`export` (the one :func:`solve` uses, :func:`default_formulation`).
 
     Returns
     -------

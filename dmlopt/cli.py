@@ -20,8 +20,10 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from dmlopt import __version__, api, io, registry
+from dmlopt.arguments import CLI_FLAGS
 from dmlopt.contract import Limits, parse_limits
 from dmlopt.errors import DmloptError, InstanceError, Interrupted, ObjectiveMismatchError
+from dmlopt.listing import cmd_list, cmd_schema
 
 
 class UsageError(DmloptError):
@@ -133,7 +135,10 @@ def _print_result(res: Any, as_json: bool) -> None:
         ("gap", None if res.gap is None else f"{100 * res.gap:.3g} %"),
         ("seconds", res.seconds),
     ]
-    rows += [(k, v) for k, v in res.metrics.items()]
+    # a metric named like a row above (a method's own seconds) is shown with the method's name
+    shown = {k for k, _ in rows} | {"message"}
+    short = res.method.removeprefix("bound:")
+    rows += [(f"{k} ({short})" if k in shown else k, v) for k, v in res.metrics.items()]
     if res.message:
         rows.append(("message", res.message))
     _print_rows(rows)
@@ -199,15 +204,23 @@ def _has_option(instance: object, name: str, option: str) -> bool:
     return option in getattr(entry.Options, "model_fields", {})
 
 
+def _options(args: argparse.Namespace, call: str) -> dict[str, Any]:
+    """``--option KEY=VALUE``s, none named after an argument of the command (``seed``)."""
+    options = key_values(args.option, "--option")
+    api.check_option_names(options, call, CLI_FLAGS)
+    return options
+
+
 def cmd_heuristic(args: argparse.Namespace) -> int:
     _output(args.output)
     inst = api.as_instance(args.instance)
-    options = key_values(args.option, "--option")
-    if "progress" not in options and sys.stderr.isatty() and _has_option(inst, args.name,
+    options = _options(args, "heuristic")
+    name = args.name or registry.of(inst).recommended_heuristic_for(inst)
+    if "progress" not in options and sys.stderr.isatty() and _has_option(inst, name,
                                                                         "progress"):
         options["progress"] = PROGRESS_SECONDS  # long runs say how far they are
     try:
-        res = api.heuristic(inst, args.name, seed=args.seed,
+        res = api.heuristic(inst, name, seed=args.seed,
                             size_limit=_size_limit(args.size_limit), **options)
     except Interrupted as exc:  # Ctrl-C on a heuristic that keeps its best so far: keep it
         return _kept(exc, args)
@@ -219,7 +232,7 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
 def cmd_bound(args: argparse.Namespace) -> int:
     _output(args.output)
     inst = api.as_instance(args.instance)
-    options = key_values(args.option, "--option")
+    options = _options(args, "bound")
     try:
         res = api.bound(inst, args.method, time_limit=args.time_limit,
                         size_limit=_size_limit(args.size_limit), **options)
@@ -227,6 +240,10 @@ def cmd_bound(args: argparse.Namespace) -> int:
         return _kept(exc, args)
     _write_solution(res, args.output)
     _print_result(res, args.json)
+    if args.output and res.solution is None:  # -o names a solution file: say why there is none
+        return _fail(f"bound: {args.output} not written: the {res.method.removeprefix('bound:')}"
+                     " bound found no feasible solution on the way (the bound is printed "
+                     "above; --json prints it as JSON)", 2)
     return 0
 
 
@@ -284,6 +301,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     _output(args.output)
     spec = key_values(args.param, "--param")
     if args.generator:
+        if "generator" in spec and spec["generator"] != args.generator:
+            raise UsageError(f"generate: --param generator={spec['generator']} and --generator "
+                             f"{args.generator} name two generators (give one)")
         spec["generator"] = args.generator
     inst = api.generate(args.problem, spec, seed=args.seed,
                         size_limit=_size_limit(args.size_limit))
@@ -295,183 +315,6 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_list(args: argparse.Namespace) -> int:
-    if args.data:
-        names = [name for name in io.shipped_instances()
-                 if args.problem in (None, name.split("/")[0])]
-        print(json.dumps(names, indent=2) if args.json else "\n".join(names))
-        return 0
-    if args.problem:
-        prob = registry.get(args.problem)
-        print(_dumps(describe_json(prob)) if args.json else describe(prob))
-        return 0
-    if args.json:
-        print(_dumps([catalogue_entry(registry.get(name)) for name in registry.names()]))
-        return 0
-    for name in registry.names():
-        prob = registry.get(name)
-        print(f"{name}: {getattr(prob.model, 'TITLE', '')} (paper {prob.model.PAPER})")
-        print(f"  formulations: {', '.join(prob.formulations) or '-'}")
-        print(f"  heuristics:   {', '.join(prob.heuristics)}")
-        print(f"  bounds:       {', '.join(prob.bound_entries) or '-'}")
-        print(f"  generators:   {', '.join(prob.generators)}")
-    print("\n`dmlopt list PROBLEM` shows every option and parameter with type, default and "
-          "meaning.")
-    return 0
-
-
-def _dumps(data: Any) -> str:
-    """JSON text of ``data``; an infinite or NaN default is written as null (JSON has none)."""
-    from dmlopt.result import _finite
-
-    return json.dumps(_finite(data), indent=2, default=str)
-
-
-def catalogue_entry(prob: registry.Problem) -> dict[str, Any]:
-    """One problem of ``dmlopt list --json``: its names, without their options.
-
-    Parameters
-    ----------
-    prob : a registered problem.
-
-    Returns
-    -------
-    dict
-        ``name``, ``title``, ``paper``, ``sense`` and the names of its ``formulations``,
-        ``heuristics``, ``bounds`` (strongest first) and ``generators``.
-    """
-    return {"name": prob.name, "title": getattr(prob.model, "TITLE", ""),
-            "paper": prob.model.PAPER, "sense": prob.sense,
-            "formulations": list(prob.formulations), "heuristics": list(prob.heuristics),
-            "bounds": list(prob.bound_entries), "generators": list(prob.generators)}
-
-
-def describe_json(prob: registry.Problem) -> dict[str, Any]:
-    """``dmlopt list PROBLEM --json``: what :func:`describe` shows, as data.
-
-    Parameters
-    ----------
-    prob : a registered problem.
-
-    Returns
-    -------
-    dict
-        The fields of :func:`catalogue_entry`, with ``formulations`` a list of ``{name,
-        description, solvers}`` (``solvers`` empty: any solver), ``heuristics`` and ``bounds``
-        lists of ``{name, description, options}`` and ``generators`` a list of ``{name,
-        description, params}``, where ``options`` and ``params`` are JSON Schemas (as
-        ``dmlopt schema`` prints them).
-    """
-    out = catalogue_entry(prob)
-    out["formulations"] = [{"name": name, "description": f.description,
-                            "solvers": list(f.solvers or ())}
-                           for name, f in prob.formulation_entries.items()]
-    out["heuristics"] = [{"name": name, "description": h.description,
-                          "options": _schema(h.Options)} for name, h in prob.heuristics.items()]
-    out["bounds"] = [{"name": name, "description": b.description, "options": _schema(b.Options)}
-                     for name, b in prob.bound_entries.items()]
-    out["generators"] = [{"name": name, "description": g.description,
-                          "params": _schema(g.Params)}
-                         for name, g in prob.generator_entries.items()]
-    return out
-
-
-def _schema(model: Any) -> dict[str, Any]:
-    """The JSON Schema of an options model; field names and defaults for a field type that has
-    no schema."""
-    try:
-        return model.model_json_schema()
-    except Exception:  # noqa: BLE001 - same fallback as the text listing
-        props = {k: ({} if f.is_required() else {"default": f.default})
-                 for k, f in model.model_fields.items()}
-        return {"title": model.__name__, "type": "object", "properties": props}
-
-
-def describe(prob: registry.Problem) -> str:
-    """A problem's formulations, heuristics (with options) and generators (with parameters)."""
-    lines = [f"{prob.name}: {getattr(prob.model, 'TITLE', '')} (paper {prob.model.PAPER}, "
-             f"{'maximise' if prob.sense == 'max' else 'minimise'})", "", "formulations:"]
-    default = getattr(prob.model, "DEFAULT_FORMULATION", None) or "paper"
-    for name, f in prob.formulation_entries.items():
-        only = f" [{', '.join(f.solvers)} only]" if f.solvers else ""
-        only += " [default]" if name == default else ""
-        lines.append(f"  {name}{only}: {f.description}")
-    if not prob.formulations:
-        lines.append("  none (scored by its evaluator; use a heuristic)")
-    lines += ["", "heuristics (dmlopt heuristic INSTANCE NAME --seed S --option KEY=VALUE):"]
-    for name, h in prob.heuristics.items():
-        lines.append(f"  {name}: {h.description}")
-        lines += _fields(h.Options)
-    lines += ["", "bounds, strongest first (dmlopt bound INSTANCE --method NAME --time-limit S "
-              "--option KEY=VALUE):"]
-    for name, b in prob.bound_entries.items():
-        lines.append(f"  {name}: {b.description}")
-        lines += _fields(b.Options)
-    if not prob.bound_entries:
-        lines.append("  none")
-    lines += ["", "generators (dmlopt generate PROBLEM -g NAME --seed S -p KEY=VALUE):"]
-    for name, g in prob.generator_entries.items():
-        lines.append(f"  {name}: {g.description}")
-        lines += _fields(g.Params)
-    return "\n".join(lines)
-
-
-def _fields(model: Any) -> list[str]:
-    """One line per field: name (type, bounds, default): meaning, from the JSON Schema."""
-    try:
-        schema = model.model_json_schema()
-    except Exception:  # noqa: BLE001 - a field type without a schema: name and default only
-        schema = {"properties": {k: {} for k in model.model_fields}}
-    defs = schema.get("$defs", {})
-    out = []
-    for key, field in model.model_fields.items():
-        prop = schema.get("properties", {}).get(key, {})
-        kind = _schema_type(prop, defs)
-        default = "required" if field.is_required() else f"default {field.default!r}"
-        meaning = f": {field.description}" if field.description else ""
-        out.append(f"      {key} ({kind}{_bounds(prop)}, {default}){meaning}")
-    return out
-
-
-def _schema_type(prop: dict, defs: dict) -> str:
-    if "enum" in prop:
-        return " | ".join(repr(v) for v in prop["enum"])
-    if "const" in prop:
-        return repr(prop["const"])
-    if "$ref" in prop:
-        return prop["$ref"].rsplit("/", 1)[-1]
-    for key in ("anyOf", "oneOf"):
-        if key in prop:
-            return " | ".join(_schema_type(p, defs) for p in prop[key])
-    kind = prop.get("type", "any")
-    if kind == "array" and "items" in prop:
-        return f"list of {_schema_type(prop['items'], defs)}"
-    return {"integer": "int", "number": "float", "string": "str", "boolean": "bool",
-            "null": "null"}.get(kind, str(kind))
-
-
-def _bounds(prop: dict) -> str:
-    marks = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
-             ("exclusiveMaximum", "<"))
-    found = [f"{op} {prop[k]}" for k, op in marks if k in prop]
-    for sub in prop.get("anyOf", []):
-        found += [f"{op} {sub[k]}" for k, op in marks if k in sub]
-    return f", {' '.join(found)}" if found else ""
-
-
-def cmd_schema(args: argparse.Namespace) -> int:
-    prob = registry.get(args.problem)
-    if args.heuristic:
-        cls = prob.heuristic(args.heuristic).Options
-    elif args.generator:
-        cls = prob.generator(args.generator).Params
-    else:
-        cls = prob.model.Solution if args.solution else prob.model.Instance
-    print(json.dumps(cls.model_json_schema(), indent=2))
-    return 0
-
-
-#: what ``dmlopt --help`` says first
 DESCRIPTION = ("Exact models, fast heuristics and benchmarks for the optimization problems of "
                "distributed ML training. Every command has --help.")
 
@@ -573,7 +416,9 @@ def _run_commands(sub: Any) -> None:
                        description="Run a heuristic on an instance; its solution is scored by "
                        "the problem's evaluator.")
     _instance_arg(h)
-    h.add_argument("name", help="heuristic name (see `dmlopt list PROBLEM`)")
+    h.add_argument("name", nargs="?", default=None,
+                   help="heuristic name (default: the problem's recommended heuristic for the "
+                   "instance, marked in `dmlopt list`; see `dmlopt list PROBLEM`)")
     h.add_argument("--seed", type=int, default=0,
                    help="random seed, an integer in [0, 2^63 - 1] (default: 0)")
     h.add_argument("--option", action="append", metavar="KEY=VALUE",
@@ -592,8 +437,9 @@ def _run_commands(sub: Any) -> None:
                        "solution found on the way.")
     _instance_arg(b)
     b.add_argument("--method", "-m", default=None, metavar="NAME",
-                   help="a bound method of the problem (default: the strongest that fits the "
-                   "size limit; see `dmlopt list PROBLEM`)")
+                   help="a bound method of the problem (default: its recommended one, marked "
+                   "in `dmlopt list`, else the strongest that fits the size limit; see "
+                   "`dmlopt list PROBLEM`)")
     b.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="stop an iterative method early (default: the method's own)")
     b.add_argument("--option", action="append", metavar="KEY=VALUE",
@@ -602,8 +448,8 @@ def _run_commands(sub: Any) -> None:
     b.add_argument("--size-limit", default=None, metavar="V,C,MEMORY,WORK", help=_RUN_LIMIT)
     _json_arg(b, "the result")
     b.add_argument("-o", "--output", default=None, metavar="FILE",
-                   help="write the solution found on the way (if any) here (default: not "
-                   "written)")
+                   help="write the solution found on the way here; exit 2 with nothing "
+                   "written when the method found none (default: not written)")
     b.set_defaults(func=cmd_bound)
 
 

@@ -24,6 +24,9 @@ A problem is a model module ``dmlopt.models.<p>`` and a heuristics module
     :func:`dmlopt.bound` runs them (:mod:`dmlopt.bounds` builds the generic ones). A bound
     whose ``exact`` names formulations is an exact algorithm for them: :func:`dmlopt.solve`
     without a named formulation runs it before the MIP (see :class:`Bound`).
+``RECOMMENDED_BOUND: str | ByInstance``
+    the bound method to use (the best certified gap for its time at the papers' sizes):
+    ``dmlopt.bound`` runs it when no method is named, ``dmlopt list`` marks it.
 ``EXAMPLE: dict``
     a tiny ``dmlopt.generate`` spec the contract tests run every entry on.
 
@@ -31,6 +34,10 @@ and the heuristics module
 
 ``HEURISTICS: dict[str, Heuristic]``
     the heuristics, each with its options model and estimate.
+``RECOMMENDED: str | ByInstance``
+    the heuristic to use (the best quality for its time at the papers' sizes, by the
+    reproduced tables): ``dmlopt.heuristic(instance)`` runs it when no name is given and
+    ``dmlopt list`` marks it; it runs at the papers' largest sizes under the default limits.
 ``PRELOAD: tuple[str, ...]`` (optional)
     modules the heuristics import lazily (compiled kernels): the benchmark harness imports
     them before it starts a run's clock, so compilation is not timed.
@@ -51,6 +58,7 @@ run that would not fit before it allocates anything (:class:`Limits`).
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import types
 from collections.abc import Callable, Iterator, Mapping
@@ -248,7 +256,8 @@ class Bound:
     early; what it returns must still be a valid bound. ``Options``: the pydantic model of its
     options; ``estimate(instance, options) -> Size`` what it allocates and computes;
     ``description``: one line for ``dmlopt list``. A problem declares them in ``BOUNDS``,
-    strongest first: ``dmlopt.bound(instance)`` takes the first that fits the size limits.
+    strongest first: ``dmlopt.bound(instance)`` takes the recommended one
+    (``RECOMMENDED_BOUND``), else the first that fits the size limits.
 
     ``exact``: the formulations whose optimum this bound equals (within its own precision,
     finer than the optimality gap) while it returns, on the way, a solution reaching it: an
@@ -283,6 +292,84 @@ class Bound:
     def __call__(self, instance: Any, **kwargs: Any) -> BoundValue:
         """Call the function directly (no boundary checks: use :func:`dmlopt.bound`)."""
         return self.function(instance, **kwargs)
+
+
+@dataclass(frozen=True)
+class ByInstance:
+    """A recommendation that depends on the instance (``RECOMMENDED``, ``RECOMMENDED_BOUND``).
+
+    ``choose(instance) -> str`` picks one of ``names`` (every name it may return, each
+    registered); ``text`` says when each applies, for ``dmlopt list`` (e.g. ``"rdda-ls for
+    MinCU, rdda-pack for MinW, MinT, MaxR"``).
+    """
+
+    choose: Callable[[Any], str]
+    names: tuple[str, ...]
+    text: str
+
+    def __call__(self, instance: Any) -> str:
+        """The name recommended for ``instance``."""
+        return self.choose(instance)
+
+
+def recommended_name(choice: str | ByInstance, instance: Any = None) -> str | None:
+    """The name a ``RECOMMENDED`` (or ``RECOMMENDED_BOUND``) declaration picks.
+
+    Parameters
+    ----------
+    choice : a name, or a :class:`ByInstance`.
+    instance : the instance to choose for; None: only a plain name can be given.
+
+    Returns
+    -------
+    str or None
+        The name; None for a :class:`ByInstance` without an instance.
+
+    References
+    ----------
+    Ours: issue 52, one recommended path per problem.
+    """
+    if isinstance(choice, ByInstance):
+        return None if instance is None else choice(instance)
+    return choice
+
+
+def recommended_names(choice: str | ByInstance) -> tuple[str, ...]:
+    """Every name a recommendation may pick.
+
+    Parameters
+    ----------
+    choice : a name, or a :class:`ByInstance`.
+
+    Returns
+    -------
+    tuple of str
+        ``(choice,)`` for a name, ``choice.names`` otherwise.
+
+    References
+    ----------
+    Ours: issue 52, one recommended path per problem.
+    """
+    return choice.names if isinstance(choice, ByInstance) else (choice,)
+
+
+def recommended_text(choice: str | ByInstance) -> str:
+    """What ``dmlopt list`` shows for a recommendation: the name, or when each name applies.
+
+    Parameters
+    ----------
+    choice : a name, or a :class:`ByInstance`.
+
+    Returns
+    -------
+    str
+        The name, or ``choice.text``.
+
+    References
+    ----------
+    Ours: issue 52, one recommended path per problem.
+    """
+    return choice.text if isinstance(choice, ByInstance) else choice
 
 
 @dataclass(frozen=True)
@@ -396,10 +483,19 @@ def limits_from(size_limit: Any = None) -> Limits:
     if isinstance(size_limit, str):
         return parse_limits(size_limit)
     try:
-        values = [float(x) for x in size_limit]
-    except (TypeError, ValueError):
+        items = list(size_limit)
+    except TypeError:
+        items = None
+    if items is None or any(isinstance(x, bool) or not isinstance(x, numbers.Real)
+                            for x in items):
         raise InstanceError("size_limit", size_limit, "must be (variables, constraints) or "
-                            "(variables, constraints, memory, work)") from None
+                            "(variables, constraints, memory, work): numbers, not "
+                            "booleans or text")
+    try:
+        values = [float(x) for x in items]
+    except (TypeError, ValueError, OverflowError):
+        raise InstanceError("size_limit", size_limit, "must hold 2 or 4 positive finite "
+                            "numbers") from None
     if len(values) not in (2, 4) or not all(math.isfinite(v) and v > 0 for v in values):
         raise InstanceError("size_limit", size_limit, "must hold 2 or 4 positive finite "
                             "numbers")

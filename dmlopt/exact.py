@@ -154,8 +154,13 @@ def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
         res.message = f"interrupted (Ctrl-C) in the {name} bound: the best solution so far"
         raise Interrupted(sol, result=res)
     if sol is not None and proven(ev.objective, b):
+        # the method label stays SOLVER:FORMULATION (the formulation whose optimum this is);
+        # what proved it, and that the solver never ran, is said by the message and a metric
         res.status = "optimal"
-        res.message = f"proven optimal by the {name} bound (exact for this formulation)"
+        res.metrics[f"proved_by_{name}"] = 1.0
+        res.message = (f"proven optimal by the {name} bound, an exact algorithm for the "
+                       f"{mip.keywords['formulation']} formulation ({mip.keywords['solver']} "
+                       "was not run)")
         return res
     deadline = None if time_limit is None else t0 + time_limit
     if deadline is not None:

@@ -41,6 +41,9 @@ from dmlopt.contract import (
     Heuristic,
     NoOptions,
     Options,
+    recommended_name,
+    recommended_names,
+    recommended_text,
     unbounded,
 )
 from dmlopt.errors import UnknownNameError
@@ -179,6 +182,47 @@ class Problem:
     name: str
     model: ModuleType
     heuristics: dict[str, Heuristic] = field(default_factory=dict)
+    #: the heuristics module's ``RECOMMENDED`` (a name or a ``ByInstance``; None: undeclared)
+    recommended: Any = None
+
+    @property
+    def recommended_bound(self) -> Any:
+        """The model module's ``RECOMMENDED_BOUND`` (a name or a ``ByInstance``; None:
+        undeclared)."""
+        return getattr(self.model, "RECOMMENDED_BOUND", None)
+
+    def recommended_heuristic_for(self, instance: Any) -> str:
+        """The name of the heuristic recommended for ``instance`` (``RECOMMENDED``); the first
+        registered one when the problem declares none."""
+        if self.recommended is None:
+            return next(iter(self.heuristics))
+        return str(recommended_name(self.recommended, instance))
+
+    def recommended_line(self) -> str:
+        """``heuristic rts; bound hahn-grant``: what ``dmlopt list`` shows as recommended (a
+        choice by instance as its text: ``heuristic rdda-ls for MinCU, ...``)."""
+        parts = [f"{kind} {text}" for kind, text in self.recommended_texts().items() if text]
+        return "; ".join(parts) or "-"
+
+    def recommended_texts(self) -> dict[str, str | None]:
+        """``{"heuristic": ..., "bound": ...}``: each recommendation's name, or its text when it
+        depends on the instance (None: undeclared)."""
+        return {kind: None if choice is None else recommended_text(choice)
+                for kind, choice in (("heuristic", self.recommended),
+                                     ("bound", self.recommended_bound))}
+
+    def mark(self, kind: str, name: str) -> str:
+        """`` [recommended]`` when the ``kind`` ("heuristic" or "bound") recommended may be
+        ``name``, else ``""``."""
+        choice = self.recommended if kind == "heuristic" else self.recommended_bound
+        return " [recommended]" if choice is not None and name in recommended_names(choice) \
+            else ""
+
+    def recommended_bound_for(self, instance: Any) -> str | None:
+        """The name of the bound method recommended for ``instance`` (``RECOMMENDED_BOUND``);
+        None when the problem declares none."""
+        choice = self.recommended_bound
+        return None if choice is None else str(recommended_name(choice, instance))
 
     @property
     def formulation_entries(self) -> dict[str, Formulation]:
@@ -259,9 +303,10 @@ def get(name: str) -> Problem:
         )
     model_mod, heur_mod = _PROBLEMS[name]
     model = importlib.import_module(model_mod)
-    raw = importlib.import_module(heur_mod).HEURISTICS
+    heur = importlib.import_module(heur_mod)
     return Problem(name=name, model=model,
-                   heuristics={k: as_heuristic(v, k) for k, v in raw.items()})
+                   heuristics={k: as_heuristic(v, k) for k, v in heur.HEURISTICS.items()},
+                   recommended=getattr(heur, "RECOMMENDED", None))
 
 
 def of(instance: Any) -> Problem:

@@ -192,3 +192,6 @@ HEURISTICS: dict[str, Heuristic] = {
     "ce": _entry(ce, NoOptions, estimate_ce, "Clique Embedding (ref. [11]), random clique "
                  "edges by the seed"),
 }
+
+#: the heuristic to use (docs/infer.md: the paper's method, the most accurate)
+RECOMMENDED = "ft"

@@ -269,3 +269,6 @@ HEURISTICS: dict[str, Heuristic] = {
                        f"{TAP_HEURISTICS[name].description}")
        for name, function in _TAP_FUNCTIONS.items()},
 }
+
+#: the heuristic to use (docs/infer_tap.md: the lowest cost on the truth of the fast ones)
+RECOMMENDED = "local-search"

@@ -94,7 +94,7 @@ from typing import Literal
 import numpy as np
 import pydantic
 
-from dmlopt.contract import Heuristic, Options, Size
+from dmlopt.contract import ByInstance, Heuristic, Options, Size
 from dmlopt.heuristics.rar_pack import (  # noqa: F401 (re-exported: tests and rar_schemes)
     _NO_ROOM,
     BATCH_WINDOWS,
@@ -531,3 +531,8 @@ HEURISTICS: dict[str, Heuristic] = {
         "rdda-pack, then a large neighbourhood search: a few requests at a time re-placed by "
         "an exact sub-model in HiGHS (the others fixed), kept while eq. (4) drops"),
 }
+
+#: the heuristic to use, by scheme (docs/rar.md): rdda-ls takes MinCU instances only
+RECOMMENDED = ByInstance(lambda inst: "rdda-ls" if inst.scheme == "MinCU" else "rdda-pack",
+                         ("rdda-ls", "rdda-pack"),
+                         "rdda-ls for MinCU, rdda-pack for MinW, MinT, MaxR")

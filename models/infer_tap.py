@@ -367,3 +367,6 @@ def _truth_bound(name: str) -> Bound:
 
 #: TAP's bounds on the truth (strongest first), as in :mod:`dmlopt.models.tap.bounds`
 BOUNDS: dict[str, Bound] = {name: _truth_bound(name) for name in ("hahn-grant", "glb")}
+
+#: the bound to use (docs/infer_tap.md)
+RECOMMENDED_BOUND = "glb"

@@ -568,6 +568,9 @@ HEURISTICS: dict[str, Heuristic] = {
                          "fixed-f MILP for time_limit seconds"),
 }
 
+#: the heuristic to use (docs/inc_oxc.md: the best quality for its time at 64 racks)
+RECOMMENDED = "wcg-lns"
+
 
 __all__ = [
     'optimal_circuits', 'placement_f', 'wcg', 'wcg_literal', 'swg', 'rwp', 'wcg_opt', 'wcg_ls',

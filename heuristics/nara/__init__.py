@@ -544,3 +544,6 @@ HEURISTICS: dict[str, Heuristic] = {
     "milp": Heuristic(allocate_milp, MilpOptions, milp_estimate,
                       "per-request MILP (HiGHS at every arrival; small topologies only)"),
 }
+
+#: the heuristic to use (docs/nara.md: the best acceptance of the online allocators)
+RECOMMENDED = "netfit-probe"

@@ -486,3 +486,6 @@ HEURISTICS: dict[str, Heuristic] = {
                          "a population of ILS results bred by partition crossover (ours, "
                          "slower than best, better solutions)"),
 }
+
+#: the heuristic to use (docs/tabgp.md; memetic is above the default limits at drift n = 1,000)
+RECOMMENDED = "best"

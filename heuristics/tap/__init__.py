@@ -631,3 +631,6 @@ HEURISTICS: dict[str, Heuristic] = {
                           "peer baseline: scipy's FAQ from a random start, then 2-opt, best of "
                           "restarts"),
 }
+
+#: the heuristic to use (docs/tap.md: the best quality for its time at the papers' sizes)
+RECOMMENDED = "rts"

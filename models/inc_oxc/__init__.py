@@ -183,9 +183,12 @@ from dmlopt.models.inc_oxc.instance import Instance, Job, Rack, Solution, Worker
 #: paper's (strong: 0.10-0.22 s against paper 0.44-0.82 s on the shipped fig4-r2
 #: instances, equal optima in the tests)
 DEFAULT_FORMULATION = "strong"
+#: the bound to use (docs/inc_oxc.md: it holds for every solution, time-shared OXC included)
+RECOMMENDED_BOUND = "jobs-timeshared"
 
 __all__ = [
-    'DEFAULT_FORMULATION', 'NAME', 'TITLE', 'PAPER', 'SENSE', 'TOL', 'MAX_RACKS', 'Rack',
+    'DEFAULT_FORMULATION', 'RECOMMENDED_BOUND', 'NAME', 'TITLE', 'PAPER', 'SENSE', 'TOL',
+    'MAX_RACKS', 'Rack',
     'Worker', 'Job', 'Instance', 'Solution', 'circuits_from_ports', 'circuits',
     'ports_from_circuits', 'flow_coefficients', 'link_loads', 'best_f', 'times',
     'best_bandwidth', 'evaluate', 'build_paper', 'build_strong', 'FORMULATIONS', 'build',

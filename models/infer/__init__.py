@@ -405,6 +405,9 @@ BOUNDS: dict[str, Bound] = {
                   "hops error >= 0 (the metric's floor; tight where an inference is exact)"),
 }
 
+#: the bound to use (the only one)
+RECOMMENDED_BOUND = "zero"
+
 
 def generate_dc(*, seed: int = 0, topology: str = "fat-tree", routing: str = "dijkstra",
                 paths: int | None = None, k: int = 4, dcell_n: int = 4, dcell_level: int = 1,

@@ -147,6 +147,9 @@ def __getattr__(name: str) -> Any:
 #: ``acceptance-sets`` of :mod:`.exact` (what ``dmlopt.solve`` runs first by default)
 BOUNDS = {**_BOUNDS, "acceptance-sets": ACCEPTANCE_SETS}
 
+#: the bound to use (docs/nara.md: the paper's sizes, 128 requests and more)
+RECOMMENDED_BOUND = "aggregate"
+
 #: a tiny ``dmlopt.generate`` spec, 4 requests on the alpha topology: solves in about a
 #: second with every formulation; tests/core/test_contract.py checks the problem contract on it
 EXAMPLE: dict[str, Any] = {"generator": "uniform", "n_requests": 4}
@@ -159,5 +162,5 @@ __all__ = [
     'canonical', 'warm_start', 'DISTRIBUTIONS', 'UNIFORM_MAX', 'EPISODE', 'mean_sizes',
     'holding_mean', 'load_topology', 'generate_uniform', 'generate_azure', 'generate_alibaba',
     'TraceParams', 'UniformParams', 'generator_size', 'GENERATORS', 'EXAMPLE',
-    'BOUNDS', 'ACCEPTANCE_SETS', 'acceptance_sets',
+    'BOUNDS', 'RECOMMENDED_BOUND', 'ACCEPTANCE_SETS', 'acceptance_sets',
 ]

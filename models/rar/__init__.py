@@ -157,9 +157,11 @@ from dmlopt.models.rar.instance import (
 #: paper's (aggregated: about 20 s to the optimum on cpn6 with 4 requests where the
 #: paper model stops unproven at 60 s; equal optima in tests/rar/test_rar.py)
 DEFAULT_FORMULATION = "aggregated"
+#: the bound to use at the papers' sizes (docs/rar.md: the 38-node network)
+RECOMMENDED_BOUND = "energy"
 
 __all__ = [
-    'DEFAULT_FORMULATION',
+    'DEFAULT_FORMULATION', 'RECOMMENDED_BOUND',
     'NAME', 'TITLE', 'PAPER', 'SENSE', 'SCHEMES', 'EPS', 'MAX_RING_CAP', 'MAX_RING_STEPS',
     'Node', 'Link', 'Request', 'Instance', 'Ring', 'ring_reliability', 'ring_links',
     'enumerate_rings', 'iterations', 'node_work', 'duration', 'fewest_cus_table', 'fewest_cus',

@@ -97,9 +97,12 @@ from dmlopt.models.tabgp.instance import Instance, Solution, cost_parts, evaluat
 #: paper's (pairs: 0.39 s against paper 15.8 s on tabgp/er12-p03-tau1-s0, equal optima in
 #: tests/tabgp/test_model.py)
 DEFAULT_FORMULATION = "pairs"
+#: the bound to use at the papers' sizes (docs/tabgp.md; enum and the MIP stop at small n)
+RECOMMENDED_BOUND = "spectral"
 
 __all__ = [
-    'DEFAULT_FORMULATION', 'NAME', 'TITLE', 'PAPER', 'SENSE', 'Instance', 'Solution',
+    'DEFAULT_FORMULATION', 'RECOMMENDED_BOUND', 'NAME', 'TITLE', 'PAPER', 'SENSE', 'Instance',
+    'Solution',
     'cost_parts', 'evaluate', 'build_paper', 'build_strong', 'build_pairs', 'build_clusters',
     'build_balanced', 'build_triples',
     'FORMULATIONS', 'BOUNDS', 'build', 'estimate_size', 'decode', 'canonical_labels',

@@ -119,9 +119,11 @@ from dmlopt.models.tap.instance import Instance, Solution, Underlay, cost, evalu
 #: paper's (class: 0.3-6 s to the optimum on the shipped Fig. 11 DCell instances where
 #: rlt stops unproven at 60 s; equal optima in tests/tap/test_tap.py)
 DEFAULT_FORMULATION = "class"
+#: the bound to use (docs/tap.md: the strongest at the papers' sizes)
+RECOMMENDED_BOUND = "hahn-grant"
 
 __all__ = [
-    'DEFAULT_FORMULATION',
+    'DEFAULT_FORMULATION', 'RECOMMENDED_BOUND',
     'NAME', 'TITLE', 'PAPER', 'SENSE', 'MAX_MODULES', 'MAX_VMS', 'MAX_UNDERLAY_NODES',
     'MAX_HOP_WORK', 'Node', 'Underlay', 'Instance', 'Solution', 'cost', 'evaluate',
     'traffic_pairs', 'module_classes', 'build_paper', 'build_rlt', 'build_class',

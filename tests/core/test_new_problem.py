@@ -17,6 +17,7 @@ from dmlopt.cli import main
 from dmlopt.io import to_json
 from tests.core import test_contract as contract
 from tests.core import test_contract_entries as entries
+from tests.core import test_recommended as recommended
 from tests.helpers.toy_problem import brute_force
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +67,7 @@ def test_the_contract_tests_run_on_the_new_problem(new_problem, tmp_path, capsys
     entries.check_entries_are_typed_and_described(NAME)
     entries.check_registry_serves_the_declared_entries(NAME)
     entries.check_defaults_are_cheap(NAME)
+    recommended.check_recommended_is_declared(NAME)
     contract.test_example_is_valid_and_survives_json(NAME)
     contract.test_every_formulation_reaches_the_same_optimum(NAME)
     for name in new_problem.heuristics:

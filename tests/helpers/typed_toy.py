@@ -51,5 +51,7 @@ HEURISTICS = {
     "greedy": Heuristic(_toy.greedy, NoOptions, _linear,
                         "items by cost per weight until the need is met"),
 }
+RECOMMENDED = "greedy"
 
 BOUNDS = {"lp": lp_relaxation("paper")}
+RECOMMENDED_BOUND = "lp"
