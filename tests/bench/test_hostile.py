@@ -255,3 +255,32 @@ def test_the_plain_format_keeps_columns_and_objective(tmp_path):
         assert len(raw) == len(cols)
         assert {k: v for k, v in raw.items() if float(v) != 0} == {
             k: v for k, v in got.items() if float(v) != 0}
+
+
+def test_the_interrupt_rules(tmp_path):
+    """Ctrl-C not seen, output on stdout and an exit 1 are faults of the first run; a re-run
+    refused after a real interruption is a fault, after a finished first run it is not."""
+    first, again = HF.draw_interrupt(tmp_path, random.Random(0))
+    assert first.sigint_after and again.sigint_after is None
+    late = first.sigint_after + 5
+    assert first.check(HR.Outcome(0, "", "", late)).startswith("exit 0 after a Ctrl-C")
+    assert "stdout" in first.check(HR.Outcome(130, "ERROR: Constructing component 'x'", "", 1))
+    assert first.check(HR.Outcome(1, "", "dmlopt: internal error: X\n", 1)).startswith("exit 1")
+    assert first.check(HR.Outcome("crash: ended by signal SIGINT", "", "", 1)) == ""
+    refused = HR.Outcome(2, "", "dmlopt: --export: not empty\n", 1)
+    assert "refused" in again.check(refused)
+    assert first.check(HR.Outcome(0, "", "", 0.01)) == ""   # finished before the Ctrl-C
+    assert again.check(refused) == ""
+
+
+def test_the_limits_rule(tmp_path):
+    """Past the limit plus start-up and reading is a fault; a refusal (exit 2) never is."""
+    cases = []
+    rng = random.Random(1)
+    while not cases or cases[0].argv[0] != "bound":
+        cases = HM.draw_limits(tmp_path, rng, start=0.5)
+    c = cases[0]
+    assert c.argv[c.argv.index("--time-limit") + 1] == "2"
+    assert c.check(HR.Outcome(0, "", "", 3.0)) == ""
+    assert c.check(HR.Outcome(0, "", "", 60.0)).startswith("ran 60.0 s on a 2 s limit")
+    assert c.check(HR.Outcome(2, "", "dmlopt: too large\n", 60.0)) == ""
