@@ -132,9 +132,9 @@ def _open(path: Path) -> Any:
         if not stat.S_ISREG(st.st_mode):
             raise InstanceError("file", str(path), "is not a regular file (FIFOs, devices and "
                                 "directories are not read)")
-        if st.st_size > io.MAX_FILE_BYTES:
+        if st.st_size > io.max_file_bytes():
             raise InstanceError("file", str(path), f"is {st.st_size} bytes, above the limit "
-                                f"{io.MAX_FILE_BYTES} (set DMLOPT_MAX_FILE_BYTES to raise it)")
+                                f"{io.max_file_bytes()} (set DMLOPT_MAX_FILE_BYTES to raise it)")
         return os.fdopen(fd, "rb", buffering=1 << 20)
     except BaseException:
         os.close(fd)
@@ -144,7 +144,7 @@ def _open(path: Path) -> Any:
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of a text file, streamed: one line in memory at a time, at most
     :data:`MAX_LINE_BYTES` per line and ``DMLOPT_MAX_FILE_BYTES`` in all."""
-    limit = io.MAX_FILE_BYTES
+    limit = io.max_file_bytes()
     total = 0
     try:
         with _open(path) as fh:

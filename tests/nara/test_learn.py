@@ -158,7 +158,7 @@ def test_rollout_equals_env_rollout_and_is_feasible():
     while not done:
         lg = P.logits_one(params, g, obs["nodes"], obs["links"], obs["state"],
                           info["action_mask"])
-        obs, _, done, _, info = env.step(int(np.argmax(lg)))
+        obs, _, done, _, info = env.step(P.greedy_pick(lg))
     assert env.solution() == sol
     assert nara.evaluate(inst, sol).feasible
 
