@@ -271,6 +271,12 @@ def test_the_interrupt_rules(tmp_path):
     assert "refused" in again.check(refused)
     assert first.check(HR.Outcome(0, "", "", 0.01)) == ""   # finished before the Ctrl-C
     assert again.check(refused) == ""
+    first, again = HF.draw_interrupt(tmp_path, random.Random(0))
+    first.dest.mkdir(parents=True, exist_ok=True)
+    (first.dest / "references.solu").write_text("")   # finished, then the Ctrl-C at exit
+    assert first.check(HR.Outcome("crash: ended by signal SIGINT", "wrote 16 models\n", "", 3)
+                       ) == ""
+    assert again.check(refused) == ""
 
 
 def test_the_limits_rule(tmp_path):

@@ -350,12 +350,16 @@ def draw_interrupt(work: Path, rng: random.Random) -> list[Case]:
 
     def first(o: Outcome) -> str:
         seen["code"] = o.code
-        if o.code == 0 and o.wall < delay:   # finished before the Ctrl-C: nothing to judge
+        done = o.out.startswith("wrote ") and (dest / "references.solu").exists()
+        if done:   # finished (its last line said so) before the Ctrl-C landed: a
+            seen["code"] = 0   # refusal of the re-run is right
+        if o.code == 0 and (o.wall < delay or done):
             return ""
         if o.code == 0:
             return f"exit 0 after a Ctrl-C at {delay:g} s (the interruption was not seen)"
-        if o.out.strip():   # Pyomo's "ERROR: Constructing component ..." among others
-            return f"output on stdout after Ctrl-C: {o.out.strip()[:200]}"
+        other = [ln for ln in o.out.splitlines() if ln.strip() and not ln.startswith("wrote ")]
+        if other:   # Pyomo's "ERROR: Constructing component ..." among others
+            return f"output on stdout after Ctrl-C: {' / '.join(other)[:200]}"
         if o.outside:
             return f"wrote outside the destination: {', '.join(o.outside[:4])}"
         if o.code == "crash: ended by signal SIGINT":   # died of the Ctrl-C: the re-run
