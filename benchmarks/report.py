@@ -1,28 +1,30 @@
-"""The benchmark report: Markdown, CSV and PNG plots from a results store.
+"""The benchmark report: Markdown, a self-contained HTML page, CSV and PNG plots from a store.
 
 Per problem and instance the reference is the best proven optimum (the best objective of an exact
 run with status ``optimal`` proven at the default tolerance: its solver gap, if any, and the
 ``mip_gap`` it asked for, if any, at most :data:`dmlopt.solvers.OPTIMALITY_GAP`, so that an old
-store's ``optimal`` run with ``mip_gap = 2`` is not taken as an optimum); without one, the best
-proven bound of the exact runs (the largest lower bound of a min problem, the smallest upper bound
-of a max problem), and gaps measured against a bound are marked as upper bounds (``<=``) on the
-true gap. The gap of a run in percent is ``100 (obj - ref) / |ref|`` for a min problem and
-``100 (ref - obj) / |ref|`` for a max problem (the problem's ``SENSE`` from the registry); it is
-undefined (empty) when ``ref`` is 0 and the objective is not. Only runs that produced a feasible,
-evaluated solution (status ``optimal``, ``feasible`` or ``time_limit`` with an objective)
-have a gap.
+store's ``optimal`` run with ``mip_gap = 2`` is not taken as an optimum); without one, the
+library's certified optimum, else its best known value (or the store's, when a run beats it);
+the certified gap is measured apart, against the best valid bound of the instance (the largest
+lower bound of a min problem, the smallest upper bound of a max problem). The gap of a run in
+percent is ``100 (obj - ref) / |ref|`` for a min problem and ``100 (ref - obj) / |ref|`` for a
+max problem (the problem's ``SENSE`` from the registry); it is undefined (empty) when ``ref`` is
+0 and the objective is not. Only runs that produced a feasible, evaluated solution (status
+``optimal``, ``feasible`` or ``time_limit`` with an objective) have a gap.
 
 The speed-up of a run is the time of the fastest exact run that proved optimality on that
 instance divided by the run's own time (the method's ``seconds``, which include the model build of
-exact runs); the time ratio is its inverse. Summaries give, per method, the mean and max gap and
-the geometric mean of the time ratio. Exact optima that disagree between exact methods are listed
-as warnings (they point to a modelling bug).
+exact runs); the time ratio is its inverse. Summaries give, per method, the runs counted apart
+(solved, optimal, time limit, failed, bound), the mean and max gaps each with the number of runs
+it covers, the plain and shifted (10 s) geometric mean of seconds, the geometric mean of the time
+ratio and the mean primal integral of exact runs (:mod:`dmlopt.benchmarks.report_time`). Exact
+optima that disagree between exact methods are listed as warnings (a modelling bug).
 
-Plots (one set per problem, matplotlib's Agg backend): the gap per heuristic (box plot with every
-run as a point), the runtime of every method on a log scale, and the Dolan-More performance profile
-of the exact methods (E. D. Dolan, J. J. More, "Benchmarking optimization software with
-performance profiles", Math. Program. 91, 2002): the fraction of instances a method solves to
-optimality within a factor tau of the fastest method's time.
+Plots (one set per problem, matplotlib's Agg backend, legends outside the axes): the gap per
+heuristic (box plot with every run as a point), the runtime of every method on a log scale, the
+Dolan-More performance profile of the exact methods (E. D. Dolan, J. J. More, "Benchmarking
+optimization software with performance profiles", Math. Program. 91, 2002) and the gap over
+time of the exact runs.
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ import pandas as pd
 
 from dmlopt import io as _io
 from dmlopt import registry
+from dmlopt.benchmarks import report_html, report_time
 from dmlopt.benchmarks import store as store_mod
+from dmlopt.benchmarks.report_time import SHIFT, shifted_geomean
 from dmlopt.errors import InstanceError, UnknownNameError
 from dmlopt.io import atomic_write_text, check_output_dir, save_figure, write_csv
 from dmlopt.solvers import OPTIMALITY_GAP
@@ -119,6 +123,10 @@ def frame(rows: list[dict[str, Any]], senses: dict[str, str] | None = None) -> p
     secs = df["seconds"].clip(lower=1e-6)
     df["speedup"] = np.where(df["ref_seconds"].notna() & df["solved"],
                              df["ref_seconds"] / secs, np.nan)
+    if "trace" not in df:
+        df["trace"] = [[] for _ in range(len(df))]
+    df["trace"] = [t if isinstance(t, list) else store_mod.trace_of(t) for t in df["trace"]]
+    df["primal_integral"] = report_time.integrals(df)
     return df
 
 
@@ -241,10 +249,14 @@ def instances(df: pd.DataFrame) -> pd.DataFrame:
             ref, ref_kind = opt, "optimum"
         elif lib is not None and lib.status == "optimal":
             ref, ref_kind = lib.objective, "library"  # a certified optimum (dmlopt references)
+        elif lib is not None and _number(lib.objective) is not None:
+            # the library's best known value, not proven; a run of the store that beats it is
+            # the best known value instead (a gap is never taken to a worse value)
+            ref, ref_kind = lib.objective, "library-best"
+            if not math.isnan(best_known) and best([best_known, ref]) != ref:
+                ref, ref_kind = best_known, "best-known"
         elif not math.isnan(bound):
             ref, ref_kind = bound, "bound"
-        elif lib is not None:
-            ref, ref_kind = lib.objective, "library-best"  # best known, not proven
         else:
             ref, ref_kind = np.nan, ""
         ref_seconds = opt_rows["seconds"].min() if len(opt_rows) else np.nan
@@ -275,22 +287,35 @@ def _trusted(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (problem, method label): runs, statuses, mean/max gap, geometric mean time ratio
-    (rows flagged by :func:`suspects` left out)."""
+    """Per (problem, method label): runs counted apart (solved, proven optimal, time limit,
+    failed, bound), mean/max gaps with the number of runs each mean covers, plain and shifted
+    geometric mean of seconds, geometric mean time ratio (rows flagged by :func:`suspects`
+    left out)."""
     df = _trusted(df)
     out = []
     for (problem, kind, lab), g in df.groupby(["problem", "kind", "label"], sort=False):
         ratio = 1.0 / g["speedup"]
+        secs = g["seconds"].where(~g["status"].isin(("error", "killed")))
         out.append({
             "problem": problem, "kind": kind, "method": lab, "runs": len(g),
             "optimal": int(g["proven"].sum()),
             "solved": int(g["solved"].sum()),
+            "time_limit": int((g["status"] == "time_limit").sum()),
             "failed": int(g["status"].isin(("error", "killed")).sum()),
+            "bound": int((g["status"] == "bound").sum()),
             "mean_gap_pct": g["gap_pct"].mean(), "max_gap_pct": g["gap_pct"].max(),
+            "n_gap": int(g["gap_pct"].notna().sum()),
             "mean_cert_gap_pct": g["cert_gap_pct"].mean(),
             "max_cert_gap_pct": g["cert_gap_pct"].max(),
-            "mean_seconds": g["seconds"].mean(), "geomean_seconds": _geomean(g["seconds"]),
+            "n_cert_gap": int(g["cert_gap_pct"].notna().sum()),
+            "mean_seconds": secs.mean(), "geomean_seconds": _geomean(secs),
+            "sgm_seconds": shifted_geomean(secs), "n_seconds": int(secs.notna().sum()),
             "geomean_time_ratio": _geomean(ratio), "geomean_speedup": _geomean(g["speedup"]),
+            "n_speedup": int(g["speedup"].notna().sum()),
+            "mean_primal_integral": (g["primal_integral"].mean() if "primal_integral" in g
+                                     else np.nan),
+            "n_primal_integral": (int(g["primal_integral"].notna().sum())
+                                  if "primal_integral" in g else 0),
         })
     return pd.DataFrame(out)
 
@@ -311,7 +336,7 @@ def per_instance(df: pd.DataFrame) -> pd.DataFrame:
             "objective_min": g["objective"].where(g["solved"]).min(),
             "objective_max": g["objective"].where(g["solved"]).max(),
             "solved": int(g["solved"].sum()),
-            "bound": g["bound"].mean(),
+            "bound": g["bound"].where(~g["status"].isin(("error", "killed"))).mean(),
             "gap_pct": g["gap_pct"].mean(), "cert_gap_pct": g["cert_gap_pct"].mean(),
             "seconds": g["seconds"].mean(),
             "speedup": _geomean(g["speedup"]),
@@ -337,6 +362,9 @@ def _plt():
 
 _EXACT_COLOR = "#1f77b4"
 _HEUR_COLOR = "#ff7f0e"
+_KIND_COLOR = {"exact": _EXACT_COLOR, "heuristic": _HEUR_COLOR, "bound": "#2ca02c"}
+_KIND_NAME = {"exact": "exact method (solved)", "heuristic": "heuristic (solved)",
+              "bound": "bound method (a bound)"}
 
 
 def plot_gaps(df: pd.DataFrame, problem: str, path: Path) -> bool:
@@ -394,28 +422,33 @@ def plot_runtime(df: pd.DataFrame, problem: str, path: Path) -> bool:
     for i, (lab, kind) in enumerate(zip(labels, kinds, strict=True), start=1):
         g = d[(d["label"] == lab) & (d["kind"] == kind)]
         secs = g["seconds"].clip(lower=1e-4).to_numpy()
-        color = _EXACT_COLOR if kind == "exact" else _HEUR_COLOR
+        color = _KIND_COLOR.get(kind, _HEUR_COLOR)
         ax.boxplot([secs], positions=[i], widths=0.5, showfliers=False,
                    medianprops={"color": "black"}, boxprops={"color": "#555555"})
-        done = g["status"].isin(("optimal", "feasible")).to_numpy()
-        name = "exact method" if kind == "exact" else "heuristic"
+        status = g["status"].to_numpy()
         x = i + rng.uniform(-0.12, 0.12, len(secs))
-        ax.scatter(x[done], secs[done], s=18, alpha=0.75, color=color, zorder=3,
-                   label=name if name not in seen else None)
-        seen.add(name)
-        if (~done).any():
-            ax.scatter(x[~done], secs[~done], s=36, marker="x", color="#d62728", zorder=4,
-                       label="time limit / killed / error" if "fail" not in seen else None)
-            seen.add("fail")
+        for name, mask, style in (
+                (_KIND_NAME.get(kind, kind), np.isin(status, ("optimal", "feasible", "bound")),
+                 {"s": 18, "alpha": 0.75, "color": color,
+                  "marker": "s" if kind == "bound" else "o"}),
+                ("time limit", status == "time_limit",
+                 {"s": 30, "marker": "^", "color": "#9467bd"}),
+                ("failed (killed / error / infeasible)",
+                 ~np.isin(status, ("optimal", "feasible", "bound", "time_limit")),
+                 {"s": 36, "marker": "x", "color": "#d62728"})):
+            if mask.any():
+                ax.scatter(x[mask], secs[mask], zorder=3, **style,
+                           label=name if name not in seen else None)
+                seen.add(name)
     ax.set_yscale("log")
     ax.set_xticks(range(1, len(labels) + 1), labels, rotation=20 if len(labels) > 3 else 0,
                   ha="right" if len(labels) > 3 else "center")
     ax.set_ylabel("seconds (log scale)")
     ax.set_xlabel("method")
-    ax.set_title(f"{problem}: runtime of exact methods and heuristics\n"
+    ax.set_title(f"{problem}: runtime of every method\n"
                  f"({d['instance_hash'].nunique()} instances, {len(d)} runs)")
     ax.grid(axis="y", which="both", alpha=0.3)
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # outside the data
     _save(fig, path)
     return True
 
@@ -468,7 +501,7 @@ def plot_profile(df: pd.DataFrame, problem: str, path: Path) -> bool:
     ax.set_title(f"{problem}: performance profile of the exact methods ({n} instances)\n"
                  "higher and further left is better")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # outside the data
     _save(fig, path)
     return True
 
@@ -522,6 +555,18 @@ def _bound_text(bound: Any, sense: str) -> str:
     return f"{'>=' if sense == 'min' else '<='} {_f(bound)}"
 
 
+def _n(text: str, n: Any) -> str:
+    """A mean with the number of runs it covers: ``"25.00 (n=2)"``; ``-`` alone over none."""
+    return text if text == "-" else f"{text} (n={n})"
+
+
+def _times(r: Any) -> str:
+    """``"0.0310 / 0.0309 (n=3)"``: plain and shifted (10 s) geometric mean of seconds."""
+    if _f(r.geomean_seconds) == "-":
+        return "-"
+    return f"{_f(r.geomean_seconds, 3)} / {_f(r.sgm_seconds, 3)} (n={r.n_seconds})"
+
+
 def _speedup_at(speedup: Any, gap: Any) -> str:
     """``"218 at 50.00 %"``: a speed-up is shown only with the gap it buys."""
     if _pct(gap) == "-" or _f(speedup) == "-":
@@ -572,17 +617,35 @@ def markdown(df: pd.DataFrame, store_path: str, plots: dict[str, list[str]]) -> 
         f"hosts: {', '.join(sorted(set(df['host'].dropna())))}; "
         f"generated {datetime.now(UTC).isoformat(timespec='seconds')}.",
         "",
-        "Two gaps, never mixed. The gap to optimum (%) is measured against the best proven "
+        "Two gaps, never mixed. The gap to reference (%) is measured against the best proven "
         "optimum of the instance (an exact run with status optimal at a gap of at most "
         f"{OPTIMALITY_GAP:g}); where the store proves no optimum, a certified optimum of the "
-        "reference library (`dmlopt references`) is the reference, marked `library` (or its "
-        "best known value, marked `library best known`). The certified gap (%) is measured "
+        "reference library (`dmlopt references`) is the reference, marked `library opt`, else "
+        "its best known value, marked `library best known` (or a better objective of this "
+        "store, marked `best known, this store`). The certified gap (%) is measured "
         "against the best valid bound of the instance (the strongest bound of its exact runs "
         "and of its bound runs, `dmlopt bound`): the true gap of a run is at most its "
         "certified gap, with or without a known optimum. Speed-up is the "
         "fastest optimal exact run's time over the method's time (geometric mean over runs), "
         "shown only beside the gap it buys. Where a method ran several times on an instance "
         "(seeds), objective, gap and seconds are means over those runs, marked as such.",
+        "",
+        "Runs are counted apart: solved (a feasible, evaluated solution), optimal (proven), "
+        "time limit (stopped by its time limit, with or without a solution), failed (error, "
+        "killed, infeasible) and bound (a bound method's bound). Every mean says over how "
+        "many runs it is taken (n). Times are the method's own seconds (exact runs: model "
+        "build and solve) of the runs that did not fail, as the plain geometric mean and the "
+        f"shifted geometric mean (shift {SHIFT:g} s, as on Mittelmann's pages and in SCIP's "
+        "check scripts). They exclude the one-time costs of a worker process: the modules a "
+        "run needs (the solver's interface, a heuristic's numba kernels, its `PRELOAD`) are "
+        "imported before the clock starts; the numba kernels are compiled once into the "
+        "on-disk cache (see docs/benchmarks.md for the first and second process's times), "
+        "and each worker runs a heuristic once, untimed, before its first timed run: that "
+        "warm-up's wall time (one-time costs plus one run) is listed apart. "
+        "The primal integral of an exact run (Berthold 2013) is the integral over its time "
+        "limit of the primal gap of its incumbent to the reference (1 before its first "
+        "incumbent), divided by the time limit: 0 is the optimum at once; it is taken only "
+        "against an objective value (an optimum or a best known value), never a bound.",
     ]
     versions = sorted(set(df["solver_version"].dropna()) - {""})
     if versions:
@@ -602,25 +665,37 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
     bnd = s[s["kind"] == "bound"]
     if len(heur):
         out += ["### Heuristics", "", _table(
-            ["heuristic", "runs", "solved", "failed", "mean gap to optimum %",
-             "max gap to optimum %", "mean certified gap %", "max certified gap %",
-             "speed-up at that mean gap (geo-mean)"],
-            [[r.method, str(r.runs), str(r.solved), str(r.failed), _pct(r.mean_gap_pct),
-              _pct(r.max_gap_pct), _pct(r.mean_cert_gap_pct), _pct(r.max_cert_gap_pct),
-              _speedup_at(r.geomean_speedup, r.mean_gap_pct)]
+            ["heuristic", "runs", "solved", "time limit", "failed",
+             "mean gap to reference % (n)", "max gap to reference %",
+             "mean certified gap % (n)", "max certified gap %",
+             "seconds: geo-mean / shifted geo-mean (n)", "speed-up at that mean gap (geo-mean)"],
+            [[r.method, str(r.runs), str(r.solved), str(r.time_limit), str(r.failed),
+              _n(_pct(r.mean_gap_pct), r.n_gap), _pct(r.max_gap_pct),
+              _n(_pct(r.mean_cert_gap_pct), r.n_cert_gap), _pct(r.max_cert_gap_pct),
+              _times(r), _speedup_at(r.geomean_speedup, r.mean_gap_pct)]
              for r in heur.itertuples()]), ""]
     if len(bnd):
         out += ["### Bounds", "", _table(
-            ["bound method", "runs", "failed", "geo-mean seconds"],
-            [[r.method, str(r.runs), str(r.failed), _f(r.geomean_seconds, 3)]
+            ["bound method", "runs", "bound", "time limit", "failed",
+             "seconds: geo-mean / shifted geo-mean (n)"],
+            [[r.method, str(r.runs), str(r.bound), str(r.time_limit), str(r.failed), _times(r)]
              for r in bnd.itertuples()]), ""]
     if len(exact):
         out += ["### Exact methods", "", _table(
-            ["method", "runs", "optimal", "failed", "mean gap %", "max gap %",
-             "geo-mean seconds", "geo-mean time ratio"],
-            [[r.method, str(r.runs), str(r.optimal), str(r.failed), _pct(r.mean_gap_pct),
-              _pct(r.max_gap_pct), _f(r.geomean_seconds, 3), _f(r.geomean_time_ratio, 3)]
+            ["method", "runs", "optimal", "time limit", "failed", "mean gap to reference % (n)",
+             "max gap to reference %", "mean certified gap % (n)",
+             "seconds: geo-mean / shifted geo-mean (n)", "geo-mean time ratio (n)",
+             "mean primal integral (n)"],
+            [[r.method, str(r.runs), str(r.optimal), str(r.time_limit), str(r.failed),
+              _n(_pct(r.mean_gap_pct), r.n_gap), _pct(r.max_gap_pct),
+              _n(_pct(r.mean_cert_gap_pct), r.n_cert_gap), _times(r),
+              _n(_f(r.geomean_time_ratio, 3), r.n_speedup),
+              _n(_f(r.mean_primal_integral, 3), r.n_primal_integral)]
              for r in exact.itertuples()]), ""]
+    if warm := report_time.one_time_costs(df, problem):
+        out += ["### One-time costs (not in any timing above)", "", _table(
+            ["heuristic", "warm-up runs (one per worker process)", "mean warm-up seconds",
+             "mean timed seconds"], warm), ""]
     for p in plots:
         out += [f"![{Path(p).stem}]({p})", ""]
     out += ["### Per instance", ""]
@@ -629,6 +704,7 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
         ref = (f"{_f(i.optimum)} (opt)" if i.ref_kind == "optimum"
                else f"{_f(i.ref)} (library opt)" if i.ref_kind == "library"
                else f"{_f(i.ref)} (library best known)" if i.ref_kind == "library-best"
+               else f"{_f(i.ref)} (best known, this store)" if i.ref_kind == "best-known"
                else "-")
         for r in per[(per["problem"] == problem) & (per["instance_hash"] == i.instance_hash)] \
                 .itertuples():
@@ -636,10 +712,11 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
             speed = _f(r.speedup, 3) if gap != "-" else "-"  # a speed-up only beside its gap
             rows.append([_code(i.instance), ref, _bound_text(i.bound, sense), r.method,
                          str(r.runs), r.status, _objective(r), gap, _pct(r.cert_gap_pct),
-                         _f(r.bound) if r.kind == "bound" and r.status == "bound" else "",
+                         _f(r.bound) if r.kind != "heuristic" and _number(r.bound) is not None
+                         else "",
                          speed, _f(r.seconds, 3)])
     out += [_table(["instance", "reference", "best bound", "method", "runs", "status",
-                    "objective (mean of runs)", "gap to optimum % (mean)",
+                    "objective (mean of runs)", "gap to reference % (mean)",
                     "certified gap % (mean)", "its bound", "speed-up", "seconds (mean)"],
                    rows), ""]
     out += _suspect_section(df, problem)
@@ -662,7 +739,8 @@ def _problem_section(problem: str, df: pd.DataFrame, summ: pd.DataFrame, inst: p
 
 def write(store_path: str | Path, outdir: str | Path,
           senses: dict[str, str] | None = None) -> list[Path]:
-    """Write ``report.md``, ``runs.csv``, ``instances.csv``, ``summary.csv`` and the PNGs."""
+    """Write ``report.md``, ``report.html`` (the same, self-contained: figures inline),
+    ``runs.csv``, ``instances.csv``, ``summary.csv``, ``per_instance.csv`` and the PNGs."""
     outdir = check_output_dir(outdir, "-o")
     rows = store_mod.read(store_path)  # refused before anything is written
     try:
@@ -675,19 +753,24 @@ def write(store_path: str | Path, outdir: str | Path,
     if not df.empty:
         for problem in sorted(df["problem"].unique()):
             for kind, fn in (("gap", plot_gaps), ("runtime", plot_runtime),
-                             ("profile", plot_profile)):
+                             ("profile", plot_profile),
+                             ("gap-over-time", report_time.plot_gap_over_time)):
                 path = _io.inside(outdir, f"{kind}-{_io.safe_name(problem)}.png")
                 if fn(df, problem, path):
                     files.append(path)
                     plots.setdefault(problem, []).append(path.name)
-        tables = {"runs.csv": df.drop(columns=["metrics"]).assign(
-                      metrics=[json.dumps(m, sort_keys=True) for m in df["metrics"]]),
+        tables = {"runs.csv": df.drop(columns=["metrics", "trace"]).assign(
+                      metrics=[json.dumps(m, sort_keys=True) for m in df["metrics"]],
+                      trace=[json.dumps(t) for t in df["trace"]]),
                   "instances.csv": instances(df), "summary.csv": summary(df),
                   "per_instance.csv": per_instance(df)}
         for name, table in tables.items():
             write_csv(outdir / name, table, index=False)
             files.append(outdir / name)
     md = outdir / "report.md"
-    atomic_write_text(md, markdown(df, str(store_path), plots))
-    files.insert(0, md)
+    text = markdown(df, str(store_path), plots)
+    atomic_write_text(md, text)
+    html = outdir / "report.html"
+    atomic_write_text(html, report_html.page(text, outdir))
+    files[:0] = [md, html]
     return files

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from dmlopt.errors import InstanceError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: the SQLite ``application_id`` of a dmlopt results store ("dmlo")
 APPLICATION_ID = 0x646D6C6F
@@ -64,8 +64,16 @@ COLUMNS: list[tuple[str, str]] = [
     ("timestamp", "TEXT"),  # UTC, ISO 8601, when the run finished
     ("message", "TEXT"),
     ("metrics", "TEXT"),  # JSON object of the evaluator's metrics
+    # JSON list of [seconds, incumbent, bound] of an exact run over time (schema 2; NULL in a
+    # store of schema 1, which gains the column when opened for writing)
+    ("trace", "TEXT"),
+    # wall seconds of the untimed warm-up run before a heuristic's first run in a worker
+    # process (one-time costs plus one run; schema 2)
+    ("warmup_seconds", "REAL"),
 ]
 NAMES = [c for c, _ in COLUMNS]
+#: columns a store may lack (added after schema 1): read as NULL, added when opened to write
+ADDED = ("trace", "warmup_seconds")
 KEY = ("instance_hash", "method", "options", "seed")
 
 
@@ -99,6 +107,10 @@ class Store:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
             self.conn.execute(_create_sql())
+            have = {r[1] for r in self.conn.execute("PRAGMA table_info(runs)")}
+            for col, sql in COLUMNS:
+                if col in ADDED and col not in have:  # a store of schema 1
+                    self.conn.execute(f"ALTER TABLE runs ADD COLUMN {col} {sql}")
             self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.Error as exc:
             self.conn.close()
@@ -148,7 +160,7 @@ def _sql_value(v: Any) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
         return None
     if isinstance(v, dict | list):
-        return json.dumps(v, sort_keys=True)
+        return json.dumps(v, sort_keys=True, allow_nan=False)
     return v
 
 
@@ -238,7 +250,7 @@ def _has_runs_table(path: Path) -> bool:
         return False
     finally:
         conn.close()
-    return {"id", *NAMES} <= cols
+    return {"id", *NAMES} - set(ADDED) <= cols
 
 
 def read(path: str | Path) -> list[dict[str, Any]]:
@@ -280,14 +292,54 @@ def _check_row(row: dict[str, Any], path: Path | None) -> None:
 
 
 def _fetch(conn: sqlite3.Connection, path: Path | None = None) -> list[dict[str, Any]]:
-    cur = conn.execute(f"SELECT id, {', '.join(NAMES)} FROM runs ORDER BY id")
+    have = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    names = [c for c in NAMES if c in have or c not in ADDED]  # schema 1: no trace column
+    cur = conn.execute(f"SELECT id, {', '.join(names)} FROM runs ORDER BY id")
     out = []
     for rec in cur:
-        row = dict(zip(["id", *NAMES], rec, strict=True))
+        row = dict.fromkeys(NAMES)
+        row.update(zip(["id", *names], rec, strict=True))
         _check_row(row, path)
         try:
             row["metrics"] = json.loads(row["metrics"]) if row["metrics"] else {}
         except (TypeError, ValueError):
             row["metrics"] = {}
+        row["trace"] = trace_of(row["trace"])
         out.append(row)
+    return out
+
+
+def trace_of(text: Any) -> list[list[float | None]]:
+    """A stored trace decoded: ``[[seconds, incumbent, bound], ...]`` in time order, finite
+    numbers or None; ``[]`` for NULL or anything that is not such a list (a trace is a figure's
+    data, never a reason to refuse a store).
+
+    Parameters
+    ----------
+    text : the ``trace`` column of one row.
+
+    Returns
+    -------
+    list
+        The points, time non-decreasing.
+
+    References
+    ----------
+    Issue 54, item 5.
+    """
+    try:
+        data = json.loads(text) if isinstance(text, str) and text else []
+    except ValueError:
+        return []
+    out: list[list[float | None]] = []
+    if not isinstance(data, list):
+        return []
+    for p in data:
+        if not (isinstance(p, list) and len(p) == 3):
+            return []
+        vals = [float(x) if isinstance(x, int | float) and not isinstance(x, bool)
+                and math.isfinite(x) else None for x in p]
+        if vals[0] is None or (out and vals[0] < out[-1][0]):
+            return []
+        out.append(vals)
     return out

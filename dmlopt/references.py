@@ -527,26 +527,27 @@ def _linear(problem: Any, formulation: str) -> bool:
     return not allowed or "highs" in allowed
 
 
-def _choose(rec: Record, inst: Any, limits: Any) -> tuple[str | None, str]:
-    """The formulation to export a record in: the one that made the record when it is linear
-    and fits the limits, else the smallest linear one that fits; (None, why) when none does."""
+def _choose(rec: Record, inst: Any, limits: Any) -> tuple[list[str], str]:
+    """The formulations to try a record in, in order: the one that made the record when it is
+    linear and fits the limits, then the other linear ones that fit, smallest first; ([], why)
+    when none does. The first whose objective at the record's solution is the record's is
+    exported (:func:`_export_one`)."""
     from dmlopt import registry
 
     problem = registry.get(rec.problem)
     linear = [f for f in problem.formulations if _linear(problem, f)]
     if not linear:
-        return None, f"{rec.problem} has no linear formulation"
+        return [], f"{rec.problem} has no linear formulation"
     sizes = {f: problem.formulation(f).estimate_size(inst) for f in linear}
     fits = [f for f in linear if sizes[f][0] <= limits.variables and
             sizes[f][1] <= limits.constraints]
     made_by = rec.method.split(":", 1)[1] if rec.method.startswith("highs:") else None
-    if made_by in fits:
-        return made_by, ""
     if fits:
-        return min(fits, key=lambda f: sum(sizes[f])), ""
+        order = sorted(fits, key=lambda f: (f != made_by, sum(sizes[f])))
+        return order, ""
     smallest = min(linear, key=lambda f: sum(sizes[f]))
     v, c = sizes[smallest]
-    return None, (f"too large: the smallest linear formulation ({smallest!r}) has about {v:,} "
+    return [], (f"too large: the smallest linear formulation ({smallest!r}) has about {v:,} "
                   f"variables and {c:,} constraints, above {limits.variables:,} / "
                   f"{limits.constraints:,} (raise it with --size-limit V,C)")
 
@@ -591,15 +592,17 @@ def export_set(directory: str | Path, problems: list[str] | None = None,
     Returns
     -------
     (exported, skipped)
-        The records written, and one line per record not written (no linear formulation, or
-        too large).
+        The records written, and one line per record not written (no linear formulation, too
+        large, or no formulation whose objective at the record's solution is the record's:
+        never written with a wrong .solu value). Each record is written in the first
+        formulation whose model objective at the record's solution is the record's (the one
+        that made it first, then the others smallest first; a Nara offline record is not the
+        per-request model's objective, it is the offline models').
 
     Raises
     ------
     InstanceError
-        A directory that exists and is not empty, or a record whose model objective at its
-        solution differs from the record's objective (a formulation whose objective differs
-        from the evaluator's: never written as a wrong .solu value).
+        A directory that exists and is not empty.
 
     References
     ----------
@@ -707,11 +710,26 @@ def _export_one(rec: Any, name: str, target: Path, limits: Any) -> Exported | st
     from dmlopt import api, registry
 
     inst = rec.load_instance()
-    formulation, why = _choose(rec, inst, limits)
-    if formulation is None:
+    tries, why = _choose(rec, inst, limits)
+    if not tries:
         return str(why)
     problem = registry.get(rec.problem)
-    model = api.build(inst, formulation, (limits.variables, limits.constraints))
+    solution = io.load_solution(inst, rec.solution)
+    chosen, unchecked, other = None, None, []
+    for formulation in tries:  # the first whose objective at the solution is the record's
+        model = api.build(inst, formulation, (limits.variables, limits.constraints))
+        value = _model_objective(problem, formulation, model, inst, solution)
+        if value is None:
+            unchecked = unchecked or (formulation, model)
+        elif math.isclose(value, rec.objective, rel_tol=TOL, abs_tol=TOL):
+            chosen = (formulation, model)
+            break
+        else:
+            other.append(f"{formulation!r} gives {value:.10g}")
+    if chosen is None and unchecked is None:
+        return (f"no linear formulation has the record's objective: at the record's solution "
+                f"{', '.join(other)}, not the record's {rec.objective:.10g}")
+    formulation, model = chosen or unchecked
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -731,14 +749,7 @@ def _export_one(rec: Any, name: str, target: Path, limits: Any) -> Exported | st
                     gz.write(chunk)
     finally:
         quiet.setLevel(level)
-    value = _model_objective(problem, formulation, model, inst,
-                             io.load_solution(inst, rec.solution))
-    if value is not None and not math.isclose(value, rec.objective, rel_tol=TOL,
-                                              abs_tol=TOL):
-        target.unlink()
-        raise InstanceError(name, value, f"is the {formulation!r} model's objective at the "
-                            f"record's solution, not the record's {rec.objective!r}")
-    return Exported(name, target, formulation, rec.status, rec.objective, value is not None)
+    return Exported(name, target, formulation, rec.status, rec.objective, chosen is not None)
 
 
 def _readme(exported: list[Exported], skipped: list[str]) -> str:

@@ -117,7 +117,7 @@ def test_cli_skips_and_refuses(tmp_path, capsys):
     (full / "x").write_text("")
     code = cli.main(["references", "--export", str(full), "inc_oxc"])
     err = capsys.readouterr().err
-    assert code == 2 and "must not exist or be an empty directory" in err
+    assert code == 2 and "must not exist, be an empty directory or hold an unfinished" in err
     out = tmp_path / "small"
     code = cli.main(["references", "--export", str(out), "inc_oxc", "--size-limit", "100,1000"])
     captured = capsys.readouterr()

@@ -149,7 +149,10 @@ def test_report_files(store, tmp_path):
 
     md = (out / "report.md").read_text()
     assert "## tabgp (minimise)" in md and "## maxp (maximise)" in md
-    assert "| h2 | 2 | 2 | 0 | 25.00 | 50.00 | 25.00 | 50.00 |" in md
+    # counted apart (time limit, failed), every mean with its n, plain / shifted geo-mean
+    assert "| h2 | 2 | 2 | 0 | 0 | 25.00 (n=2) | 50.00 | 25.00 (n=2) | 50.00 | " in md
+    # h1: gap to optimum over 3 runs (A twice, B), certified gap over 5 (and C, F)
+    assert "| h1 | 6 | 6 | 0 | 0 | 18.33 (n=3) | 25.00 | 16.00 (n=5) | 25.00 | " in md
     # no optimum on C: no gap to optimum, the certified gap to its best bound 16
     assert "| `C` | - | >= 16 | h1 | 1 | feasible | 18 | - | 12.50 |  |" in md
     assert "| `F` | - | >= 16 | bound:lp | 1 | bound | - | - | - | 15 |" in md
@@ -158,7 +161,10 @@ def test_report_files(store, tmp_path):
     assert "| `A` | 10 (opt) | >= 10 | h1 | 2 | 2 feasible | mean 11.5 of 2 [11, 12] | 15.00 | "\
         "15.00 |" in md
     # a speed-up only beside the gap it buys: h2 runs 4x and 2x faster at a mean gap of 25 %
-    assert "| h2 | 2 | 2 | 0 | 25.00 | 50.00 | 25.00 | 50.00 | 2.83 at 25.00 % |" in md
+    assert "| h2 | 2 | 2 | 0 | 0 | 25.00 (n=2) | 50.00 | 25.00 (n=2) | 50.00 | 0.354 / 0.374 "\
+        "(n=2) | 2.83 at 25.00 % |" in md
+    # an exact run's own bound is shown beside it
+    assert "| `A` | 10 (opt) | >= 10 | scip:paper | 1 | time_limit | 12 | 20.00 | 20.00 | 9 |" in md
     assert "| `E` | - | - | h1 | 1 | feasible | 3 | - | - |  | - |" in md  # no reference
     # a performance profile needs two exact methods: maxp has one
     assert "profile-maxp.png" not in names and "profile-maxp" not in md
