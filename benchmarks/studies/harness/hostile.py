@@ -13,7 +13,15 @@ commands on what it made:
 * ``generator``: ``generate`` with one or two parameters of a random generator set so, then a
   bound method with one of its options set so on what was generated;
 * ``formulation``: a plausibly edited instance through ``solve`` and ``export`` (LP or MPS) of
-  a random formulation.
+  a random formulation;
+* the kinds of issue 51, each command in a fresh process with its own rule
+  (:mod:`.hostile_files`, :mod:`.hostile_model`): ``writes`` (no file created or changed
+  outside the destination, names from data, links, read-only folders, long names),
+  ``solfile`` (a solver's file of another instance or edited is never "feasible"), ``clash``
+  (``--option`` named like a call's own argument), ``env`` (``DMLOPT_*`` variables),
+  ``limits`` (a 2 s limit holds at large sizes), ``store`` (rows that cannot be true, strings
+  for numbers, ``|`` in names, hostile suite keys) and ``interrupt`` (Ctrl-C in
+  ``references --export``, then a re-run that completes).
 
 Every command runs in a forked child with an address-space limit (``--memory``, default
 6 GiB) and an alarm (``--watchdog`` seconds). A *fault* is any exit code other than 0, 2
@@ -24,7 +32,7 @@ stderr is not one line starting ``dmlopt:`` or that writes to stdout; a child en
 code is 1 when there is a fault.
 
     python -m benchmarks.studies.harness.hostile -o DIR [--seeds 0-3] [--rounds 200]
-        [--problems tap rar ...]
+        [--problems tap rar ...] [--kinds writes solfile ...]
 """
 
 from __future__ import annotations
@@ -47,6 +55,8 @@ import dmlopt
 from dmlopt import registry, solvers
 
 from .. import ArgumentParser, output_dir, tee
+from . import hostile_files, hostile_model
+from .hostile_run import run_case
 from .validity import _seeds
 
 #: a small instance per problem: (generator, parameters)
@@ -66,6 +76,11 @@ HOSTILE: list[Any] = [None, -1, float("nan"), float("inf"), -1e308, "x", "", [],
 #: values of the right type at the edges of what is plausible
 EXTREME: list[Any] = [0, 1, 2, 3, 7, 64, 100, 1000, 4096, 1e-9, 1e-6, 1e-3, 0.5, 0.999999,
                       1.000001, 1e6, 1e9, 1e12, 1e15, 1e18, 1e308, 2**31, 2**53]
+#: the round kinds run through the in-process CLI (:func:`draw`)
+CLI_KINDS = ("instance", "solution", "generator", "formulation")
+#: the round kinds of issue 51 (fresh processes, their own rules)
+CASE_KINDS = ("writes", "solfile", "clash", "env", "limits", "store", "interrupt")
+
 #: heuristics left out of the random picks: they run to their time budget (minutes by default)
 SLOW = ("milp", "offline-search", "rts", "tabu", "faq-2opt", "ft-transfer")
 
@@ -247,6 +262,30 @@ def _bound_after_generate(problem: str, work: Path, rng: random.Random) -> list[
     return argv
 
 
+def draw_cases(kind: str, work: Path, rng: random.Random, start: float) -> list:
+    """The cases of one round of an issue-51 kind (:data:`CASE_KINDS`) in ``work/<kind>``."""
+    here = work / kind
+    here.mkdir(parents=True, exist_ok=True)
+    if kind == "limits":
+        return hostile_model.draw_limits(here, rng, start)
+    draw_fn = {"writes": hostile_files.draw_writes, "store": hostile_files.draw_store,
+               "interrupt": hostile_files.draw_interrupt, "solfile": hostile_model.draw_solfile,
+               "clash": hostile_model.draw_clash, "env": hostile_model.draw_env}[kind]
+    return draw_fn(here, rng)
+
+
+def _keep(out: Path, tag: str, files: dict[str, str]) -> dict[str, str]:
+    """Copies of a fault's input files under ``out/faults`` (path to copy)."""
+    kept = {}
+    for name, path in files.items():
+        p = Path(path)
+        if p.is_file() and not p.is_symlink() and p.stat().st_size < 50_000_000:
+            dst = out / "faults" / f"{tag}-{name}"
+            dst.write_bytes(p.read_bytes())
+            kept[path] = str(dst)
+    return kept
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the sweep (see the module docstring); returns the exit code (1: a fault)."""
     ap = ArgumentParser(prog="python -m benchmarks.studies.harness.hostile",
@@ -254,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory")
     ap.add_argument("--problems", nargs="*", default=sorted(SMALL), choices=sorted(SMALL),
                     help="problems to draw from (default: all)")
+    ap.add_argument("--kinds", nargs="*", default=list(CLI_KINDS + CASE_KINDS),
+                    choices=CLI_KINDS + CASE_KINDS, help="round kinds to draw (default: all)")
     ap.add_argument("--seeds", default="0-0", help="seeds A-B, one series of rounds each")
     ap.add_argument("--rounds", type=int, default=200, help="rounds per seed (default 200)")
     ap.add_argument("--watchdog", type=float, default=120.0,
@@ -271,14 +312,45 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(exist_ok=True)
     (out / "faults").mkdir(exist_ok=True)
     counts: Counter = Counter()
+    exits: Counter = Counter()   # issue-51 kinds: exit codes per kind and command
     faults = 0
     t0 = time.perf_counter()
+    start = hostile_model.startup() if "limits" in args.kinds else 0.0
     with tee(out / "log.txt"), open(out / "faults.jsonl", "a") as log:
         for seed in seeds:
             rng = random.Random(seed)
             for k in range(args.rounds):
                 problem = rng.choice(args.problems)
-                kind = rng.choice(("instance", "solution", "generator", "formulation"))
+                kind = rng.choice(args.kinds)
+                if kind in CASE_KINDS:
+                    try:
+                        cases = draw_cases(kind, work, rng, start)
+                    except Exception as exc:   # the harness's own bug: said, not a fault
+                        print(f"HARNESS ERROR {kind} s{seed}-r{k}: {exc!r}", flush=True)
+                        counts["harness errors"] += 1
+                        continue
+                    for i, case in enumerate(cases):
+                        o = run_case(case, args.watchdog, args.memory * 2**30)
+                        counts[kind] += 1
+                        exits[f"{kind} {case.argv[0]}: {str(o.code).split(':')[0]}"] += 1
+                        why = case.check(o)
+                        if not why:
+                            continue
+                        faults += 1
+                        tag = f"s{seed}-r{k}-c{i}"
+                        files = {Path(a).name: a for a in case.argv
+                                 if a.startswith(str(work)) and Path(a).is_file()}
+                        kept = _keep(out, tag, files)
+                        replay = [kept.get(a, a) for a in case.argv]
+                        env = " ".join(f"{k_}={v!r}" for k_, v in case.env.items())
+                        log.write(json.dumps({"seed": seed, "round": k, "problem": "",
+                                              "kind": kind, "argv": replay, "env": case.env,
+                                              "exit": o.code, "wall": round(o.wall, 2),
+                                              "note": case.note, "fault": why}) + "\n")
+                        log.flush()
+                        print(f"FAULT {kind} {case.note}: {env} dmlopt {' '.join(replay)}\n  {why}",
+                              flush=True)
+                    continue
                 rnd = draw(problem, kind, work, rng)
                 commands = list(rnd.commands)
                 for i, cmd in enumerate(commands):
@@ -294,12 +366,7 @@ def main(argv: list[str] | None = None) -> int:
                         continue
                     faults += 1
                     tag = f"s{seed}-r{k}-c{i}"
-                    kept = {}
-                    for name, path in rnd.files.items():
-                        if Path(path).exists():
-                            dst = out / "faults" / f"{tag}-{name}"
-                            dst.write_bytes(Path(path).read_bytes())
-                            kept[path] = str(dst)
+                    kept = _keep(out, tag, rnd.files)
                     replay = [kept.get(a, a) for a in cmd]
                     log.write(json.dumps({"seed": seed, "round": k, "problem": problem,
                                           "kind": kind, "argv": replay, "fault": why}) + "\n")
@@ -309,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
                 if (k + 1) % 50 == 0:
                     print(f"seed {seed}: {k + 1} rounds, {sum(counts.values())} commands, "
                           f"{faults} faults, {time.perf_counter() - t0:.0f} s", flush=True)
+        if exits:
+            print("exits: " + ", ".join(f"{k} x{v}" for k, v in sorted(exits.items())))
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         print(f"{sum(counts.values())} commands ({kinds}), {faults} faults, "
               f"{time.perf_counter() - t0:.0f} s")
