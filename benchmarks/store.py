@@ -127,14 +127,25 @@ class Store:
 
     def keys(self) -> set[tuple[str, str, str, int]]:
         """Keys of every stored run."""
-        cur = self.conn.execute(f"SELECT {', '.join(KEY)} FROM runs")
-        return {(h, m, o, int(s)) for h, m, o, s in cur}
+        return self._keys(self.conn.execute(f"SELECT id, {', '.join(KEY)} FROM runs"))
 
     def failed_keys(self) -> set[tuple[str, str, str, int]]:
-        cur = self.conn.execute(
-            f"SELECT {', '.join(KEY)} FROM runs WHERE status IN ('error', 'killed')"
-        )
-        return {(h, m, o, int(s)) for h, m, o, s in cur}
+        return self._keys(self.conn.execute(
+            f"SELECT id, {', '.join(KEY)} FROM runs WHERE status IN ('error', 'killed')"))
+
+    def _keys(self, cur: Any) -> set[tuple[str, str, str, int]]:
+        """The keys of the rows of ``cur``, each checked for its columns' types (a store edited
+        by hand: a seed that is not an integer is an error naming the row, not a crash)."""
+        out = set()
+        for rid, h, m, o, s in cur:
+            for col, v, kind in (("instance_hash", h, str), ("method", m, str),
+                                 ("options", o, str), ("seed", s, int)):
+                if not isinstance(v, kind) or isinstance(v, bool):
+                    raise InstanceError("store", str(self.path),
+                                        f"row {rid}: {col} = {v!r} is not "
+                                        f"{'an integer' if kind is int else 'text'}")
+            out.add((h, m, o, s))
+        return out
 
     def put(self, row: dict[str, Any]) -> None:
         """Insert one finished run (replacing a stored run with the same key); committed."""

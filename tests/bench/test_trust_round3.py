@@ -148,6 +148,20 @@ def test_a_bad_store_row_is_a_clear_error(tmp_path, capsys):
     assert "seed" in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("bad", ["x", "", "1.5", 2.5])
+def test_resuming_a_store_with_a_bad_seed_is_a_clear_error(tmp_path, bad):
+    """`bench` reads the stored keys to resume: a seed that is not an integer (text, empty, a
+    float's text) names the store and the row (it was a ValueError from int(''))."""
+    store = _store(tmp_path / "s.sqlite", [row("tabgp", "A", "h1", "feasible", 12.0, 0.1)])
+    conn = sqlite3.connect(store)
+    conn.execute("UPDATE runs SET seed = ?", (bad,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(InstanceError, match=r"row 1: seed = .* is not an integer") as exc:
+        Store(store).keys()
+    assert str(store) in str(exc.value)
+
+
 SUITE = """name = "t"
 [[groups]]
 problem = "tabgp"
