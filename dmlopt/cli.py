@@ -241,9 +241,9 @@ def cmd_bound(args: argparse.Namespace) -> int:
     _write_solution(res, args.output)
     _print_result(res, args.json)
     if args.output and res.solution is None:  # -o names a solution file: say why there is none
-        return _fail(f"bound: {args.output} not written: the {res.method.removeprefix('bound:')}"
-                     " bound found no feasible solution on the way (the bound is printed "
-                     "above; --json prints it as JSON)", 2)
+        print(f"dmlopt: note: {args.output} not written: the "
+              f"{res.method.removeprefix('bound:')} bound found no feasible solution on the way "
+              "(the bound itself is printed)", file=sys.stderr)
     return 0
 
 

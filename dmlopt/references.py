@@ -106,6 +106,13 @@ def data_root() -> Path:
     """
     env = os.environ.get(ROOT_ENV)
     if env:
+        try:
+            ok = "\0" not in env and Path(env).is_dir()
+        except OSError as exc:  # a name the file system cannot take (too long, ...)
+            raise InstanceError(ROOT_ENV, env[:80], f"is not a folder ({exc.strerror})") from None
+        if not ok:
+            raise InstanceError(ROOT_ENV, env[:80], "must be a folder of "
+                                "<problem>/references.json files")
         return Path(env)
     return Path(str(resources.files("dmlopt.data")))
 

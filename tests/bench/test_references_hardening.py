@@ -266,3 +266,15 @@ def test_not_a_list_or_not_json(lib):
     (root / "tabgp" / "references.json").write_text("[1]")
     assert _fails(root, "tabgp") == [f"{root / 'tabgp' / 'references.json'}[0]: a JSON int "
                                      "where a record (object) is required"]
+
+
+@pytest.mark.parametrize("value", ["9" * 400, "/no/such/folder"])
+def test_a_references_root_that_is_no_folder_is_one_line(value, monkeypatch, capsys):
+    """DMLOPT_REFERENCES_ROOT too long for the file system (it was OSError, exit 1) or not a
+    folder: exit 2 naming the variable."""
+    from dmlopt.cli import main
+
+    monkeypatch.setenv(references.ROOT_ENV, value)
+    assert main(["references"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dmlopt: {references.ROOT_ENV}: ") and err.count("\n") == 1
