@@ -18,9 +18,6 @@ import logging
 import math
 import os
 import re
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -31,6 +28,7 @@ import pydantic
 
 from dmlopt import io
 from dmlopt.errors import DmloptError, InstanceError
+from dmlopt.pyomo_log import pyomo_to_stderr
 from dmlopt.validation import INT64, rule
 from dmlopt.validation import parse as _validate
 
@@ -636,7 +634,7 @@ def export_set(directory: str | Path, problems: list[str] | None = None,
         raise InstanceError("--export", str(root), f"cannot be created ({exc.strerror})") from None
     marker = root / EXPORT_MARKER
     io.write_json(marker, {"args": args, "done": done})
-    with _pyomo_to_stderr():
+    with pyomo_to_stderr():
         for rec in recs:
             name = f"{rec.problem}/{rec.id}"
             target = io.inside(root, rec.problem, f"{rec.id}.mps.gz")
@@ -658,13 +656,17 @@ def export_set(directory: str | Path, problems: list[str] | None = None,
     solu = [f"{SOLU_KEYWORDS[e.status]} {e.name} {e.objective!r}" for e in exported]
     io.atomic_write_text(root / "references.solu", "\n".join(solu) + ("\n" if solu else ""))
     io.atomic_write_text(root / "README.md", _readme(exported, skipped))
-    marker.unlink()  # complete: the folder is a finished export
+    io.write_json(root / EXPORT_DONE, {"args": args, "done": done})
+    marker.unlink()  # complete: the folder is a finished export (the same command re-runs it)
     return exported, skipped
 
 
 #: The file an unfinished ``export_set`` keeps in its folder (its arguments and the records
 #: already written); removed when the export completes.
 EXPORT_MARKER = ".dmlopt-export-in-progress.json"
+#: What a finished export keeps instead: the same command run again (e.g. after a Ctrl-C that
+#: came as it finished) completes at once from it
+EXPORT_DONE = ".dmlopt-export.json"
 
 
 def _resume_state(root: Path, args: dict[str, Any]) -> dict[str, Any]:
@@ -673,6 +675,8 @@ def _resume_state(root: Path, args: dict[str, Any]) -> dict[str, Any]:
     if not root.exists() or not any(root.iterdir()):
         return {}
     marker = root / EXPORT_MARKER
+    if not marker.is_file() and (root / EXPORT_DONE).is_file():
+        marker = root / EXPORT_DONE  # a finished export: the same arguments complete at once
     if not marker.is_file() or marker.is_symlink():
         raise InstanceError("--export", str(root), "must not exist, be an empty directory or "
                             "hold an unfinished export (it holds other files)")
@@ -684,29 +688,12 @@ def _resume_state(root: Path, args: dict[str, Any]) -> dict[str, Any]:
         raise InstanceError("--export", str(root), f"holds an unreadable {EXPORT_MARKER}; "
                             "remove the folder and export again") from None
     if state.get("args") != args:
-        raise InstanceError("--export", str(root), f"holds an unfinished export with other "
+        raise InstanceError("--export", str(root), f"holds an export with other "
                             f"arguments ({state.get('args')}); re-run it with those, or use "
                             "an empty directory")
     for tmp in root.glob("*/_tmp_*"):  # left by a run killed outright (never by Ctrl-C)
         tmp.unlink(missing_ok=True)
     return state["done"]
-
-
-@contextmanager
-def _pyomo_to_stderr() -> Iterator[None]:
-    """Pyomo's log (its own handler prints on stdout) sent to stderr, one ``dmlopt: pyomo:``
-    line per record, for the duration of the block."""
-    log = logging.getLogger("pyomo")
-    handlers, propagate = log.handlers[:], log.propagate
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("dmlopt: pyomo: %(levelname)s: %(message)s"))
-    log.handlers = [handler]
-    log.propagate = False
-    try:
-        yield
-    finally:
-        log.handlers = handlers
-        log.propagate = propagate
 
 
 def _export_one(rec: Any, name: str, target: Path, limits: Any) -> Exported | str:

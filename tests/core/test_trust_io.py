@@ -15,6 +15,7 @@ import pytest
 
 from dmlopt import cli, io, references
 from dmlopt.errors import ConfigError, InstanceError
+from dmlopt.pyomo_log import pyomo_to_stderr
 
 LONG = "n" * 300
 
@@ -186,8 +187,9 @@ def test_an_interrupted_export_is_resumed(tmp_path, monkeypatch):
     assert len([ln for ln in solu if ln]) == len(done)
     assert (out / "README.md").is_file()
     assert not list(out.rglob("_tmp_*"))
-    with pytest.raises(InstanceError, match="must not exist"):  # finished: not re-run
-        references.export_set(out, ids=SAMPLE)
+    again, _ = references.export_set(out, ids=SAMPLE)  # finished: the same call completes
+    assert [e.name for e in again] == [e.name for e in done]
+    assert first.stat().st_mtime_ns == stamp  # from the finished state, nothing redone
 
 
 def test_a_folder_of_other_files_is_still_refused(tmp_path):
@@ -203,8 +205,22 @@ def test_a_folder_of_other_files_is_still_refused(tmp_path):
 def test_pyomo_logs_reach_stderr_not_stdout(capfd):
     import logging
 
-    with references._pyomo_to_stderr():
+    with pyomo_to_stderr():
         logging.getLogger("pyomo.core").error("Constructing component 'x' failed")
     out, err = capfd.readouterr()
     assert out == "" and "Constructing component" in err
     assert json.dumps(err)  # a line, not a traceback
+
+
+def test_a_finished_export_re_run_with_the_same_arguments_completes(tmp_path, capsys):
+    """A Ctrl-C that came as the export finished leaves a finished export: the same command
+    completes at once (exit 0, the same files); other arguments are refused by name."""
+    out = tmp_path / "set"
+    assert cli.main(["references", "inc_oxc", "--export", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert not (out / references.EXPORT_MARKER).exists()
+    assert cli.main(["references", "inc_oxc", "--export", str(out)]) == 0
+    assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    capsys.readouterr()
+    assert cli.main(["references", "tap", "--export", str(out)]) == 2
+    assert "holds an export with other arguments" in capsys.readouterr().err
