@@ -52,6 +52,7 @@ from dmlopt.exact import (  # noqa: F401 (OBJECTIVE_TOL, EXACT_SHARE, ...: publi
     _interruptible,
     _solve_exact,
     _solve_mip,
+    build_fits,
     proven,
 )
 from dmlopt.io import atomic_path, load_solution
@@ -284,6 +285,7 @@ def solve(
     exact = None if named else _exact_bound(problem, instance, formulation, solver,
                                             limits_from(size_limit))
     if exact is None:
+        build_fits(problem, instance, formulation, time_limit)
         return mip(time_limit=time_limit, start=start)
     return _solve_exact(problem, instance, exact, mip, time_limit=time_limit, start=start)
 

@@ -295,3 +295,39 @@ def _interruptible(function: Any, *args: Any, **kwargs: Any) -> Any:
         if interrupt_of(exc):
             raise KeyboardInterrupt from None
         raise
+
+
+def build_fits(problem: Any, instance: Any, formulation: str, time_limit: float | None) -> None:
+    """Refuse at once a model whose build alone (its size estimate at
+    :data:`BUILD_SECONDS_PER_ROW`) would take far beyond the time limit (over twice it plus
+    10 s): it would run minutes on a limit of seconds, the solver never reached.
+
+    Parameters
+    ----------
+    problem : the registry's problem.
+    instance : the instance.
+    formulation : the formulation to build.
+    time_limit : seconds, or None (no limit: nothing refused).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    SolverError
+        Naming the time limit, the build estimate and the model's size.
+
+    References
+    ----------
+    docs/architecture.md, "The contract" (the exact stage's build estimate).
+    """
+    if time_limit is None:
+        return
+    n_vars, n_cons = problem.formulation(formulation).estimate_size(instance)
+    need = (n_vars + n_cons) * BUILD_SECONDS_PER_ROW
+    if need > 2 * time_limit + 10:
+        raise SolverError(f"time_limit: {time_limit:g} s is far below the {formulation!r} model's "
+                          f"build alone (about {need:.0f} s for {n_vars:,} variables and "
+                          f"{n_cons:,} constraints); raise the time limit or take a smaller "
+                          "formulation")

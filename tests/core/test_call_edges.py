@@ -112,3 +112,19 @@ def test_a_solve_proven_by_the_exact_bound_says_so():
     assert "by the enum bound" in res.message and "highs was not run" in res.message
     named = dmlopt.solve(io.load(TINY), formulation="pairs")  # the MIP alone: no such claim
     assert "proved_by_enum" not in named.metrics and "enum" not in named.message
+
+
+def test_a_model_whose_build_alone_is_far_beyond_the_time_limit_is_refused(monkeypatch, capsys):
+    """A named formulation whose build (size estimate x BUILD_SECONDS_PER_ROW) is over twice
+    the time limit plus 10 s is refused at once (a mutated RAR instance built 1.3 million rows
+    for minutes on a 5 s limit); without a time limit it runs."""
+    from dmlopt import exact
+    from dmlopt.errors import SolverError
+
+    inst = io.load(TINY)
+    monkeypatch.setattr(exact, "BUILD_SECONDS_PER_ROW", 1.0)  # every tiny model "takes" minutes
+    with pytest.raises(SolverError, match=r"^time_limit: 5 s is far below the 'paper' model"):
+        dmlopt.solve(inst, formulation="paper", time_limit=5)
+    assert main(["solve", TINY, "-f", "paper", "--time-limit", "5"]) == 2
+    assert "build alone" in capsys.readouterr().err
+    assert dmlopt.solve(inst, formulation="paper").status == "optimal"
