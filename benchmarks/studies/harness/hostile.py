@@ -56,7 +56,7 @@ from dmlopt import registry, solvers
 
 from .. import ArgumentParser, output_dir, tee
 from . import hostile_files, hostile_model
-from .hostile_run import run_case
+from .hostile_run import fault_of, run_case
 from .validity import _seeds
 
 #: a small instance per problem: (generator, parameters)
@@ -160,22 +160,6 @@ def run_cli(argv: list[str], watchdog: float, memory: float) -> tuple[Any, str, 
         if time.perf_counter() - t0 >= watchdog:
             return f"hang: no result within {watchdog:g} s", "", ""
         return f"crash: {exc}", "", ""
-
-
-def fault_of(code: Any, out: str, err: str) -> str:
-    """Why a command's outcome breaks the boundary's rules, or "" (module docstring)."""
-    if isinstance(code, str):
-        return code
-    if code in (0, 3):
-        return ""
-    if code != 2:
-        return f"exit {code}: {err.strip().splitlines()[-1][:300] if err.strip() else ''}"
-    lines = err.strip().splitlines()
-    if len(lines) != 1 or not lines[0].startswith("dmlopt:"):
-        return f"refusal of {len(lines)} lines: {err.strip()[:300]}"
-    if out:
-        return f"refusal with output on stdout: {out[:100]}"
-    return ""
 
 
 class Round:

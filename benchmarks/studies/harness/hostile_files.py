@@ -17,11 +17,11 @@ from pathlib import Path
 
 from benchmarks import store as bstore
 
-from .hostile_run import Case, Outcome, reset
+from .hostile_run import Case, Outcome, fault_of, reset
 
 
 def boundary(o: Outcome, codes: tuple[int, ...] = (0, 2), progress: bool = False) -> str:
-    """The boundary's rules (:func:`~.hostile.fault_of`) with the exit codes allowed here,
+    """The boundary's rules (:func:`~.hostile_run.fault_of`) with the exit codes allowed here,
     and no file changed outside the destination.
 
     Parameters
@@ -39,7 +39,6 @@ def boundary(o: Outcome, codes: tuple[int, ...] = (0, 2), progress: bool = False
     str
         Why it is a fault, or "".
     """
-    from .hostile import fault_of
 
     if o.outside:
         return f"wrote outside the destination: {', '.join(o.outside[:4])}"

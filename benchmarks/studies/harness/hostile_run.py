@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: runs ``dmlopt`` in a fresh interpreter (the environment is read at import)
 ENTRY = "import sys; from dmlopt.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -199,3 +200,19 @@ def reset(path: Path) -> Path:
         shutil.rmtree(path)
     path.mkdir(parents=True)
     return path
+
+
+def fault_of(code: Any, out: str, err: str) -> str:
+    """Why a command's outcome breaks the boundary's rules, or "" (module docstring)."""
+    if isinstance(code, str):
+        return code
+    if code in (0, 3):
+        return ""
+    if code != 2:
+        return f"exit {code}: {err.strip().splitlines()[-1][:300] if err.strip() else ''}"
+    lines = err.strip().splitlines()
+    if len(lines) != 1 or not lines[0].startswith("dmlopt:"):
+        return f"refusal of {len(lines)} lines: {err.strip()[:300]}"
+    if out:
+        return f"refusal with output on stdout: {out[:100]}"
+    return ""
