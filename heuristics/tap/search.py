@@ -112,8 +112,9 @@ def _masks(qap: Padded) -> tuple[np.ndarray, np.ndarray]:
     return upper, is_real[:, None] | is_real[None, :]
 
 
-def descent(qap: Padded, perm: np.ndarray, cost: float) -> tuple[np.ndarray, float]:
-    """Best-improvement swap descent to a local optimum.
+def descent(qap: Padded, perm: np.ndarray, cost: float, deadline: float | None = None
+            ) -> tuple[np.ndarray, float]:
+    """Best-improvement swap descent to a local optimum (or to ``deadline``).
 
     Parameters
     ----------
@@ -123,11 +124,15 @@ def descent(qap: Padded, perm: np.ndarray, cost: float) -> tuple[np.ndarray, flo
         Facility -> slot permutation to start from (not modified).
     cost : float
         Its objective.
+    deadline : float or None, optional
+        A :func:`time.perf_counter` instant, checked before each swap: once it has passed, the
+        descent stops with the permutation reached so far (each swap keeps it feasible). None
+        (default): no deadline.
 
     Returns
     -------
     (numpy.ndarray, float)
-        The local optimum and its objective.
+        The local optimum (or the permutation reached at the deadline) and its objective.
 
     Notes
     -----
@@ -139,15 +144,23 @@ def descent(qap: Padded, perm: np.ndarray, cost: float) -> tuple[np.ndarray, flo
     by one N^3 product per swap), whose rounding the incremental gains would not reproduce.
     """
     if _exact(qap):
-        return _descent_incremental(qap, perm, cost)
-    return _descent_full(qap, perm, cost)
+        return _descent_incremental(qap, perm, cost, deadline)
+    return _descent_full(qap, perm, cost, deadline)
 
 
-def _descent_full(qap: Padded, perm: np.ndarray, cost: float) -> tuple[np.ndarray, float]:
+def _past(deadline: float | None) -> bool:
+    """True once the :func:`time.perf_counter` instant ``deadline`` has passed (None: never)."""
+    return deadline is not None and time.perf_counter() >= deadline
+
+
+def _descent_full(qap: Padded, perm: np.ndarray, cost: float, deadline: float | None = None
+                  ) -> tuple[np.ndarray, float]:
     """Best-improvement descent recomputing every swap gain after each swap (:func:`deltas`)."""
     upper, real = _masks(qap)
     perm = perm.copy()
     while True:
+        if _past(deadline):
+            return perm, cost
         d = deltas(qap.F, qap.B, perm)
         d[~_useful(qap, perm, upper, real)] = np.inf
         k = int(np.argmin(d))
@@ -192,8 +205,8 @@ def _exact(qap: Padded) -> bool:
     return exact_gains(qap.F, qap.B)
 
 
-def _descent_incremental(qap: Padded, perm: np.ndarray, cost: float
-                         ) -> tuple[np.ndarray, float]:
+def _descent_incremental(qap: Padded, perm: np.ndarray, cost: float,
+                         deadline: float | None = None) -> tuple[np.ndarray, float]:
     """:func:`_descent_full` with the gains of rows 0..m-1 kept up to date in O(m N) per swap.
 
     ``G = F[:m] @ B[perm][:, perm]`` (m x N; the rows of the dummies are zero) changes by a
@@ -213,6 +226,8 @@ def _descent_incremental(qap: Padded, perm: np.ndarray, cost: float
     upper = cols[None, :] > np.arange(m)[:, None]
     rows = np.arange(m)
     while True:
+        if _past(deadline):
+            return perm, cost
         bpm = b[np.ix_(perm[:m], perm[:m])]
         dg = g[rows, rows]
         out = g.copy()
@@ -250,19 +265,22 @@ def _kick(qap: Padded, perm: np.ndarray, rng: np.random.Generator, swaps: int) -
 def iterated_descent(qap: Padded, perm: np.ndarray, rng: np.random.Generator, restarts: int,
                      time_limit: float | None = None, keep: list | None = None) -> np.ndarray:
     """Descent, then ``restarts`` times: perturb the best solution, descend, keep if better.
-    ``keep``, a list, holds the best permutation so far (``perm`` before the first descent
-    ends), so a caller that catches Ctrl-C still has it."""
+    ``time_limit`` (seconds) is checked between restarts and before each swap of every descent
+    (the first included), so the search stops with the best permutation so far. ``keep``, a
+    list, holds the best permutation so far (``perm`` before the first descent ends), so a
+    caller that catches Ctrl-C still has it."""
     keep = [] if keep is None else keep
     keep[:] = [np.asarray(perm).copy()]
     t0 = time.perf_counter()
-    best, best_cost = descent(qap, perm, total(qap, perm))
+    deadline = None if time_limit is None else t0 + time_limit
+    best, best_cost = descent(qap, perm, total(qap, perm), deadline)
     keep[:] = [best]
     kick = max(2, qap.m // 4)
     for _ in range(restarts):
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+        if _past(deadline):
             break
         start = _kick(qap, best, rng, kick)
-        cand, cost = descent(qap, start, total(qap, start))
+        cand, cost = descent(qap, start, total(qap, start), deadline)
         if cost < best_cost - 1e-9 * max(1.0, abs(best_cost)):
             best, best_cost = cand, cost
             keep[:] = [best]
