@@ -311,15 +311,20 @@ def has_numba() -> bool:
 
 
 def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterations: int,
-                engine: str = "auto") -> tuple[np.ndarray, float]:
+                engine: str = "auto", deadline: float | None = None
+                ) -> tuple[np.ndarray, float]:
     """Taillard's robust tabu search from ``perm``: (best permutation, its objective).
 
     ``engine``: "numba" (the compiled kernel), "numpy" (:func:`robust_tabu_numpy`), or "auto"
-    (numba when installed).
+    (numba when installed). ``deadline``, a :func:`time.perf_counter` instant: the compiled
+    kernel then runs in chunks of :func:`tabu_chunk` iterations with the clock checked between
+    them (the chunks draw the same random numbers as one run, so a deadline that does not bind
+    changes nothing); the numpy engine checks it between iterations.
     """
     perm = np.asarray(perm, dtype=np.int64)
     if engine == "numpy" or (engine == "auto" and not has_numba()):
-        best = robust_tabu_numpy(qap, perm[None], rng, iterations)
+        limit = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+        best = robust_tabu_numpy(qap, perm[None], rng, iterations, limit)
         return best, total(qap, best)
     kernel = _tap_kernel()
     if kernel is None:
@@ -327,9 +332,42 @@ def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterati
 
         raise InstanceError("engine", engine, "needs numba, which is not installed")
     seed = int(rng.integers(2**31 - 1))
-    best, cost = kernel.rots(qap.F, qap.B, perm.copy(), qap.m, qap.kc, iterations, seed,
-                             5 * qap.size * qap.size)
-    return best, float(cost)
+    aspiration = 5 * qap.size * qap.size
+    if deadline is None:
+        best, cost = kernel.rots(qap.F, qap.B, perm.copy(), qap.m, qap.kc, iterations, seed,
+                                 aspiration)
+        return best, float(cost)
+    f, b = qap.F, qap.B
+    p, bp, delta, best, tabu, sf, si = kernel.rots_start(f, b, perm.copy(), qap.m, qap.kc, seed)
+    chunk = tabu_chunk(qap.size)
+    first = 1
+    while first <= iterations and si[3] == 0 and not _past(deadline):
+        last = min(iterations, first + chunk - 1)
+        kernel.rots_run(f, b, qap.m, qap.kc, p, bp, delta, best, tabu, sf, si, first, last,
+                        aspiration)
+        first = last + 1
+    return best, float(sf[1])
+
+
+def tabu_chunk(size: int) -> int:
+    """Iterations of the compiled tabu kernel between two looks at the clock: about 2e7
+    elementary steps (tens of milliseconds), each iteration costing about N^2.
+
+    Parameters
+    ----------
+    size : int
+        N, the padded QAP's slots.
+
+    Returns
+    -------
+    int
+        ``2e7 / N^2`` iterations, between 1 and 65,536.
+
+    References
+    ----------
+    Ours (the chunking of :func:`robust_tabu`).
+    """
+    return int(min(1 << 16, max(1, 20_000_000 // max(1, size * size))))
 
 
 def iterated_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, rounds: int,
@@ -337,7 +375,8 @@ def iterated_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, round
                   engine: str = "auto", keep: list | None = None) -> np.ndarray:
     """Iterated tabu search: round 0 from ``perm``, each later round from the best solution
     after ``kick * N`` random swaps of a module (Misevicius' iterated tabu search with Taillard's
-    robust tabu search inside); ``time_limit`` is checked between rounds. ``keep``, a list,
+    robust tabu search inside); ``time_limit`` is checked between rounds and, inside each
+    round, between chunks of the kernel's iterations (:func:`robust_tabu`). ``keep``, a list,
     holds the best permutation so far as its only item at all times (``perm`` before the first
     round ends), so a caller that catches Ctrl-C still has it."""
     if engine != "numpy":
@@ -345,13 +384,15 @@ def iterated_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, round
     keep = [] if keep is None else keep
     keep[:] = [np.asarray(perm, dtype=np.int64).copy()]
     t0 = time.perf_counter()
-    best, best_cost = robust_tabu(qap, perm, rng, iterations, engine)
+    deadline = None if time_limit is None else t0 + time_limit
+    best, best_cost = robust_tabu(qap, perm, rng, iterations, engine, deadline)
     keep[:] = [best]
     swaps = max(2, int(kick * qap.size))
     for _ in range(1, rounds):
-        if best_cost <= 0 or (time_limit is not None and time.perf_counter() - t0 > time_limit):
+        if best_cost <= 0 or _past(deadline):
             break
-        cand, cost = robust_tabu(qap, _kick(qap, best, rng, swaps), rng, iterations, engine)
+        cand, cost = robust_tabu(qap, _kick(qap, best, rng, swaps), rng, iterations, engine,
+                                 deadline)
         if cost < best_cost - 1e-9 * max(1.0, abs(best_cost)):
             best, best_cost = cand, cost
             keep[:] = [best]

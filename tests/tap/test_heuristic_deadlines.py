@@ -46,3 +46,44 @@ def test_local_search_stopped_in_its_first_descent_keeps_the_start():
     assert dmlopt.evaluate(inst, cut).feasible
     full = H.local_search(inst, seed=3, start=start, restarts=0)
     assert dmlopt.evaluate(inst, full).objective < dmlopt.evaluate(inst, start).objective
+
+
+def _tabu_case(m: int = 14, seed: int = 6):
+    inst = _inst(m, m, seed)
+    qap = ts.padded(inst.traffic, inst.distance, inst.K)
+    return inst, qap, np.random.default_rng(2).permutation(qap.size)
+
+
+@pytest.mark.skipif(not ts.has_numba(), reason="the compiled kernel needs numba")
+def test_tabu_in_chunks_is_the_one_run_when_the_deadline_does_not_bind(monkeypatch):
+    """Chunks of 7 iterations with a far deadline: the same best permutation and cost as one
+    kernel run (numba's generator carries over between chunks)."""
+    _, qap, perm = _tabu_case()
+    one = ts.robust_tabu(qap, perm, np.random.default_rng(0), 500)
+    monkeypatch.setattr(ts, "tabu_chunk", lambda size: 7)
+    chunked = ts.robust_tabu(qap, perm, np.random.default_rng(0), 500,
+                             deadline=time.perf_counter() + 3600.0)
+    assert np.array_equal(one[0], chunked[0]) and one[1] == chunked[1]
+
+
+@pytest.mark.skipif(not ts.has_numba(), reason="the compiled kernel needs numba")
+def test_tabu_stops_after_the_chunk_in_which_the_deadline_passes(monkeypatch):
+    """A clock that runs out after the first look: one chunk runs, then the search stops with
+    its best; a deadline already passed runs no chunk and returns the start."""
+    inst, qap, perm = _tabu_case()
+    kernel = ts._tap_kernel()
+    calls = []
+    run = kernel.rots_run
+    monkeypatch.setattr(kernel, "rots_run", lambda *a: calls.append(a[-3:]) or run(*a))
+    monkeypatch.setattr(ts, "tabu_chunk", lambda size: 5)
+    looks = iter([False] + [True] * 10)
+    monkeypatch.setattr(ts, "_past", lambda deadline: next(looks))
+    best, cost = ts.robust_tabu(qap, perm, np.random.default_rng(0), 500, deadline=0.0)
+    assert [c[:2] for c in calls] == [(1, 5)]
+    assert cost == ts.total(qap, best) <= ts.total(qap, perm)
+    monkeypatch.undo()
+    best, cost = ts.robust_tabu(qap, perm, np.random.default_rng(0), 500,
+                                deadline=time.perf_counter() - 1.0)
+    assert np.array_equal(best, perm) and cost == ts.total(qap, perm)
+    sol = H.tabu(inst, seed=1, time_limit=1e-9)
+    assert dmlopt.evaluate(inst, sol).feasible
