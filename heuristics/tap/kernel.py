@@ -171,6 +171,8 @@ def _warm_up() -> None:
     """Load (or compile, the first time) the kernel now, at import, not inside a timed run."""
     f = np.zeros((2, 2))
     rots(f, f, np.arange(2, dtype=np.int64), 2, 1, 1, 0, 20)
+    state = rots_start(f, f, np.arange(2, dtype=np.int64), 2, 1, 0)  # the chunked entry points
+    rots_run(f, f, 2, 1, *state, 1, 1, 20)
 
 
 _warm_up()
