@@ -87,3 +87,29 @@ def test_tabu_stops_after_the_chunk_in_which_the_deadline_passes(monkeypatch):
     assert np.array_equal(best, perm) and cost == ts.total(qap, perm)
     sol = H.tabu(inst, seed=1, time_limit=1e-9)
     assert dmlopt.evaluate(inst, sol).feasible
+
+
+class _Jumps:
+    """A ``time`` stand-in whose ``perf_counter`` advances 100 s per look: the start's
+    construction seems to take the whole limit."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 100.0
+        return self.now
+
+
+@pytest.mark.parametrize("name", ["local_search", "tabu"])
+def test_a_start_that_takes_the_whole_limit_leaves_no_search(monkeypatch, name):
+    """The limit covers the start's construction: when it has used the limit up, the search
+    returns the start (CLE's, feasible); without a limit the same start is improved."""
+    inst = _inst(20, 20, 2)
+    cle = H.cle(inst, seed=3)
+    free = getattr(H, name)(inst, seed=3, start="cle")
+    monkeypatch.setattr(H, "time", _Jumps())
+    cut = getattr(H, name)(inst, seed=3, start="cle", time_limit=5.0)
+    assert list(cut.assignment) == list(cle.assignment)
+    assert dmlopt.evaluate(inst, cut).feasible
+    assert dmlopt.evaluate(inst, free).objective < dmlopt.evaluate(inst, cle).objective
