@@ -472,7 +472,7 @@ def rdda_lns_search(instance: Instance, *, seed: int = 0, time_limit: float = 60
     Ours (module docstring), on paper 003's eq. (4) and the ``aggregated`` formulation.
     """
     from dmlopt.errors import InstanceError, Interrupted
-    from dmlopt.heuristics.rar_schemes import rdda_pack
+    from dmlopt.heuristics.rar_schemes import pack_until
 
     for name, value, ok in (("time_limit", time_limit, time_limit > 0),
                             ("size", size, size >= 1), ("solve_limit", solve_limit,
@@ -484,7 +484,9 @@ def rdda_lns_search(instance: Instance, *, seed: int = 0, time_limit: float = 60
                                 else "must be at least 0 (0: all)")
     inst = instance
     nr = len(inst.requests)
-    sol = rdda_pack(inst) if start is None else start
+    t0, c0 = time.perf_counter(), time.process_time()  # the search's clock, start included
+    deadline = t0 + time_limit
+    sol = pack_until(inst, deadline) if start is None else start
     ev = evaluate(inst, sol)
     if not ev.feasible or len(sol.requests) != nr:
         raise InstanceError("start", ev.violations[0], "must be a feasible solution")
@@ -494,8 +496,6 @@ def rdda_lns_search(instance: Instance, *, seed: int = 0, time_limit: float = 60
     st = _State(inst, sol)
     rng = np.random.default_rng(seed)
     mode_cache: dict[int, list] = {}
-    t0, c0 = time.perf_counter(), time.process_time()  # the search's clock
-    deadline = t0 + time_limit
     # a sub-model stops once it cannot gain half a blocked request's 1 / |R| (whole instance:
     # solved to optimality)
     gap = 1e-9 if size >= nr else 0.5 / nr
@@ -597,7 +597,8 @@ def rdda_lns(instance: Instance, *, seed: int = 0, time_limit: float = 60.0, siz
     seed : int
         Seed of the neighbourhood choice and of the ties among options, default 0.
     time_limit : float
-        Seconds (wall) of the search after ``rdda-pack``, default 60; the search checks it
+        Seconds (wall) of the whole run, ``rdda-pack``'s start included, default 60: the start
+        checks it before each request it places (``rar_schemes.pack_until``), the search
         between sub-models, and a sub-model's solve is cut at it.
     size : int
         Free requests per neighbourhood, default 12; at least the number of requests: the
@@ -615,7 +616,8 @@ def rdda_lns(instance: Instance, *, seed: int = 0, time_limit: float = 60.0, siz
     -------
     Solution
         The best solution found, as the evaluator scores it never worse than ``rdda-pack``'s
-        (a move is kept only when the re-evaluated eq. (4) drops).
+        when ``rdda-pack`` finishes within ``time_limit`` (a move is kept only when the
+        re-evaluated eq. (4) drops); otherwise never worse than the start cut at the limit.
 
     References
     ----------
@@ -631,8 +633,8 @@ class RddaLnsOptions(Options):
     """Options of :func:`rdda_lns`."""
 
     time_limit: float = time_limit_field(
-        60.0, "seconds (wall) of the search after rdda-pack, checked between sub-models; a "
-        "sub-model's solve is cut at it")
+        60.0, "seconds (wall) of the whole run, rdda-pack's start included (checked before "
+        "each request it places), then between sub-models; a sub-model's solve is cut at it")
     size: int = pydantic.Field(default=12, ge=1, le=10_000,
                                description="free requests per neighbourhood (at least the "
                                "number of requests: the whole instance, solved once)")

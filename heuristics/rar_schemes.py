@@ -33,10 +33,16 @@ that lowers eq. (4) (computed from the packer's state as the evaluator does):
 
 Steps 2-3 repeat for at most ``rounds`` rounds while eq. (4) drops. The result is never worse
 than RDDA (its first start; tested).
+
+A caller with a clock (:func:`dmlopt.heuristics.rar_lns.rdda_lns`) passes a deadline to
+:func:`pack_until`: it is checked before each request every step places, a start cut short is
+dropped (the first, RDDA itself, keeps the requests placed so far and blocks the rest), and
+steps 2-3 stop where they are; every state between two requests is a feasible solution.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Literal
 
@@ -70,14 +76,24 @@ def _cost(pk) -> float:
     return blocked / nr + alpha * zeta
 
 
-def _packer(inst: Instance, order: list[int], key: str):
-    """One start: RDDA over ``order`` with the placement ``key`` (:data:`PACK_KEYS`)."""
+def _past(deadline: float | None) -> bool:
+    """True once the :func:`time.perf_counter` instant ``deadline`` has passed (None: never)."""
+    return deadline is not None and time.perf_counter() >= deadline
+
+
+def _packer(inst: Instance, order: list[int], key: str, deadline: float | None = None):
+    """One start: RDDA over ``order`` with the placement ``key`` (:data:`PACK_KEYS`); at
+    ``deadline`` the requests not yet placed stay blocked and ``pk.cut`` is True."""
     from dmlopt.heuristics.rar_pack import _Packer
 
     pk = _Packer(inst, inst.scheme if key == "scheme" else "MinCU")
     pk.order = order
     pk.prefer = "valley" if key == "valley" else None
+    pk.cut = False
     for j in order:
+        if _past(deadline):
+            pk.cut = True
+            break
         best = pk.place(j)
         if best is not None:
             pk.commit(j, best)
@@ -98,12 +114,14 @@ def _source_users(pk, j: int) -> list[int]:
     return [i for _, i in sorted(out)]
 
 
-def _insert(pk, fewest: list[int], ejections: int) -> bool:
-    """Step 2 of the module docstring; True if eq. (4) dropped."""
+def _insert(pk, fewest: list[int], ejections: int, deadline: float | None = None) -> bool:
+    """Step 2 of the module docstring (until ``deadline``); True if eq. (4) dropped."""
     changed = False
     blocked = sorted((j for j in range(len(pk.inst.requests)) if j not in pk.placed),
                      key=lambda j: (fewest[j], j))
     for j in blocked:
+        if _past(deadline):
+            break
         before = _cost(pk)
         best = pk.place(j)
         if best is not None:
@@ -134,10 +152,12 @@ def _insert(pk, fewest: list[int], ejections: int) -> bool:
     return changed
 
 
-def _moves(pk) -> bool:
-    """Step 3 of the module docstring; True if eq. (4) dropped."""
+def _moves(pk, deadline: float | None = None) -> bool:
+    """Step 3 of the module docstring (until ``deadline``); True if eq. (4) dropped."""
     changed = False
     for j in sorted(pk.placed):
+        if _past(deadline):
+            break
         before = _cost(pk)
         saved = pk.placed[j]
         pk.release(j)
@@ -189,6 +209,36 @@ def rdda_pack(instance: Instance, *, seed: int = 0, orders: Sequence[str] | None
     with MinCU keys for the other schemes, insertion with one ejection and the scheme's moves
     (module docstring).
     """
+    return pack_until(instance, None, orders=orders, keys=keys, ejections=ejections,
+                      rounds=rounds)
+
+
+def pack_until(instance: Instance, deadline: float | None, *,
+               orders: Sequence[str] | None = None, keys: Sequence[str] = PACK_KEYS,
+               ejections: int = 8, rounds: int = 3) -> Solution:
+    """:func:`rdda_pack` that stops at ``deadline`` with the best feasible solution so far.
+
+    Parameters
+    ----------
+    instance : Instance
+        A RAR instance.
+    deadline : float or None
+        A :func:`time.perf_counter` instant, checked before each request placed (module
+        docstring); None: none (exactly :func:`rdda_pack`).
+    orders, keys, ejections, rounds
+        As :func:`rdda_pack`.
+
+    Returns
+    -------
+    Solution
+        :func:`rdda_pack`'s solution when the deadline does not bind; otherwise the best
+        complete start (RDDA's, possibly with the requests it had not reached blocked), improved
+        by the steps done before the deadline. Always feasible.
+
+    References
+    ----------
+    As :func:`rdda_pack`.
+    """
     from dmlopt.errors import InstanceError
     from dmlopt.heuristics.rar import ORDERS, _request_order, fewest_cu_slots
 
@@ -205,14 +255,18 @@ def rdda_pack(instance: Instance, *, seed: int = 0, orders: Sequence[str] | None
                                         if (o, k) != ("arrival", "scheme")]
     best = None
     for name, key in starts:
+        if best is not None and _past(deadline):
+            break
         pk = _packer(inst, arrival if name == "arrival" else _request_order(inst, name, fewest),
-                     key)
-        if best is None or _cost(pk) < _cost(best) - 1e-12:
+                     key, deadline)
+        if best is None or (not pk.cut and _cost(pk) < _cost(best) - 1e-12):
             best = pk
     assert best is not None
     for _ in range(rounds):
-        a = _insert(best, fewest, ejections)
-        b = _moves(best)
+        if _past(deadline):
+            break
+        a = _insert(best, fewest, ejections, deadline)
+        b = _moves(best, deadline)
         if not (a or b):
             break
     return best.solution()

@@ -308,9 +308,9 @@ def memetic(instance: Instance, *, seed: int = 0, population: int = 8, generatio
     strength : float, optional
         Fraction of the vertices an ILS perturbation shuffles, at least 2 (default 0.1).
     time_limit : float, optional
-        Seconds after which no further ILS round or generation starts (default: none). The
-        constructions and local searches of the population always run; with a limit the
-        result depends on the machine's speed. Ctrl-C (:class:`KeyboardInterrupt`) once a
+        Seconds after which no further ILS round, member or generation starts (default:
+        none). The first member (construction and local search) always runs; with a limit
+        the result depends on the machine's speed. Ctrl-C (:class:`KeyboardInterrupt`) once a
         member exists raises :class:`dmlopt.errors.Interrupted` with the best member so far.
 
     Returns
@@ -352,6 +352,8 @@ def memetic(instance: Instance, *, seed: int = 0, population: int = 8, generatio
     members: list[tuple[np.ndarray, float]] = []
     try:
         for i in range(population):
+            if members and time.perf_counter() >= deadline:
+                break  # out of time: the members so far (no generation starts either)
             name = _MEMETIC_STARTS[i % len(_MEMETIC_STARTS)]
             start = np.asarray(_CONSTRUCTIONS[name](instance, seed=seed + i).assignment)
             members.append(improved(start, np.random.default_rng([seed, i])))
@@ -450,8 +452,8 @@ class MemeticOptions(Options):
         default=0.1, gt=0, le=1, description="fraction of the vertices an ILS perturbation "
         "shuffles (at least 2)")
     time_limit: float | None = time_limit_field(
-        None, "seconds after which no ILS round or generation starts (the population's "
-        "constructions and local searches always run); default none")
+        None, "seconds after which no ILS round, member or generation starts (the first "
+        "member's construction and local search always run); default none")
 
 
 def _entry(name: str, description: str) -> Heuristic:

@@ -17,6 +17,7 @@ check are charged.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -219,7 +220,8 @@ def local_search(instance: Instance, *, seed: int = 0, start: Any = "random",
     restarts : int, optional
         Perturb-and-descend rounds after the first descent (default 30, >= 0).
     time_limit : float or None, optional
-        Seconds (wall clock), checked between rounds; None (default): no limit.
+        Seconds (wall clock) of the whole run, the start's construction included, checked
+        between rounds and before each swap of a descent; None (default): no limit.
 
     Returns
     -------
@@ -236,9 +238,12 @@ def local_search(instance: Instance, *, seed: int = 0, start: Any = "random",
     """
     if restarts < 0:
         raise InstanceError("restarts", restarts, "must be >= 0")
+    t0 = time.perf_counter()  # the limit covers the start's construction too
     rng = np.random.default_rng(seed)
     a = _start(instance, start, seed)
     qap = ts.padded(instance.traffic, instance.distance, instance.K)
+    if time_limit is not None:
+        time_limit = max(time_limit - (time.perf_counter() - t0), 1e-9)
     keep: list = []
     try:
         best = ts.iterated_descent(qap, ts.to_perm(qap, a), rng, restarts, time_limit, keep)
@@ -273,7 +278,8 @@ def tabu(instance: Instance, *, seed: int = 0, start: Any = "random", rounds: in
         Random swaps between runs as a fraction of N, in (0, 1] (default 1.0: close to a random
         restart, which measured best on QAPLIB's chr instances; smaller values intensify).
     time_limit : float or None, optional
-        Seconds (wall clock), checked between runs; None (default): no limit.
+        Seconds (wall clock) of the whole run, the start's construction included, checked
+        between runs and between chunks of a run's iterations; None (default): no limit.
     engine : {"auto", "numba", "numpy"}, optional
         The move kernel: compiled (numba), numpy, or numba when installed (default).
 
@@ -299,8 +305,11 @@ def tabu(instance: Instance, *, seed: int = 0, start: Any = "random", rounds: in
         raise InstanceError("kick", kick, "must be in (0, 1]")
     if engine not in ("auto", "numba", "numpy"):
         raise InstanceError("engine", engine, "must be auto, numba or numpy")
+    t0 = time.perf_counter()  # the limit covers the start's construction too
     rng = np.random.default_rng(seed)
     a = _start(instance, start, seed)
+    if time_limit is not None:
+        time_limit = max(time_limit - (time.perf_counter() - t0), 1e-9)
     keep: list = []
     try:
         best = ts.iterated_tabu(qap, ts.to_perm(qap, a), rng, rounds, iterations, kick,
@@ -330,7 +339,8 @@ class _TimeLimit(Options):
     """The time limit shared by the searches."""
 
     time_limit: float | None = time_limit_field(
-        None, "seconds (at most a day), checked between restarts (None: no limit)")
+        None, "seconds (at most a day) of the whole run, the start included, checked between "
+        "restarts and inside each descent or tabu run (None: no limit)")
 
 
 class LocalSearchOptions(_TimeLimit):

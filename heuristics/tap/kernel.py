@@ -41,6 +41,17 @@ def _full_delta(f, bp, r, s):
 @numba.njit(cache=True)
 def rots(f, b, perm, m, kc, iterations, seed, aspiration):
     """Robust tabu search from ``perm``; returns (best permutation, its cost)."""
+    state = rots_start(f, b, perm, m, kc, seed)
+    rots_run(f, b, m, kc, state[0], state[1], state[2], state[3], state[4], state[5], state[6],
+             1, iterations, aspiration)
+    return state[3], state[5][1]
+
+
+@numba.njit(cache=True)
+def rots_start(f, b, perm, m, kc, seed):
+    """The state of :func:`rots` before its first iteration: (p, bp, delta, best, tabu,
+    sf = [cost, best cost], si = [tenure, lo, hi, stopped]); seeds numba's generator, which
+    :func:`rots_run` draws from, so runs in chunks draw the same numbers as one run."""
     np.random.seed(seed)
     n = perm.shape[0]
     p = perm.copy()
@@ -54,18 +65,37 @@ def rots(f, b, perm, m, kc, iterations, seed, aspiration):
             delta[i, j] = _full_delta(f, bp, i, j)
     cost = _cost(f, b, p)
     best = p.copy()
-    best_cost = cost
-    if n < 2 or best_cost <= 0.0:
-        return best, best_cost
+    sf = np.array([cost, cost])
+    si = np.zeros(4, dtype=np.int64)
+    tabu = np.zeros((n, n), dtype=np.int64)  # [facility, slot]: iteration it was left + tenure
+    if n < 2 or cost <= 0.0:
+        si[3] = 1
+        return p, bp, delta, best, tabu, sf, si
     lo = max(1, int(0.9 * n))
     hi = max(lo + 1, int(1.1 * n) + 1)
-    tabu = np.zeros((n, n), dtype=np.int64)  # [facility, slot]: iteration it was left + tenure
     for i in range(n):
         for j in range(n):
             tabu[i, j] = -(n * m + 1)
-    tenure = np.random.randint(lo, hi)
+    si[0] = np.random.randint(lo, hi)
+    si[1] = lo
+    si[2] = hi
+    return p, bp, delta, best, tabu, sf, si
+
+
+@numba.njit(cache=True)
+def rots_run(f, b, m, kc, p, bp, delta, best, tabu, sf, si, first, last, aspiration):
+    """Iterations ``first..last`` of :func:`rots` on the state of :func:`rots_start` (updated
+    in place); ``si[3]`` becomes 1 when the search is over (no useful move, or cost 0)."""
+    if si[3] != 0:
+        return
+    n = p.shape[0]
+    cost = sf[0]
+    best_cost = sf[1]
+    tenure = si[0]
+    lo = si[1]
+    hi = si[2]
     eps = 1e-9 * max(1.0, abs(best_cost))
-    for it in range(1, iterations + 1):
+    for it in range(first, last + 1):
         ri = -1
         rj = -1
         min_delta = np.inf
@@ -96,6 +126,7 @@ def rots(f, b, perm, m, kc, iterations, seed, aspiration):
                         rj = j
                         min_delta = delta[i, j]
             if ri < 0:
+                si[3] = 1
                 break
         tabu[ri, p[ri]] = it + tenure
         tabu[rj, p[rj]] = it + tenure
@@ -117,6 +148,7 @@ def rots(f, b, perm, m, kc, iterations, seed, aspiration):
             best[:] = p
             eps = 1e-9 * max(1.0, abs(best_cost))
             if best_cost <= 0.0:
+                si[3] = 1
                 break
         for i in range(n):
             for j in range(i + 1, n):
@@ -130,13 +162,17 @@ def rots(f, b, perm, m, kc, iterations, seed, aspiration):
             tenure = np.random.randint(lo, hi)
         if it % 4096 == 0:
             cost = _cost(f, b, p)
-    return best, best_cost
+    sf[0] = cost
+    sf[1] = best_cost
+    si[0] = tenure
 
 
 def _warm_up() -> None:
     """Load (or compile, the first time) the kernel now, at import, not inside a timed run."""
     f = np.zeros((2, 2))
     rots(f, f, np.arange(2, dtype=np.int64), 2, 1, 1, 0, 20)
+    state = rots_start(f, f, np.arange(2, dtype=np.int64), 2, 1, 0)  # the chunked entry points
+    rots_run(f, f, 2, 1, *state, 1, 1, 20)
 
 
 _warm_up()

@@ -112,8 +112,9 @@ def _masks(qap: Padded) -> tuple[np.ndarray, np.ndarray]:
     return upper, is_real[:, None] | is_real[None, :]
 
 
-def descent(qap: Padded, perm: np.ndarray, cost: float) -> tuple[np.ndarray, float]:
-    """Best-improvement swap descent to a local optimum.
+def descent(qap: Padded, perm: np.ndarray, cost: float, deadline: float | None = None
+            ) -> tuple[np.ndarray, float]:
+    """Best-improvement swap descent to a local optimum (or to ``deadline``).
 
     Parameters
     ----------
@@ -123,11 +124,15 @@ def descent(qap: Padded, perm: np.ndarray, cost: float) -> tuple[np.ndarray, flo
         Facility -> slot permutation to start from (not modified).
     cost : float
         Its objective.
+    deadline : float or None, optional
+        A :func:`time.perf_counter` instant, checked before each swap: once it has passed, the
+        descent stops with the permutation reached so far (each swap keeps it feasible). None
+        (default): no deadline.
 
     Returns
     -------
     (numpy.ndarray, float)
-        The local optimum and its objective.
+        The local optimum (or the permutation reached at the deadline) and its objective.
 
     Notes
     -----
@@ -139,15 +144,23 @@ def descent(qap: Padded, perm: np.ndarray, cost: float) -> tuple[np.ndarray, flo
     by one N^3 product per swap), whose rounding the incremental gains would not reproduce.
     """
     if _exact(qap):
-        return _descent_incremental(qap, perm, cost)
-    return _descent_full(qap, perm, cost)
+        return _descent_incremental(qap, perm, cost, deadline)
+    return _descent_full(qap, perm, cost, deadline)
 
 
-def _descent_full(qap: Padded, perm: np.ndarray, cost: float) -> tuple[np.ndarray, float]:
+def _past(deadline: float | None) -> bool:
+    """True once the :func:`time.perf_counter` instant ``deadline`` has passed (None: never)."""
+    return deadline is not None and time.perf_counter() >= deadline
+
+
+def _descent_full(qap: Padded, perm: np.ndarray, cost: float, deadline: float | None = None
+                  ) -> tuple[np.ndarray, float]:
     """Best-improvement descent recomputing every swap gain after each swap (:func:`deltas`)."""
     upper, real = _masks(qap)
     perm = perm.copy()
     while True:
+        if _past(deadline):
+            return perm, cost
         d = deltas(qap.F, qap.B, perm)
         d[~_useful(qap, perm, upper, real)] = np.inf
         k = int(np.argmin(d))
@@ -192,8 +205,8 @@ def _exact(qap: Padded) -> bool:
     return exact_gains(qap.F, qap.B)
 
 
-def _descent_incremental(qap: Padded, perm: np.ndarray, cost: float
-                         ) -> tuple[np.ndarray, float]:
+def _descent_incremental(qap: Padded, perm: np.ndarray, cost: float,
+                         deadline: float | None = None) -> tuple[np.ndarray, float]:
     """:func:`_descent_full` with the gains of rows 0..m-1 kept up to date in O(m N) per swap.
 
     ``G = F[:m] @ B[perm][:, perm]`` (m x N; the rows of the dummies are zero) changes by a
@@ -213,6 +226,8 @@ def _descent_incremental(qap: Padded, perm: np.ndarray, cost: float
     upper = cols[None, :] > np.arange(m)[:, None]
     rows = np.arange(m)
     while True:
+        if _past(deadline):
+            return perm, cost
         bpm = b[np.ix_(perm[:m], perm[:m])]
         dg = g[rows, rows]
         out = g.copy()
@@ -250,19 +265,22 @@ def _kick(qap: Padded, perm: np.ndarray, rng: np.random.Generator, swaps: int) -
 def iterated_descent(qap: Padded, perm: np.ndarray, rng: np.random.Generator, restarts: int,
                      time_limit: float | None = None, keep: list | None = None) -> np.ndarray:
     """Descent, then ``restarts`` times: perturb the best solution, descend, keep if better.
-    ``keep``, a list, holds the best permutation so far (``perm`` before the first descent
-    ends), so a caller that catches Ctrl-C still has it."""
+    ``time_limit`` (seconds) is checked between restarts and before each swap of every descent
+    (the first included), so the search stops with the best permutation so far. ``keep``, a
+    list, holds the best permutation so far (``perm`` before the first descent ends), so a
+    caller that catches Ctrl-C still has it."""
     keep = [] if keep is None else keep
     keep[:] = [np.asarray(perm).copy()]
     t0 = time.perf_counter()
-    best, best_cost = descent(qap, perm, total(qap, perm))
+    deadline = None if time_limit is None else t0 + time_limit
+    best, best_cost = descent(qap, perm, total(qap, perm), deadline)
     keep[:] = [best]
     kick = max(2, qap.m // 4)
     for _ in range(restarts):
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+        if _past(deadline):
             break
         start = _kick(qap, best, rng, kick)
-        cand, cost = descent(qap, start, total(qap, start))
+        cand, cost = descent(qap, start, total(qap, start), deadline)
         if cost < best_cost - 1e-9 * max(1.0, abs(best_cost)):
             best, best_cost = cand, cost
             keep[:] = [best]
@@ -293,15 +311,20 @@ def has_numba() -> bool:
 
 
 def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterations: int,
-                engine: str = "auto") -> tuple[np.ndarray, float]:
+                engine: str = "auto", deadline: float | None = None
+                ) -> tuple[np.ndarray, float]:
     """Taillard's robust tabu search from ``perm``: (best permutation, its objective).
 
     ``engine``: "numba" (the compiled kernel), "numpy" (:func:`robust_tabu_numpy`), or "auto"
-    (numba when installed).
+    (numba when installed). ``deadline``, a :func:`time.perf_counter` instant: the compiled
+    kernel then runs in chunks of :func:`tabu_chunk` iterations with the clock checked between
+    them (the chunks draw the same random numbers as one run, so a deadline that does not bind
+    changes nothing); the numpy engine checks it between iterations.
     """
     perm = np.asarray(perm, dtype=np.int64)
     if engine == "numpy" or (engine == "auto" and not has_numba()):
-        best = robust_tabu_numpy(qap, perm[None], rng, iterations)
+        limit = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+        best = robust_tabu_numpy(qap, perm[None], rng, iterations, limit)
         return best, total(qap, best)
     kernel = _tap_kernel()
     if kernel is None:
@@ -309,9 +332,42 @@ def robust_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, iterati
 
         raise InstanceError("engine", engine, "needs numba, which is not installed")
     seed = int(rng.integers(2**31 - 1))
-    best, cost = kernel.rots(qap.F, qap.B, perm.copy(), qap.m, qap.kc, iterations, seed,
-                             5 * qap.size * qap.size)
-    return best, float(cost)
+    aspiration = 5 * qap.size * qap.size
+    if deadline is None:
+        best, cost = kernel.rots(qap.F, qap.B, perm.copy(), qap.m, qap.kc, iterations, seed,
+                                 aspiration)
+        return best, float(cost)
+    f, b = qap.F, qap.B
+    p, bp, delta, best, tabu, sf, si = kernel.rots_start(f, b, perm.copy(), qap.m, qap.kc, seed)
+    chunk = tabu_chunk(qap.size)
+    first = 1
+    while first <= iterations and si[3] == 0 and not _past(deadline):
+        last = min(iterations, first + chunk - 1)
+        kernel.rots_run(f, b, qap.m, qap.kc, p, bp, delta, best, tabu, sf, si, first, last,
+                        aspiration)
+        first = last + 1
+    return best, float(sf[1])
+
+
+def tabu_chunk(size: int) -> int:
+    """Iterations of the compiled tabu kernel between two looks at the clock: about 2e7
+    elementary steps (tens of milliseconds), each iteration costing about N^2.
+
+    Parameters
+    ----------
+    size : int
+        N, the padded QAP's slots.
+
+    Returns
+    -------
+    int
+        ``2e7 / N^2`` iterations, between 1 and 65,536.
+
+    References
+    ----------
+    Ours (the chunking of :func:`robust_tabu`).
+    """
+    return int(min(1 << 16, max(1, 20_000_000 // max(1, size * size))))
 
 
 def iterated_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, rounds: int,
@@ -319,7 +375,8 @@ def iterated_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, round
                   engine: str = "auto", keep: list | None = None) -> np.ndarray:
     """Iterated tabu search: round 0 from ``perm``, each later round from the best solution
     after ``kick * N`` random swaps of a module (Misevicius' iterated tabu search with Taillard's
-    robust tabu search inside); ``time_limit`` is checked between rounds. ``keep``, a list,
+    robust tabu search inside); ``time_limit`` is checked between rounds and, inside each
+    round, between chunks of the kernel's iterations (:func:`robust_tabu`). ``keep``, a list,
     holds the best permutation so far as its only item at all times (``perm`` before the first
     round ends), so a caller that catches Ctrl-C still has it."""
     if engine != "numpy":
@@ -327,13 +384,15 @@ def iterated_tabu(qap: Padded, perm: np.ndarray, rng: np.random.Generator, round
     keep = [] if keep is None else keep
     keep[:] = [np.asarray(perm, dtype=np.int64).copy()]
     t0 = time.perf_counter()
-    best, best_cost = robust_tabu(qap, perm, rng, iterations, engine)
+    deadline = None if time_limit is None else t0 + time_limit
+    best, best_cost = robust_tabu(qap, perm, rng, iterations, engine, deadline)
     keep[:] = [best]
     swaps = max(2, int(kick * qap.size))
     for _ in range(1, rounds):
-        if best_cost <= 0 or (time_limit is not None and time.perf_counter() - t0 > time_limit):
+        if best_cost <= 0 or _past(deadline):
             break
-        cand, cost = robust_tabu(qap, _kick(qap, best, rng, swaps), rng, iterations, engine)
+        cand, cost = robust_tabu(qap, _kick(qap, best, rng, swaps), rng, iterations, engine,
+                                 deadline)
         if cost < best_cost - 1e-9 * max(1.0, abs(best_cost)):
             best, best_cost = cand, cost
             keep[:] = [best]

@@ -129,19 +129,21 @@ def test_bad_options_name_the_field():
 
 
 def test_time_limit_is_honoured_loosely():
-    """120 requests on the 38-node network, 2 s of search and 1 s per sub-model: the run ends
-    within rdda-pack's time, the limit, one sub-model and a wide margin for a loaded machine
-    (catches a search that ignores its time limit); it solved at least one sub-model."""
+    """120 requests on the 38-node network, twice rdda-pack's time plus 2 s (the limit covers the
+    start) and 1 s per sub-model: the run ends within the limit, one sub-model and a wide
+    margin for a loaded machine (catches a search that ignores its time limit); it solved at
+    least one sub-model."""
     inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": 120, "scheme": "MaxR"},
                            seed=1)
     t0 = time.perf_counter()
     rdda_pack(inst)
     pack = time.perf_counter() - t0
     t1 = time.perf_counter()
-    sol, stats = rar_lns.rdda_lns_search(inst, time_limit=2.0, solve_limit=1.0)
+    sol, stats = rar_lns.rdda_lns_search(inst, time_limit=2.0 * pack + 2.0,
+                                         solve_limit=1.0)
     took = time.perf_counter() - t1
     assert stats.rounds >= 1
-    assert took < pack + 2.0 + 1.0 + 20.0
+    assert took < 2.0 * pack + 2.0 + 1.0 + 20.0
     assert rar.evaluate(inst, sol).objective <= stats.objective_before + 1e-12
 
 
