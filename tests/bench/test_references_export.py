@@ -49,7 +49,7 @@ def test_layout_and_solu(exported):
     by_id = {r.id: r for r in references.records() if r.id in SAMPLE}
     assert {e.name.split("/")[1] for e in done} == set(SAMPLE)
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-    assert files == sorted(["README.md", "references.solu"] +
+    assert files == sorted([references.EXPORT_DONE, "README.md", "references.solu"] +
                            [f"{e.name}.mps.gz" for e in done])
     solu = _solu(out / "references.solu")
     assert len(solu) == len(SAMPLE)
