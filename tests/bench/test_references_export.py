@@ -13,6 +13,7 @@ import pytest
 
 import dmlopt
 from dmlopt import cli, references
+from dmlopt.solvers import reset_highs_scheduler
 
 #: small records of every problem with a library (optimal and best-known)
 SAMPLE = ["fig42-p01-tau1-s0", "fig42-p05-tau3-s3", "fig11-dcell-ps-v8-s0",
@@ -78,6 +79,7 @@ def test_raw_highs_reproduces_opt(exported, tmp_path, capsys):
             continue
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
+        reset_highs_scheduler()  # this process may have run HiGHS with other threads
         h.setOptionValue("threads", 1)
         h.setOptionValue("time_limit", 20.0)
         assert h.readModel(str(out / f"{name}.mps.gz")) == highspy.HighsStatus.kOk

@@ -15,6 +15,7 @@ import highspy
 import pytest
 
 from dmlopt import cli, references
+from dmlopt.solvers import reset_highs_scheduler
 
 #: records per shard: a few seconds of model building each
 CHUNK = 6
@@ -113,6 +114,7 @@ def test_the_smallest_optimum_of_each_problem_is_highs_optimum(tmp_path):
     for _, name, value in smallest.values():
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
+        reset_highs_scheduler()  # this process may have run HiGHS with other threads
         h.setOptionValue("threads", 1)
         h.setOptionValue("time_limit", 60.0)
         assert h.readModel(str(whole_of[name] / f"{name}.mps.gz")) == highspy.HighsStatus.kOk
