@@ -28,7 +28,15 @@ import pandas as pd
 
 from dmlopt.benchmarks.report import SOLVED, sense_of
 from dmlopt.benchmarks.tables import md_table
-from dmlopt.benchmarks.tables.certified import ZERO, num, parse_id, pct, seeds_text
+from dmlopt.benchmarks.tables.certified import (
+    ZERO,
+    best_heuristic,
+    num,
+    parse_id,
+    pct,
+    seeds_text,
+    strongest_bound,
+)
 
 #: relative tolerance of the comparisons with the optimum (solver tolerances, rounding)
 TOL = 1e-6
@@ -126,29 +134,13 @@ def loose(runs: pd.DataFrame, heuristics: Iterable[str], bounds: Iterable[str],
     for (problem, inst), g in df.groupby(["problem", "instance"], sort=False):
         sense = sense_of(str(problem))
         opt, proven, em, es, eb, ei = _exact(g, sense, exact)
-        h = g[(g["kind"] == "heuristic") & g["method"].isin(heuristics)
-              & g["status"].isin(SOLVED) & g["objective"].notna()]
-        if len(h):
-            h = h.iloc[np.argsort([heuristics.index(m) for m in h["method"]], kind="stable")]
-            pick = h["objective"].idxmin() if sense == "min" else h["objective"].idxmax()
-            best, who = float(h.at[pick, "objective"]), str(h.at[pick, "method"])
-        else:
-            best, who = math.nan, ""
+        best, who = best_heuristic(g, heuristics, sense)
         parsed = parse_id(inst) or (str(inst), {}, 0)
         u = float(unit(str(inst), parsed[1])) if unit is not None else math.nan
         for name in bounds:
-            b = g[(g["kind"] == "bound") & (g["method"] == f"bound:{name}")]
-            if b.empty and not len(h) and not em:
+            value, status, secs, chosen = strongest_bound(g, name, sense)
+            if chosen is None and not who and not em:
                 continue
-            ok = b[(b["status"] == "bound") & b["bound"].notna()]
-            if len(ok):
-                bp = ok["bound"].idxmax() if sense == "min" else ok["bound"].idxmin()
-                value, status, secs = float(ok.at[bp, "bound"]), "bound", float(ok.at[bp,
-                                                                                     "seconds"])
-            else:
-                value = math.nan
-                status = str(b["status"].iloc[-1]) if len(b) else "not run"
-                secs = float(b["seconds"].iloc[-1]) if len(b) else math.nan
             sign = 1.0 if sense == "min" else -1.0
             b_abs = sign * (opt - value)  # >= 0 for a valid bound
             h_abs = sign * (best - opt)  # >= 0 for a feasible solution
