@@ -79,9 +79,7 @@ def certified(runs: pd.DataFrame, heuristics: Iterable[str],
     heuristics, bounds = tuple(heuristics), tuple(bounds)
     if runs.empty:
         return pd.DataFrame(columns=COLUMNS)
-    df = runs.copy()
-    df["objective"] = pd.to_numeric(df["objective"], errors="coerce")
-    df["bound"] = pd.to_numeric(df["bound"], errors="coerce")
+    df = numeric(runs)
     out = []
     for (problem, inst), g in df.groupby(["problem", "instance"], sort=False):
         sense = sense_of(str(problem))
@@ -100,6 +98,15 @@ def certified(runs: pd.DataFrame, heuristics: Iterable[str],
                         "bound": value, "bound_status": status, "bound_seconds": seconds,
                         "gap_pct": pct, "gap_abs": diff})
     return pd.DataFrame(out, columns=COLUMNS)
+
+
+def numeric(runs: pd.DataFrame) -> pd.DataFrame:
+    """A copy of store rows with ``objective``, ``bound`` and ``seconds`` as numbers (NaN where
+    a value is missing or not a number)."""
+    df = runs.copy()
+    for col in ("objective", "bound", "seconds"):
+        df[col] = pd.to_numeric(df[col], errors="coerce")
+    return df
 
 
 def best_heuristic(g: pd.DataFrame, heuristics: tuple[str, ...],

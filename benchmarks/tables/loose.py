@@ -32,6 +32,7 @@ from dmlopt.benchmarks.tables.certified import (
     ZERO,
     best_heuristic,
     num,
+    numeric,
     parse_id,
     pct,
     seeds_text,
@@ -126,10 +127,7 @@ def loose(runs: pd.DataFrame, heuristics: Iterable[str], bounds: Iterable[str],
     heuristics, bounds = tuple(heuristics), tuple(bounds)
     if runs.empty:
         return pd.DataFrame(columns=COLUMNS)
-    df = runs.copy()
-    df["objective"] = pd.to_numeric(df["objective"], errors="coerce")
-    df["bound"] = pd.to_numeric(df["bound"], errors="coerce")
-    df["seconds"] = pd.to_numeric(df["seconds"], errors="coerce")
+    df = numeric(runs)
     out = []
     for (problem, inst), g in df.groupby(["problem", "instance"], sort=False):
         sense = sense_of(str(problem))
