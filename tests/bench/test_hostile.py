@@ -279,14 +279,29 @@ def test_the_interrupt_rules(tmp_path):
     assert again.check(refused) == ""
 
 
-def test_the_limits_rule(tmp_path):
-    """Past the limit plus start-up and reading is a fault; a refusal (exit 2) never is."""
+def test_the_limits_rule(tmp_path, monkeypatch):
+    """The method's own seconds past the limit, or a wall time past the limit plus start-up and
+    reading (scaled by the machine's load now), is a fault; a refusal (exit 2) never is."""
     cases = []
     rng = random.Random(1)
+    monkeypatch.setattr(HM, "startup", lambda: 0.5)   # as fast as at the sweep's start
     while not cases or cases[0].argv[0] != "bound":
         cases = HM.draw_limits(tmp_path, rng, start=0.5)
     c = cases[0]
-    assert c.argv[c.argv.index("--time-limit") + 1] == "2"
-    assert c.check(HR.Outcome(0, "", "", 3.0)) == ""
-    assert c.check(HR.Outcome(0, "", "", 60.0)).startswith("ran 60.0 s on a 2 s limit")
+    assert c.argv[c.argv.index("--time-limit") + 1] == "2" and c.argv[-1] == "--json"
+    ok = '{"seconds": 2.1, "bound": 1}'
+    assert c.check(HR.Outcome(0, ok, "", 3.0)) == ""
+    assert c.check(HR.Outcome(0, ok, "", 60.0)).startswith("ran 60.0 s on a 2 s limit")
+    assert c.check(HR.Outcome(0, '{"seconds": 9}', "", 3.0)).startswith(
+        "its own seconds 9.0 on a 2 s limit")
+    assert c.check(HR.Outcome(0, "", "", 3.0)).startswith("no JSON result")
     assert c.check(HR.Outcome(2, "", "dmlopt: too large\n", 60.0)) == ""
+    # a fresh start 4 times slower now: start-up and reading count 4 times
+    allowed = float(c.check(HR.Outcome(0, ok, "", 1e3)).split("(allowed ")[1].split(" s")[0])
+    assert c.check(HR.Outcome(0, ok, "", allowed + 0.2)).startswith("ran ")
+    monkeypatch.setattr(HM, "startup", lambda: 2.0)
+    rng, cases = random.Random(1), []
+    while not cases or cases[0].argv[0] != "bound":
+        cases = HM.draw_limits(tmp_path, rng, start=0.5)
+    assert "x4.0 for the machine's load" in cases[0].check(HR.Outcome(0, ok, "", 1e3))
+    assert cases[0].check(HR.Outcome(0, ok, "", allowed + 0.2)) == ""
