@@ -24,6 +24,10 @@ def pyomo_to_stderr() -> Iterator[None]:
     ----------
     Python's :mod:`logging`; Pyomo's "pyomo" logger.
     """
+    # Pyomo adds its stdout handler when pyomo.common.log is first imported: import it before
+    # the swap, or a first import inside the block (a model built there) adds it back
+    import pyomo.common.log  # noqa: F401
+
     log = logging.getLogger("pyomo")
     handlers, propagate = log.handlers[:], log.propagate
     handler = logging.StreamHandler(sys.stderr)

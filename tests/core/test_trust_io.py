@@ -212,6 +212,25 @@ def test_pyomo_logs_reach_stderr_not_stdout(capfd):
     assert json.dumps(err)  # a line, not a traceback
 
 
+def test_pyomo_first_imported_inside_the_block_stays_off_stdout():
+    """Pyomo adds its stdout handler when it is first imported: a first import inside the block
+    (a command's first model, built while exporting) must not bring it back (a Ctrl-C there
+    printed "ERROR: Constructing component ..." on stdout)."""
+    import subprocess
+    import sys
+
+    code = ("import logging, sys\n"
+            "from dmlopt.pyomo_log import pyomo_to_stderr\n"
+            "assert 'pyomo' not in sys.modules\n"
+            "with pyomo_to_stderr():\n"
+            "    import pyomo.environ\n"
+            "    logging.getLogger('pyomo.core').error(\"Constructing component 'x' failed\")\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "" and "Constructing component 'x' failed" in run.stderr
+
+
 def test_a_finished_export_re_run_with_the_same_arguments_completes(tmp_path, capsys):
     """A Ctrl-C that came as the export finished leaves a finished export: the same command
     completes at once (exit 0, the same files); other arguments are refused by name."""
