@@ -16,13 +16,20 @@ import re
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from dmlopt import __version__, api, io, registry
+from dmlopt import __version__, api, exact, io, registry
 from dmlopt.arguments import CLI_FLAGS
 from dmlopt.contract import Limits, parse_limits
-from dmlopt.errors import DmloptError, InstanceError, Interrupted, ObjectiveMismatchError
+from dmlopt.errors import (
+    DmloptError,
+    InstanceError,
+    Interrupted,
+    ModelTooLargeError,
+    ObjectiveMismatchError,
+)
 from dmlopt.listing import cmd_list, cmd_schema
 
 
@@ -250,12 +257,41 @@ def cmd_bound(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     _output(args.output)
     inst = api.as_instance(args.instance)
-    model = api.build(inst, args.formulation, _size_limit(args.size_limit))
-    n = api.write_model(model, args.output)
+    api._export_path(args.output)  # a wrong extension is refused before the build
+    problem = registry.of(inst)
+    form = args.formulation or api.default_formulation(problem)
+    api.check_size(inst, form, _size_limit(args.size_limit))
+    limit = args.build_limit
+    need, words = exact.build_estimate(problem, inst, form, write=True)
+    hint = "raise --build-limit or take a smaller formulation or instance"
+    if need > limit:
+        raise ModelTooLargeError(
+            f"export: the {form!r} model would take about {need:.0f} s to build and write "
+            f"({words}), above the build limit of {limit:g} s; {hint}")
+    start = time.perf_counter()
+    with exact.build_watch(f"export: the {form!r} model", start + limit,
+                           exact.BUILD_PROGRESS_SECONDS, hint, need):
+        model = api.build(inst, form, _size_limit(args.size_limit))
+        n = api.write_model(model, args.output)
     quad = f", {n['quadratic']} quadratic" if n["quadratic"] else ""
     print(f"wrote {args.output} ({n['variables']} variables of which {n['integer']} integer, "
           f"{n['constraints']} constraints{quad})")
     return 0
+
+
+#: seconds ``dmlopt export`` may spend building and writing a model by default
+BUILD_LIMIT = 60.0
+
+
+def _seconds(raw: str) -> float:
+    """A number of seconds > 0 and finite (``--build-limit``)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds") from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"{raw!r} must be a number of seconds > 0")
+    return value
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -464,6 +500,11 @@ def _file_commands(sub: Any) -> None:
     e.add_argument("--formulation", "-f", default=None, metavar="NAME",
                    help="a formulation of the problem (default: the one `dmlopt solve` uses)")
     e.add_argument("--size-limit", default=None, metavar="V,C", help=_MODEL_LIMIT)
+    e.add_argument("--build-limit", type=_seconds, default=BUILD_LIMIT, metavar="SECONDS",
+                   help="refuse a model whose build and write are estimated above SECONDS "
+                   "(from its size; nonzeros where rows grow with the instance), and stop one "
+                   f"that runs past it, nothing written (default: {BUILD_LIMIT:g}); a line on "
+                   f"stderr every {exact.BUILD_PROGRESS_SECONDS:g} s while it builds")
     e.set_defaults(func=cmd_export)
 
     v = sub.add_parser("validate", help="check an instance, or evaluate a solution of it",
