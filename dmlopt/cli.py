@@ -440,8 +440,9 @@ def _run_commands(sub: Any) -> None:
     s.add_argument("--size-limit", default=None, metavar="V,C", help=_MODEL_LIMIT)
     s.add_argument("--tee", action="store_true", help="show the solver log (default: hidden)")
     s.add_argument("--progress", type=float, default=None, metavar="SECONDS",
-                   help="a progress line on stderr every SECONDS (HiGHS and SCIP: incumbent, "
-                   f"bound, gap, elapsed) (default: every {PROGRESS_SECONDS / 2:g} when stderr "
+                   help="a progress line on stderr every SECONDS (the model's build: "
+                   "elapsed; HiGHS and SCIP: incumbent, bound, gap, elapsed) (default: "
+                   f"every {PROGRESS_SECONDS / 2:g} when stderr "
                    "is a terminal, else none)")
     _json_arg(s, "the result with its solution")
     s.add_argument("-o", "--output", default=None, metavar="FILE",
@@ -494,7 +495,10 @@ def _file_commands(sub: Any) -> None:
     """``export``, ``validate``, ``generate``, ``list`` and ``schema``."""
     e = sub.add_parser("export", help="write the model as LP or MPS (by extension)",
                        description="Write the model of an instance as an LP or MPS file, with "
-                       "readable names.")
+                       "readable names. A model above --size-limit, or estimated to take longer "
+                       "than --build-limit to build and write, is refused before anything is "
+                       "built (one line, exit 2); e.g. `dmlopt export rar/fig2 model.lp -f paper "
+                       "--build-limit 120`.")
     _instance_arg(e)
     e.add_argument("output", help="file ending in .lp or .mps")
     e.add_argument("--formulation", "-f", default=None, metavar="NAME",
