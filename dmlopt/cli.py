@@ -9,6 +9,7 @@ success, 2 on bad input with one line on stderr, 1 on an internal error (one lin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -623,16 +624,69 @@ def _second_interrupt_stops() -> Any:
     global _STDERR
     if _STDERR is None:  # a solver run may have fd 2 redirected into its log when Ctrl-C comes
         _STDERR = os.dup(2)
-    stderr, count = _STDERR, [0]
+    stderr, count, pending = _STDERR, [0], [False]
 
     def handler(signum: int, frame: Any) -> None:
+        if pending[0] and not in_compiler(frame):  # the deferred first Ctrl-C, delivered now
+            pending[0] = False
+            raise KeyboardInterrupt
         count[0] += 1
         if count[0] > 1:
             os.write(stderr, b"dmlopt: interrupted twice: stopped at once, nothing written\n")
             os._exit(130)
+        if in_compiler(frame):  # numba compiling: an exception there can crash LLVM
+            pending[0] = True
+            os.write(stderr, b"dmlopt: interrupted while numba compiles: stopping when the "
+                     b"compile ends (Ctrl-C again to stop at once)\n")
+            threading.Thread(target=_interrupt_after_compile, daemon=True).start()
+            return
         raise KeyboardInterrupt
 
     return signal.signal(signal.SIGINT, handler)
+
+
+#: the packages whose frames mean "numba is compiling" (its compiler and llvmlite's bindings)
+_COMPILER_PACKAGES = (f"{os.sep}numba{os.sep}", f"{os.sep}llvmlite{os.sep}")
+
+
+def in_compiler(frame: Any) -> bool:
+    """Whether ``frame`` or a caller of it runs numba's compiler or llvmlite.
+
+    A ``KeyboardInterrupt`` raised there unwinds through LLVM's callbacks (llvmlite's object
+    cache): numba then fails with an internal error ("no compiled object yet") or the process
+    crashes (SIGSEGV). Compiled code itself runs without Python frames, so a running kernel is
+    not "compiling".
+
+    Parameters
+    ----------
+    frame : a Python frame (the one a signal handler receives), or None.
+
+    Returns
+    -------
+    bool
+        True while numba compiles (or dispatches) in that stack.
+
+    References
+    ----------
+    Issue 51 (a Ctrl-C during the first compile of TAP's ``tabu`` exited -11).
+    """
+    while frame is not None:
+        if any(p in frame.f_code.co_filename for p in _COMPILER_PACKAGES):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _interrupt_after_compile() -> None:
+    """Deliver the deferred Ctrl-C to the main thread once it has left numba's compiler (a
+    real SIGINT: it also wakes a main thread blocked in a system call)."""
+    main_id = threading.main_thread().ident
+    while main_id is not None:
+        time.sleep(0.05)
+        if not in_compiler(sys._current_frames().get(main_id)):
+            with contextlib.suppress(OSError):  # the main thread ended meanwhile
+                signal.pthread_kill(main_id, signal.SIGINT)
+            return
 
 
 def main(argv: Sequence[str] | None = None) -> int:

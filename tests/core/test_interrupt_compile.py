@@ -1,0 +1,71 @@
+"""Ctrl-C while numba compiles is deferred to the end of the compile (issue 51: a Ctrl-C during
+the first compile of TAP's ``tabu`` exited -11, and in another run with an internal error
+"no compiled object yet": the ``KeyboardInterrupt`` unwound through llvmlite's callbacks).
+
+numba's compiler is stood in for by code whose file lies in a ``numba`` folder (what
+:func:`dmlopt.cli.in_compiler` recognises), so the test is exact and fast."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+from dmlopt import cli
+
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+SCRIPT = """
+import os, signal, sys, time
+from dmlopt import cli
+cli._second_interrupt_stops()
+src = '''
+def compiling(done, presses):
+    for _ in range(presses):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+    t = time.time()
+    while time.time() - t < 0.5:
+        pass
+    done.append(True)
+'''
+ns = {"os": os, "signal": signal, "time": time}
+exec(compile(src, os.path.join(os.sep, "site", "numba", "core", "compiler.py"), "exec"), ns)
+done = []
+try:
+    ns["compiling"](done, int(sys.argv[1]))
+    time.sleep(3)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted after the compile" if done else "interrupted inside the compile")
+"""
+
+
+def _run(presses: int) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", SCRIPT, str(presses)], capture_output=True,
+                          text=True, timeout=30, env=ENV,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def test_a_ctrl_c_during_a_compile_is_delivered_when_it_ends():
+    proc = _run(1)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "interrupted after the compile"
+    assert proc.stderr.strip() == ("dmlopt: interrupted while numba compiles: stopping when "
+                                   "the compile ends (Ctrl-C again to stop at once)")
+
+
+def test_a_second_ctrl_c_during_a_compile_stops_at_once():
+    proc = _run(2)
+    assert proc.returncode == 130 and proc.stdout == ""
+    assert proc.stderr.splitlines()[-1] == ("dmlopt: interrupted twice: stopped at once, "
+                                            "nothing written")
+
+
+def test_only_numba_and_llvmlite_frames_count_as_compiling():
+    import numba.core.compiler as numba_compiler
+
+    assert not cli.in_compiler(sys._getframe()) and not cli.in_compiler(None)
+    assert cli.in_compiler(type("F", (), {"f_code": numba_compiler.compile_extra.__code__,
+                                          "f_back": None})())
