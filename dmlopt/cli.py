@@ -9,7 +9,6 @@ success, 2 on bad input with one line on stderr, 1 on an internal error (one lin
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -617,29 +616,26 @@ _STDERR: int | None = None
 def _second_interrupt_stops() -> Any:
     """Ctrl-C once stops a run gracefully (the best so far is kept); a second Ctrl-C ends the
     process at once, for a solver that answers the first only at its next check (HiGHS during
-    a long root LP of a MIP). Returns the handler to restore (None: nothing changed)."""
+    a long root LP of a MIP), and so does the first while numba compiles (:func:`in_compiler`:
+    no exception is raised inside LLVM, no interpreter teardown after it). Returns the handler
+    to restore (None: nothing changed)."""
     if (threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         return None  # ignored (a background job) or the caller's own handler: leave it
     global _STDERR
     if _STDERR is None:  # a solver run may have fd 2 redirected into its log when Ctrl-C comes
         _STDERR = os.dup(2)
-    stderr, count, pending = _STDERR, [0], [False]
+    stderr, count = _STDERR, [0]
 
     def handler(signum: int, frame: Any) -> None:
-        if pending[0] and not in_compiler(frame):  # the deferred first Ctrl-C, delivered now
-            pending[0] = False
-            raise KeyboardInterrupt
         count[0] += 1
         if count[0] > 1:
             os.write(stderr, b"dmlopt: interrupted twice: stopped at once, nothing written\n")
             os._exit(130)
         if in_compiler(frame):  # numba compiling: an exception there can crash LLVM
-            pending[0] = True
-            os.write(stderr, b"dmlopt: interrupted while numba compiles: stopping when the "
-                     b"compile ends (Ctrl-C again to stop at once)\n")
-            threading.Thread(target=_interrupt_after_compile, daemon=True).start()
-            return
+            os.write(stderr, b"dmlopt: interrupted while numba compiles: stopped at once, "
+                     b"nothing written\n")
+            os._exit(130)
         raise KeyboardInterrupt
 
     return signal.signal(signal.SIGINT, handler)
@@ -675,18 +671,6 @@ def in_compiler(frame: Any) -> bool:
             return True
         frame = frame.f_back
     return False
-
-
-def _interrupt_after_compile() -> None:
-    """Deliver the deferred Ctrl-C to the main thread once it has left numba's compiler (a
-    real SIGINT: it also wakes a main thread blocked in a system call)."""
-    main_id = threading.main_thread().ident
-    while main_id is not None:
-        time.sleep(0.05)
-        if not in_compiler(sys._current_frames().get(main_id)):
-            with contextlib.suppress(OSError):  # the main thread ended meanwhile
-                signal.pthread_kill(main_id, signal.SIGINT)
-            return
 
 
 def main(argv: Sequence[str] | None = None) -> int:

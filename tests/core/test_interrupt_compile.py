@@ -1,6 +1,7 @@
-"""Ctrl-C while numba compiles is deferred to the end of the compile (issue 51: a Ctrl-C during
-the first compile of TAP's ``tabu`` exited -11, and in another run with an internal error
-"no compiled object yet": the ``KeyboardInterrupt`` unwound through llvmlite's callbacks).
+"""Ctrl-C while numba compiles ends the process at once, exit 130 and one line (issue 51: a
+Ctrl-C during the first compile of TAP's ``tabu`` exited -11, and in another run with an
+internal error "no compiled object yet": the ``KeyboardInterrupt`` unwound through llvmlite's
+callbacks). Outside a compile, Ctrl-C still stops a run gracefully.
 
 numba's compiler is stood in for by code whose file lies in a ``numba`` folder (what
 :func:`dmlopt.cli.in_compiler` recognises), so the test is exact and fast."""
@@ -48,19 +49,19 @@ def _run(presses: int) -> subprocess.CompletedProcess:
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
-def test_a_ctrl_c_during_a_compile_is_delivered_when_it_ends():
+def test_a_ctrl_c_during_a_compile_stops_at_once():
     proc = _run(1)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "interrupted after the compile"
-    assert proc.stderr.strip() == ("dmlopt: interrupted while numba compiles: stopping when "
-                                   "the compile ends (Ctrl-C again to stop at once)")
-
-
-def test_a_second_ctrl_c_during_a_compile_stops_at_once():
-    proc = _run(2)
     assert proc.returncode == 130 and proc.stdout == ""
-    assert proc.stderr.splitlines()[-1] == ("dmlopt: interrupted twice: stopped at once, "
-                                            "nothing written")
+    assert proc.stderr.strip() == ("dmlopt: interrupted while numba compiles: stopped at once, "
+                                   "nothing written")
+
+
+def test_a_ctrl_c_outside_a_compile_is_a_keyboard_interrupt():
+    proc = subprocess.run([sys.executable, "-c", SCRIPT.replace('"numba"', '"elsewhere"'), "1"],
+                          capture_output=True, text=True, timeout=30, env=ENV,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.strip() == "interrupted inside the compile"
 
 
 def test_only_numba_and_llvmlite_frames_count_as_compiling():
