@@ -440,8 +440,9 @@ def _run_commands(sub: Any) -> None:
     s.add_argument("--size-limit", default=None, metavar="V,C", help=_MODEL_LIMIT)
     s.add_argument("--tee", action="store_true", help="show the solver log (default: hidden)")
     s.add_argument("--progress", type=float, default=None, metavar="SECONDS",
-                   help="a progress line on stderr every SECONDS (the model's build: "
-                   "elapsed; HiGHS and SCIP: incumbent, bound, gap, elapsed) (default: "
+                   help="a progress line on stderr every SECONDS (HiGHS and SCIP: incumbent, "
+                   "bound, gap, elapsed; the model's build: elapsed, every SECONDS or "
+                   f"{exact.BUILD_PROGRESS_SECONDS:g} s, whichever is longer) (default: "
                    f"every {PROGRESS_SECONDS / 2:g} when stderr "
                    "is a terminal, else none)")
     _json_arg(s, "the result with its solution")
@@ -641,12 +642,17 @@ def _second_interrupt_stops() -> Any:
     return signal.signal(signal.SIGINT, handler)
 
 
-#: the packages whose frames mean "numba is compiling" (its compiler and llvmlite's bindings)
-_COMPILER_PACKAGES = (f"{os.sep}numba{os.sep}", f"{os.sep}llvmlite{os.sep}")
+#: the files whose frames mean "numba is compiling": its compiler pipeline, code generation and
+#: cache (LLVM's callbacks run there) and llvmlite; not the helpers compiled code calls at run
+#: time (``numba/core/serialize.py`` when a kernel raises), where Ctrl-C is answered as usual
+_COMPILER_FILES = tuple(os.path.join(*p) for p in (
+    ("numba", "core", "compiler.py"), ("numba", "core", "codegen.py"),
+    ("numba", "core", "caching.py"), ("llvmlite", "")))
 
 
 def in_compiler(frame: Any) -> bool:
-    """Whether ``frame`` or a caller of it runs numba's compiler or llvmlite.
+    """Whether ``frame`` or a caller of it runs numba's compiler, code generation or cache, or
+    llvmlite.
 
     A ``KeyboardInterrupt`` raised there unwinds through LLVM's callbacks (llvmlite's object
     cache): numba then fails with an internal error ("no compiled object yet") or the process
@@ -667,7 +673,7 @@ def in_compiler(frame: Any) -> bool:
     Issue 51 (a Ctrl-C during the first compile of TAP's ``tabu`` exited -11).
     """
     while frame is not None:
-        if any(p in frame.f_code.co_filename for p in _COMPILER_PACKAGES):
+        if any(p in frame.f_code.co_filename for p in _COMPILER_FILES):
             return True
         frame = frame.f_back
     return False

@@ -50,8 +50,9 @@ def _solve_mip(problem: Any, instance: Any, *, formulation: str, solver: str,
     until = deadline if deadline is not None else (
         None if time_limit is None else t0 + time_limit)
     stop = None if until is None else t0 + 2 * (until - t0) + 10  # build_fits's bound
+    every = None if progress is None else max(progress, BUILD_PROGRESS_SECONDS)
     with solvers.build_deadline(until), build_watch(
-            f"solve: the {formulation!r} model", stop, progress,
+            f"solve: the {formulation!r} model", stop, every,
             "raise the time limit or take a smaller formulation"):
         model = entry.build(instance)
     if start is not None:
@@ -286,8 +287,8 @@ def _build_estimate(problem: Any, instance: Any, mip: Any) -> float:
     return build_estimate(problem, instance, mip.keywords["formulation"])[0]
 
 
-#: seconds between the progress lines of a long build (``dmlopt export``; ``dmlopt solve``
-#: uses its ``progress``)
+#: seconds between the progress lines of a long build (``dmlopt export``; ``dmlopt solve`` with
+#: ``progress``, at this pace or its own if slower)
 BUILD_PROGRESS_SECONDS = 10.0
 
 

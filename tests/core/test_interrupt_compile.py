@@ -64,9 +64,17 @@ def test_a_ctrl_c_outside_a_compile_is_a_keyboard_interrupt():
     assert proc.stdout.strip() == "interrupted inside the compile"
 
 
-def test_only_numba_and_llvmlite_frames_count_as_compiling():
+def test_only_the_compiler_frames_count_as_compiling():
+    """numba's compiler counts; its run-time helpers (a kernel raising unpickles its exception
+    in ``numba/core/serialize.py``) do not: a Ctrl-C there keeps the best solution so far."""
     import numba.core.compiler as numba_compiler
+    import numba.core.serialize as numba_serialize
+
+    def frame(function, back=None):
+        return type("F", (), {"f_code": function.__code__, "f_back": back})()
 
     assert not cli.in_compiler(sys._getframe()) and not cli.in_compiler(None)
-    assert cli.in_compiler(type("F", (), {"f_code": numba_compiler.compile_extra.__code__,
-                                          "f_back": None})())
+    assert cli.in_compiler(frame(numba_compiler.compile_extra))
+    assert cli.in_compiler(frame(test_only_the_compiler_frames_count_as_compiling,
+                                 frame(numba_compiler.compile_extra)))
+    assert not cli.in_compiler(frame(numba_serialize._numba_unpickle))
