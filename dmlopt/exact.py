@@ -246,6 +246,9 @@ class ModelSize(tuple):
         self.nonzeros = int(nonzeros)
         return self
 
+    def __getnewargs__(self) -> tuple[int, int, int]:  # pickle and copy keep ``nonzeros``
+        return (self[0], self[1], self.nonzeros)
+
 
 def build_estimate(problem: Any, instance: Any, formulation: str,
                    write: bool = False) -> tuple[float, str]:

@@ -4,6 +4,8 @@ model grows as |T|^2 while its rows grow as |T|."""
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 import dmlopt
@@ -31,6 +33,8 @@ def test_the_nonzero_estimate_bounds_the_built_model_closely(spec):
     model = rar.build(inst, "paper")
     counted = _nonzeros(model)
     assert isinstance(size, exact.ModelSize) and len(size) == 2
+    again = pickle.loads(pickle.dumps(size))
+    assert tuple(again) == tuple(size) and again.nonzeros == size.nonzeros
     assert counted <= size.nonzeros <= 1.1 * counted
 
 
