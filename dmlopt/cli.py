@@ -16,13 +16,20 @@ import re
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from dmlopt import __version__, api, io, registry
+from dmlopt import __version__, api, exact, io, registry
 from dmlopt.arguments import CLI_FLAGS
 from dmlopt.contract import Limits, parse_limits
-from dmlopt.errors import DmloptError, InstanceError, Interrupted, ObjectiveMismatchError
+from dmlopt.errors import (
+    DmloptError,
+    InstanceError,
+    Interrupted,
+    ModelTooLargeError,
+    ObjectiveMismatchError,
+)
 from dmlopt.listing import cmd_list, cmd_schema
 
 
@@ -250,12 +257,41 @@ def cmd_bound(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     _output(args.output)
     inst = api.as_instance(args.instance)
-    model = api.build(inst, args.formulation, _size_limit(args.size_limit))
-    n = api.write_model(model, args.output)
+    api._export_path(args.output)  # a wrong extension is refused before the build
+    problem = registry.of(inst)
+    form = args.formulation or api.default_formulation(problem)
+    api.check_size(inst, form, _size_limit(args.size_limit))
+    limit = args.build_limit
+    need, words = exact.build_estimate(problem, inst, form, write=True)
+    hint = "raise --build-limit or take a smaller formulation or instance"
+    if need > limit:
+        raise ModelTooLargeError(
+            f"export: the {form!r} model would take about {need:.0f} s to build and write "
+            f"({words}), above the build limit of {limit:g} s; {hint}")
+    start = time.perf_counter()
+    with exact.build_watch(f"export: the {form!r} model", start + limit,
+                           exact.BUILD_PROGRESS_SECONDS, hint, need):
+        model = api.build(inst, form, _size_limit(args.size_limit))
+        n = api.write_model(model, args.output)
     quad = f", {n['quadratic']} quadratic" if n["quadratic"] else ""
     print(f"wrote {args.output} ({n['variables']} variables of which {n['integer']} integer, "
           f"{n['constraints']} constraints{quad})")
     return 0
+
+
+#: seconds ``dmlopt export`` may spend building and writing a model by default
+BUILD_LIMIT = 60.0
+
+
+def _seconds(raw: str) -> float:
+    """A number of seconds > 0 and finite (``--build-limit``)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds") from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"{raw!r} must be a number of seconds > 0")
+    return value
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -405,7 +441,9 @@ def _run_commands(sub: Any) -> None:
     s.add_argument("--tee", action="store_true", help="show the solver log (default: hidden)")
     s.add_argument("--progress", type=float, default=None, metavar="SECONDS",
                    help="a progress line on stderr every SECONDS (HiGHS and SCIP: incumbent, "
-                   f"bound, gap, elapsed) (default: every {PROGRESS_SECONDS / 2:g} when stderr "
+                   "bound, gap, elapsed; the model's build: elapsed, every SECONDS or "
+                   f"{exact.BUILD_PROGRESS_SECONDS:g} s, whichever is longer) (default: "
+                   f"every {PROGRESS_SECONDS / 2:g} when stderr "
                    "is a terminal, else none)")
     _json_arg(s, "the result with its solution")
     s.add_argument("-o", "--output", default=None, metavar="FILE",
@@ -458,12 +496,20 @@ def _file_commands(sub: Any) -> None:
     """``export``, ``validate``, ``generate``, ``list`` and ``schema``."""
     e = sub.add_parser("export", help="write the model as LP or MPS (by extension)",
                        description="Write the model of an instance as an LP or MPS file, with "
-                       "readable names.")
+                       "readable names. A model above --size-limit, or estimated to take longer "
+                       "than --build-limit to build and write, is refused before anything is "
+                       "built (one line, exit 2); e.g. `dmlopt export rar/fig2 model.lp -f paper "
+                       "--build-limit 120`.")
     _instance_arg(e)
     e.add_argument("output", help="file ending in .lp or .mps")
     e.add_argument("--formulation", "-f", default=None, metavar="NAME",
                    help="a formulation of the problem (default: the one `dmlopt solve` uses)")
     e.add_argument("--size-limit", default=None, metavar="V,C", help=_MODEL_LIMIT)
+    e.add_argument("--build-limit", type=_seconds, default=BUILD_LIMIT, metavar="SECONDS",
+                   help="refuse a model whose build and write are estimated above SECONDS "
+                   "(from its size; nonzeros where rows grow with the instance), and stop one "
+                   f"that runs past it, nothing written (default: {BUILD_LIMIT:g}); a line on "
+                   f"stderr every {exact.BUILD_PROGRESS_SECONDS:g} s while it builds")
     e.set_defaults(func=cmd_export)
 
     v = sub.add_parser("validate", help="check an instance, or evaluate a solution of it",
@@ -571,7 +617,9 @@ _STDERR: int | None = None
 def _second_interrupt_stops() -> Any:
     """Ctrl-C once stops a run gracefully (the best so far is kept); a second Ctrl-C ends the
     process at once, for a solver that answers the first only at its next check (HiGHS during
-    a long root LP of a MIP). Returns the handler to restore (None: nothing changed)."""
+    a long root LP of a MIP), and so does the first while numba compiles (:func:`in_compiler`:
+    no exception is raised inside LLVM, no interpreter teardown after it). Returns the handler
+    to restore (None: nothing changed)."""
     if (threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         return None  # ignored (a background job) or the caller's own handler: leave it
@@ -585,9 +633,50 @@ def _second_interrupt_stops() -> Any:
         if count[0] > 1:
             os.write(stderr, b"dmlopt: interrupted twice: stopped at once, nothing written\n")
             os._exit(130)
+        if in_compiler(frame):  # numba compiling: an exception there can crash LLVM
+            os.write(stderr, b"dmlopt: interrupted while numba compiles: stopped at once, "
+                     b"nothing written\n")
+            os._exit(130)
         raise KeyboardInterrupt
 
     return signal.signal(signal.SIGINT, handler)
+
+
+#: the files whose frames mean "numba is compiling": its compiler pipeline, code generation and
+#: cache (LLVM's callbacks run there) and llvmlite; not the helpers compiled code calls at run
+#: time (``numba/core/serialize.py`` when a kernel raises), where Ctrl-C is answered as usual
+_COMPILER_FILES = tuple(os.path.join(*p) for p in (
+    ("numba", "core", "compiler.py"), ("numba", "core", "codegen.py"),
+    ("numba", "core", "caching.py"), ("llvmlite", "")))
+
+
+def in_compiler(frame: Any) -> bool:
+    """Whether ``frame`` or a caller of it runs numba's compiler, code generation or cache, or
+    llvmlite.
+
+    A ``KeyboardInterrupt`` raised there unwinds through LLVM's callbacks (llvmlite's object
+    cache): numba then fails with an internal error ("no compiled object yet") or the process
+    crashes (SIGSEGV). Compiled code itself runs without Python frames, so a running kernel is
+    not "compiling".
+
+    Parameters
+    ----------
+    frame : a Python frame (the one a signal handler receives), or None.
+
+    Returns
+    -------
+    bool
+        True while numba compiles (or dispatches) in that stack.
+
+    References
+    ----------
+    Issue 51 (a Ctrl-C during the first compile of TAP's ``tabu`` exited -11).
+    """
+    while frame is not None:
+        if any(p in frame.f_code.co_filename for p in _COMPILER_FILES):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,13 @@ graded against the tighter of the two bounds). Every objective reported is the e
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import signal
+import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -19,11 +25,13 @@ from dmlopt import solvers
 from dmlopt.errors import (
     InstanceError,
     Interrupted,
+    ModelTooLargeError,
     ObjectiveMismatchError,
     SolverError,
     interrupt_of,
 )
 from dmlopt.evaluation import Evaluation
+from dmlopt.pyomo_log import pyomo_to_stderr
 from dmlopt.result import Result, relative_gap
 
 #: relative tolerance between a solver's objective and the evaluator's
@@ -41,7 +49,11 @@ def _solve_mip(problem: Any, instance: Any, *, formulation: str, solver: str,
     t0 = time.perf_counter()
     until = deadline if deadline is not None else (
         None if time_limit is None else t0 + time_limit)
-    with solvers.build_deadline(until):
+    stop = None if until is None else t0 + 2 * (until - t0) + 10  # build_fits's bound
+    every = None if progress is None else max(progress, BUILD_PROGRESS_SECONDS)
+    with solvers.build_deadline(until), build_watch(
+            f"solve: the {formulation!r} model", stop, every,
+            "raise the time limit or take a smaller formulation"):
         model = entry.build(instance)
     if start is not None:
         (entry.warm_start or problem.model.warm_start)(model, instance, start)
@@ -198,12 +210,161 @@ def _solve_exact(problem: Any, instance: Any, name: str, mip: Any, *,
 #: the build): the MIP stage is skipped when it would be spent building, not solving
 BUILD_SECONDS_PER_ROW = 50e-6
 
+#: seconds per nonzero of building a Pyomo model, for a formulation whose size estimate counts
+#: its nonzeros (:class:`ModelSize`; RAR ``paper``: measured 2.4-4 us under load)
+BUILD_SECONDS_PER_NONZERO = 5e-6
+
+#: writing a built model as LP or MPS takes about this many times its build (measured 0.2-2.5
+#: times on the formulations of every problem)
+WRITE_PER_BUILD = 1.5
+
+
+class ModelSize(tuple):
+    """A formulation's size estimate ``(variables, constraints)`` that also counts its
+    nonzeros (attribute ``nonzeros``): returned by ``estimate_size`` where a model's rows grow
+    with the instance, so its build time is not proportional to its rows.
+
+    Parameters
+    ----------
+    variables, constraints, nonzeros : int
+        Upper bounds of the model's counts.
+
+    Returns
+    -------
+    ModelSize
+        A 2-tuple (unpacks as before) with ``nonzeros``.
+
+    References
+    ----------
+    Ours.
+    """
+
+    nonzeros: int
+
+    def __new__(cls, variables: int, constraints: int, nonzeros: int) -> ModelSize:
+        self = super().__new__(cls, (int(variables), int(constraints)))
+        self.nonzeros = int(nonzeros)
+        return self
+
+    def __getnewargs__(self) -> tuple[int, int, int]:  # pickle and copy keep ``nonzeros``
+        return (self[0], self[1], self.nonzeros)
+
+
+def build_estimate(problem: Any, instance: Any, formulation: str,
+                   write: bool = False) -> tuple[float, str]:
+    """Seconds building the model (and, with ``write``, writing it as LP or MPS) takes, from
+    the formulation's size estimate: :data:`BUILD_SECONDS_PER_ROW` per variable and
+    constraint, or :data:`BUILD_SECONDS_PER_NONZERO` per nonzero when the estimate counts them
+    (:class:`ModelSize`) and that is more; times 1 + :data:`WRITE_PER_BUILD` with ``write``.
+
+    Parameters
+    ----------
+    problem : the registry's problem.
+    instance : the instance.
+    formulation : the formulation to build.
+    write : also the time to write the model (``dmlopt export``).
+
+    Returns
+    -------
+    tuple[float, str]
+        The seconds and the sizes they come from, in words (``"1,234 variables, ..."``).
+
+    References
+    ----------
+    Ours; the rates measured on the formulations of every problem (docs/interop.md).
+    """
+    size = problem.formulation(formulation).estimate_size(instance)
+    n_vars, n_cons = size
+    nnz = getattr(size, "nonzeros", None)
+    need = (n_vars + n_cons) * BUILD_SECONDS_PER_ROW
+    words = f"{n_vars:,} variables and {n_cons:,} constraints"
+    if nnz is not None:
+        need = max(need, nnz * BUILD_SECONDS_PER_NONZERO)
+        words = f"{n_vars:,} variables, {n_cons:,} constraints and {nnz:,} nonzeros"
+    return need * (1 + WRITE_PER_BUILD if write else 1), words
+
 
 def _build_estimate(problem: Any, instance: Any, mip: Any) -> float:
     """Seconds the MIP stage of ``mip`` (a :func:`_solve_mip` partial) needs before its solver
-    starts, from the formulation's size estimate and :data:`BUILD_SECONDS_PER_ROW`."""
-    n_vars, n_cons = problem.formulation(mip.keywords["formulation"]).estimate_size(instance)
-    return (n_vars + n_cons) * BUILD_SECONDS_PER_ROW
+    starts (:func:`build_estimate`)."""
+    return build_estimate(problem, instance, mip.keywords["formulation"])[0]
+
+
+#: seconds between the progress lines of a long build (``dmlopt export``; ``dmlopt solve`` with
+#: ``progress``, at this pace or its own if slower)
+BUILD_PROGRESS_SECONDS = 10.0
+
+
+@contextlib.contextmanager
+def build_watch(what: str, stop: float | None, every: float | None, hint: str = "",
+                estimate: float | None = None) -> Iterator[None]:
+    """Within the block (a model's build, or its build and write), a line on stderr every
+    ``every`` seconds saying it is still working, and a :class:`ModelTooLargeError` raised in
+    the block once ``time.perf_counter()`` passes ``stop``: a limit that holds whatever the
+    estimate said.
+
+    Runs on ``SIGALRM`` (pure-Python work such as Pyomo's is interrupted between two
+    bytecodes), so only in the main thread and only when no other ``SIGALRM`` handler is
+    installed; elsewhere the block runs unwatched.
+
+    Parameters
+    ----------
+    what : the command and model, for the lines (``"export: the 'paper' model"``).
+    stop : a ``time.perf_counter`` value, or None (never stopped).
+    every : seconds between progress lines, or None (none).
+    hint : what the user can do, appended to the error.
+    estimate : the estimated seconds, shown in the progress lines (None: not shown).
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        The watched block.
+
+    Raises
+    ------
+    ModelTooLargeError
+        The block ran past ``stop``.
+
+    References
+    ----------
+    POSIX ``setitimer(2)``; Python's ``signal`` module (handlers run between bytecodes).
+    """
+    if (stop is None and every is None) or threading.current_thread() \
+            is not threading.main_thread() or signal.getsignal(signal.SIGALRM) \
+            not in (signal.SIG_DFL, None):
+        yield
+        return
+    t0 = time.perf_counter()
+    span = 1.0 if stop is None else min(1.0, max(0.05, (stop - t0) / 10))
+    tick = min(span, every) if every is not None else span
+    said = "" if estimate is None else f" (estimated {estimate:.0f} s)"
+    last, stopped = [t0], [False]
+
+    def handler(signum: int, frame: Any) -> None:
+        now = time.perf_counter()
+        if stop is not None and now >= stop:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            stopped[0] = True
+            raise ModelTooLargeError(
+                f"{what}: the build ran past its limit of {stop - t0:.0f} s and was stopped, "
+                f"nothing written" + (f"; {hint}" if hint else ""))
+        if every is not None and now - last[0] >= every - 1e-3:
+            last[0] = now
+            print(f"dmlopt: {what}: still at work, {now - t0:.0f} s{said}", file=sys.stderr,
+                  flush=True)
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, tick, tick)
+    import pyomo.environ  # noqa: F401 (Pyomo installs its log handler on import: first)
+
+    try:
+        with pyomo_to_stderr():  # Pyomo's "Rule failed ..." of the stop itself: not shown
+            for h in logging.getLogger("pyomo").handlers:
+                h.addFilter(lambda record: not stopped[0])
+            yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
 
 
 def _tighten(problem: Any, res: Result, b: float, name: str, metrics: dict[str, float]) -> None:
@@ -298,9 +459,10 @@ def _interruptible(function: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def build_fits(problem: Any, instance: Any, formulation: str, time_limit: float | None) -> None:
-    """Refuse at once a model whose build alone (its size estimate at
-    :data:`BUILD_SECONDS_PER_ROW`) would take far beyond the time limit (over twice it plus
-    10 s): it would run minutes on a limit of seconds, the solver never reached.
+    """Refuse at once a model whose build alone (:func:`build_estimate`) would take far
+    beyond the time limit (over twice it plus 10 s): it would run minutes on a limit of
+    seconds, the solver never reached. The build itself is stopped at that bound too
+    (:func:`build_watch` in :func:`_solve_mip`).
 
     Parameters
     ----------
@@ -324,10 +486,8 @@ def build_fits(problem: Any, instance: Any, formulation: str, time_limit: float 
     """
     if time_limit is None:
         return
-    n_vars, n_cons = problem.formulation(formulation).estimate_size(instance)
-    need = (n_vars + n_cons) * BUILD_SECONDS_PER_ROW
+    need, words = build_estimate(problem, instance, formulation)
     if need > 2 * time_limit + 10:
         raise SolverError(f"time_limit: {time_limit:g} s is far below the {formulation!r} model's "
-                          f"build alone (about {need:.0f} s for {n_vars:,} variables and "
-                          f"{n_cons:,} constraints); raise the time limit or take a smaller "
-                          "formulation")
+                          f"build alone (about {need:.0f} s for {words}); raise the time limit "
+                          "or take a smaller formulation")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dmlopt.exact import ModelSize
 from dmlopt.models.rar.instance import Instance, node_work
 
 
@@ -414,7 +415,10 @@ def _paper_time_frame(m: Any, inst: Instance, ix: _PaperSets) -> None:
                 m.c41.add(m.S[j, k] + m.Ont[j, s, t] - 1 <= m.Olt[j, l, t])
 
 
-def _size_paper(instance: Instance) -> tuple[int, int]:
+def _size_paper(instance: Instance) -> ModelSize:
+    """Variables and constraints of :func:`build_paper` (an upper bound), with its nonzeros
+    (:func:`_nonzeros_paper`) as ``nonzeros``: the windows' rows (32)-(33) are |T| long, so
+    the model grows as |T|^2 where its rows grow as |T|."""
     inst = instance
     nr, T = len(inst.requests), inst.slots
     nn, nl = len(inst.nodes), len(inst.links)
@@ -428,4 +432,27 @@ def _size_paper(instance: Instance) -> tuple[int, int]:
     n_cons = (3 * nr * T * sc + 2 * nr * T * sw + T * (sc + sw) + 2 * nr * (sc + sw)
               + 6 * nr * T * (nn + nl) + nk * (nl + 4 * T + 4 * nl) + 2 * nk * 20
               + 3 * nkn + nr * (10 + 8 * nn) + 2 * (sc + sw))
-    return n_vars, n_cons
+    return ModelSize(n_vars, n_cons, _nonzeros_paper(inst, P))
+
+
+def _nonzeros_paper(inst: Instance, P: dict[int, list[int]]) -> int:
+    """Nonzeros of :func:`build_paper`'s constraints (an upper bound: fixed variables
+    counted), equation group by group; eqs. (32)-(33) dominate with |R| (CUs + wavelengths)
+    |T| (|T| + 1) / 2."""
+    nr, T = len(inst.requests), inst.slots
+    nn, nl = len(inst.nodes), len(inst.links)
+    sc, sw = inst.total_cus, inst.total_wavelengths
+    nk = sum(len(v) for v in P.values())
+    nkn = sum(inst.rings[k].size for v in P.values() for k in v)
+    nkl = sum(len(inst.rings[k].links) for v in P.values() for k in v)
+    ncount = sum(len(r.node_counts) for r in inst.requests)
+    maxw = max(lk.wavelengths for lk in inst.links)
+    windows = nr * (sc + sw) * (T * (T + 1) // 2)  # (32)-(33)
+    # (5), (8)-(10), (28)-(31), the held CUs, (34)
+    per_slot = nr * T * (sc + 3 * sw + 2 * (sc + nn) + 2 * (sw + nl) + 3 * sc + 4 * (nn + nl)
+                         + 2 * nn) + ncount * T * sc
+    per_ring = (nk * (2 * sw + nl + 3) + 6 * nkl * maxw + nkl * (3 * T + 2 * T + 18)
+                + 6 * nkn)  # (6)-(7), (19)-(20), (22)-(25), (35), (40)-(41)
+    rest = (2 * nr * (sc + sw) * (T + 1) + 2 * (sc + sw) * (nr + 1) + ncount * 4
+            + nr * (sc + 20 * nn + 30))  # (11)-(18), (26)-(27), (38)-(39), mode_sum
+    return windows + per_slot + per_ring + rest
