@@ -578,6 +578,9 @@ def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
         os.close(fd)
 
 
+_CONTAINERS = frozenset({dict, list})
+
+
 def check_depth(data: Any, where: str, limit: int = MAX_DEPTH) -> None:
     """Refuse data nested deeper than ``limit`` lists/objects (iterative: no recursion)."""
     stack = [(data, 1)]
@@ -587,7 +590,8 @@ def check_depth(data: Any, where: str, limit: int = MAX_DEPTH) -> None:
             if depth > limit:
                 raise InstanceError("file", where, f"is nested deeper than {limit} levels")
             children = node.values() if isinstance(node, dict) else node
-            stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+            if not _CONTAINERS.isdisjoint(map(type, children)):  # a row of numbers: skipped
+                stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
 
 
 def _text(path: Path, raw: bytes) -> str:

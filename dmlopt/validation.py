@@ -7,6 +7,7 @@ offending value and the rule, which is what the library and the command line rep
 
 from __future__ import annotations
 
+import math
 from typing import Any, TypeVar
 
 import pydantic
@@ -74,7 +75,25 @@ def check_numbers(data: Any, prefix: str = "") -> None:
         elif isinstance(node, dict):
             stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in node.items())
         elif isinstance(node, list | tuple):
+            if _plain_numbers(node):  # a row of a matrix: checked in C loops
+                continue
             stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node))
+
+
+_NUMBER_TYPES = frozenset({int, float})
+
+
+def _plain_numbers(row: list | tuple) -> bool:
+    """Whether ``row`` holds only ints and floats (not bools), every one finite and within
+    int64; False sends it through the per-entry checks, which name the offending entry."""
+    if not row or not set(map(type, row)) <= _NUMBER_TYPES:
+        return False
+    try:
+        if not all(map(math.isfinite, row)):
+            return False
+    except OverflowError:  # an int beyond a float's range
+        return False
+    return INT64[0] <= min(row) and max(row) <= INT64[1]
 
 
 def parse(model: type[M], data: Any, prefix: str = "") -> M:
