@@ -32,7 +32,8 @@ def library() -> Iterator[Spec]:
 # shared 2-core machine at load average 8-11 (until a run takes 5 s of CPU)
 PAPER = Paper(
     key="nara", number="001", name="Nara (network-aware resource allocation)",
-    tables=("dmlopt.benchmarks.tables.nara", "dmlopt.benchmarks.tables.nara_bounds"),
+    tables=("dmlopt.benchmarks.tables.nara", "dmlopt.benchmarks.tables.nara_bounds",
+            "dmlopt.benchmarks.tables.nara_loose"),
     growth=Plan("requests", lambda n: {"generator": "uniform", "topology": "alpha",
                                        "n_requests": n}, (128, 256, 512, 1024, 2048, 4096),
                 (32, 64), minutes=6.5, quick_minutes=1.0,
