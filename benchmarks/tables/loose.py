@@ -140,8 +140,8 @@ def loose(runs: pd.DataFrame, heuristics: Iterable[str], bounds: Iterable[str],
             if chosen is None and not who and not em:
                 continue
             sign = 1.0 if sense == "min" else -1.0
-            b_abs = sign * (opt - value)  # >= 0 for a valid bound
-            h_abs = sign * (best - opt)  # >= 0 for a feasible solution
+            b_abs = sign * (opt - value) + 0.0  # >= 0 for a valid bound (+ 0.0: never -0.0)
+            h_abs = sign * (best - opt) + 0.0  # >= 0 for a feasible solution
             scale = abs(opt) if math.isfinite(opt) else 1.0
             tol = TOL * max(1.0, scale)
             bad = []

@@ -65,9 +65,6 @@ def frame(runs: pd.DataFrame, heuristics: tuple[str, ...] = ONLINE) -> pd.DataFr
     if out.empty:
         return out.assign(requests=[], setting=[])
     out = out.assign(requests=[int(p.get("n_requests", 0) or 0) for p in out["params"]])
-    gaps = ["bound_gap_pct", "heur_gap_pct", "bound_gap_abs", "heur_gap_abs",
-            "bound_gap_units", "heur_gap_units"]
-    out[gaps] = out[gaps].astype(float) + 0.0  # a gap of -0.0 (bound at the optimum) reads 0.0
     out["setting"] = [f"{p.get('topology', 'alpha')}, {n} requests, uniform"
                       for p, n in zip(out["params"], out["requests"], strict=True)]
     return out.sort_values(["requests", "seed"], kind="stable")

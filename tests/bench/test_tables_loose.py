@@ -71,6 +71,9 @@ def test_maximisation_unproven_and_contradictions():
     assert fr.at[c, "bound_gap_pct"] == pytest.approx(25.0)
     assert fr.at[c, "heur_gap_pct"] == pytest.approx(12.5)
     assert fr.at[c, "loose_side"] == "bound"
+    same = loose.loose(rows([exact("nara", c, "highs:offline", 0.8), heur("nara", c, "t", 0.8),
+                             bound("nara", c, "cover", 0.8)]), ("t",), ("cover",))
+    assert str(same.at[0, "bound_gap_pct"]) == "0.0"  # never "-0.0 %" on a page
     assert not fr.at[d, "proven"] and math.isnan(fr.at[d, "bound_gap_pct"])
     assert fr.at[d, "exact_bound"] == 0.9 and fr.at[d, "exact_incumbent"] == 0.6
     assert "bound 0.4 beyond the optimum 0.5" in fr.at[e, "contradiction"]
