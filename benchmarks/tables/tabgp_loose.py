@@ -37,7 +37,23 @@ def _options(row: pd.Series) -> dict:
 def frame(runs: pd.DataFrame) -> pd.DataFrame:
     """The :func:`~dmlopt.benchmarks.tables.loose.loose` rows of the ``drift`` runs, one per
     instance and bound variant (``bound_method`` ``spectral-w3`` or ``spectral-default``), with
-    a ``setting`` (the generator's parameters) and ``n``."""
+    a ``setting`` (the generator's parameters) and ``n``.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        Store rows (:func:`dmlopt.benchmarks.tables.rows`) of the table's suites.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`dmlopt.benchmarks.tables.loose.COLUMNS` plus ``setting`` and ``n``, by size,
+        variant and seed; a bound run counts for the variant whose options it has.
+
+    References
+    ----------
+    :func:`dmlopt.benchmarks.tables.loose.loose`; paper 004 (the objective).
+    """
     sub = runs[(runs["problem"] == "tabgp")
                & runs["instance"].astype(str).str.startswith("drift(")] if len(runs) else runs
     parts = []
