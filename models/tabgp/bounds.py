@@ -505,7 +505,8 @@ def _maximise(win: _Window, iterations: int, deadline: float, start: np.ndarray 
               projected: bool = False, out: dict | None = None) -> tuple[np.ndarray, float]:
     """L-BFGS-B (``projected``: :func:`_projected_lbfgs`) on -value(x) from ``start`` (default
     zero; c+, c-, z >= 0); the best x seen (the start when out of time at once) and the
-    search's value at x = 0 (NaN when not reached); ``out["val"]`` gets the best value."""
+    search's value at x = 0 (NaN when not reached); ``out["val"]`` gets the best value and
+    ``out["start"]`` the first one (-inf when out of time at once)."""
     import scipy.optimize as so
 
     x0 = np.zeros(win.dim) if start is None else np.asarray(start, float)
@@ -517,6 +518,7 @@ def _maximise(win: _Window, iterations: int, deadline: float, start: np.ndarray 
         val, grad = win.value(x)
         if math.isnan(best["zero"]) and not np.any(x):
             best["zero"] = val
+        best.setdefault("start", val)
         if val > best["val"]:
             best["val"], best["x"] = val, x.copy()
         return -val, -grad
@@ -534,22 +536,25 @@ def _maximise(win: _Window, iterations: int, deadline: float, start: np.ndarray 
                 so.minimize(f, x0, jac=True, method="L-BFGS-B", bounds=bounds,
                             options={"maxiter": iterations, "maxfun": 2 * iterations})
     if out is not None:
-        out["val"] = best["val"]
+        out["val"], out["start"] = best["val"], best.get("start", -math.inf)
     return best["x"], best["zero"]
 
 
 def _stage(win: _Window, iterations: int, deadline: float,
            warm: np.ndarray) -> tuple[np.ndarray, bool]:
     """One later stage of a window's search: from the last stage's point ``warm`` (new
-    multipliers at 0) and, when that search ends on its own before ``deadline``, once more
-    from zero; the better point. A warm start can stall where eigenvalues cross (drift n = 30,
-    tau = 4, l = 2, seed 1, one window of 4 steps: the rows stage stayed at 41.8 from the
-    balance stage's point and reached 52.2 from zero). Also returns whether it searched
-    again."""
+    multipliers at 0) and, when that search ends on its own before ``deadline`` without
+    raising the value it started from, once more from zero; the better point. A warm start can
+    stall where eigenvalues cross (drift n = 30, tau = 4, l = 2, seed 1, one window of 4
+    steps: the rows stage stayed at 41.8 from the balance stage's point and reached 52.2 from
+    zero). A stage that made progress keeps the rest of its time for the next stage (er n =
+    300: its rows stage ends early, and the pair stage is still rising at the limit). Also
+    returns whether it searched again."""
     its = 20 * iterations if win.pairs else iterations
     first: dict = {}
     x, _ = _maximise(win, its, deadline, start=warm, projected=win.pairs, out=first)
-    if time.perf_counter() >= deadline:
+    gain = first.get("val", -math.inf) - first.get("start", -math.inf)
+    if time.perf_counter() >= deadline or gain > 1e-9 * max(1.0, abs(first.get("val", 0.0))):
         return x, False
     second: dict = {}
     y, _ = _maximise(win, its, deadline, projected=win.pairs, out=second)
@@ -586,7 +591,8 @@ def spectral_bound(instance: Any, *, time_limit: float | None = None, window: in
         "Same-label pairs"); 0: never. The search of a window runs in stages, (u, c), then the
         rows, then the pairs, each from the last one's best point and with an equal share of
         the window's time (what a stage leaves goes to the next); a later stage whose search
-        ends before its share runs once more from zero and keeps the better point.
+        ends before its share without raising its start runs once more from zero and keeps
+        the better point.
     threads : int
         BLAS threads while the bound runs (default 1, whatever the environment allows
         otherwise: the certification's reserve is measured on one thread), at most the
@@ -601,8 +607,8 @@ def spectral_bound(instance: Any, *, time_limit: float | None = None, window: in
         uncertified, 0 for a window not reached), ``search_seconds``, ``certify_seconds``,
         ``uncertified_windows`` (windows whose certification would end past the time limit:
         they count 0, still a bound; the time per window is probed on this machine first) and
-        ``restarted_stages`` (later stages whose warm-started search ended early and ran again
-        from zero).
+        ``restarted_stages`` (later stages whose warm-started search stalled at its start and
+        ran again from zero).
 
     References
     ----------
