@@ -47,7 +47,8 @@ def _spec(sid: str, n: int, p: float, s: int, table: str,
 # measured at load 9
 PAPER = Paper(
     key="tabgp", number="004", name="TABGP (temporal balanced graph partitioning)",
-    tables=("dmlopt.benchmarks.tables.tabgp", "dmlopt.benchmarks.tables.tabgp_bounds"),
+    tables=("dmlopt.benchmarks.tables.tabgp", "dmlopt.benchmarks.tables.tabgp_bounds",
+            "dmlopt.benchmarks.tables.tabgp_loose"),
     growth=Plan("vertices", lambda n: {"generator": "drift", "n": n, "m": 5 * n, "tau": 10,
                                        "l": 16}, (125, 250, 500, 1000, 2000, 4000), (64, 128),
                 minutes=10.0, quick_minutes=1.0,
