@@ -79,36 +79,16 @@ def certified(runs: pd.DataFrame, heuristics: Iterable[str],
     heuristics, bounds = tuple(heuristics), tuple(bounds)
     if runs.empty:
         return pd.DataFrame(columns=COLUMNS)
-    df = runs.copy()
-    df["objective"] = pd.to_numeric(df["objective"], errors="coerce")
-    df["bound"] = pd.to_numeric(df["bound"], errors="coerce")
+    df = numeric(runs)
     out = []
     for (problem, inst), g in df.groupby(["problem", "instance"], sort=False):
         sense = sense_of(str(problem))
-        h = g[(g["kind"] == "heuristic") & g["method"].isin(heuristics)
-              & g["status"].isin(SOLVED) & g["objective"].notna()]
-        if len(h):  # ties go to the heuristic listed first
-            h = h.iloc[np.argsort([heuristics.index(m) for m in h["method"]], kind="stable")]
-            pick = h["objective"].idxmin() if sense == "min" else h["objective"].idxmax()
-            best, who = float(h.at[pick, "objective"]), str(h.at[pick, "method"])
-        else:
-            best, who = math.nan, ""
+        best, who = best_heuristic(g, heuristics, sense)
         parsed = parse_id(inst) or (str(inst), {}, 0)
         for name in bounds:
-            b = g[(g["kind"] == "bound") & (g["method"] == f"bound:{name}")]
-            if b.empty and not len(h):
+            value, status, seconds, chosen = strongest_bound(g, name, sense)
+            if chosen is None and not who:
                 continue
-            ok = b[(b["status"] == "bound") & b["bound"].notna()]
-            if len(ok):  # the strongest of its runs (one per option set)
-                pick = ok["bound"].idxmax() if sense == "min" else ok["bound"].idxmin()
-                value, status = float(ok.at[pick, "bound"]), "bound"
-                seconds = float(ok.at[pick, "seconds"])
-            else:
-                value = math.nan
-                status = str(b["status"].iloc[-1]) if len(b) else "not run"
-                seconds = float(b["seconds"].iloc[-1]) if len(b) and pd.notna(
-                    b["seconds"].iloc[-1]) else math.nan
-            chosen = ok.loc[pick] if len(ok) else (b.iloc[-1] if len(b) else None)
             opts = _payload(chosen["options"]).get("options", {}) if chosen is not None else {}
             pct, diff = gap(best, value, sense)
             out.append({"problem": problem, "instance": inst, "generator": parsed[0],
@@ -118,6 +98,47 @@ def certified(runs: pd.DataFrame, heuristics: Iterable[str],
                         "bound": value, "bound_status": status, "bound_seconds": seconds,
                         "gap_pct": pct, "gap_abs": diff})
     return pd.DataFrame(out, columns=COLUMNS)
+
+
+def numeric(runs: pd.DataFrame) -> pd.DataFrame:
+    """A copy of store rows with ``objective``, ``bound`` and ``seconds`` as numbers (NaN where
+    a value is missing or not a number)."""
+    df = runs.copy()
+    for col in ("objective", "bound", "seconds"):
+        df[col] = pd.to_numeric(df[col], errors="coerce")
+    return df
+
+
+def best_heuristic(g: pd.DataFrame, heuristics: tuple[str, ...],
+                   sense: str) -> tuple[float, str]:
+    """``(best objective, its heuristic)`` of the solved heuristic runs of ``heuristics`` in
+    the rows ``g`` of one instance (ties: the heuristic listed first); ``(NaN, "")`` if
+    none."""
+    h = g[(g["kind"] == "heuristic") & g["method"].isin(heuristics)
+          & g["status"].isin(SOLVED) & g["objective"].notna()]
+    if not len(h):
+        return math.nan, ""
+    h = h.iloc[np.argsort([heuristics.index(m) for m in h["method"]], kind="stable")]
+    pick = h["objective"].idxmin() if sense == "min" else h["objective"].idxmax()
+    return float(h.at[pick, "objective"]), str(h.at[pick, "method"])
+
+
+def strongest_bound(g: pd.DataFrame, name: str,
+                    sense: str) -> tuple[float, str, float, pd.Series | None]:
+    """``(value, status, seconds, row)`` of bound method ``name`` in the rows ``g`` of one
+    instance: its strongest run (one per option set), else its last run's status with value
+    NaN (``"not run"`` and row None when it has none)."""
+    b = g[(g["kind"] == "bound") & (g["method"] == f"bound:{name}")]
+    ok = b[(b["status"] == "bound") & b["bound"].notna()]
+    if len(ok):
+        pick = ok["bound"].idxmax() if sense == "min" else ok["bound"].idxmin()
+        return (float(ok.at[pick, "bound"]), "bound", float(ok.at[pick, "seconds"]),
+                ok.loc[pick])
+    if b.empty:
+        return math.nan, "not run", math.nan, None
+    last = b.iloc[-1]
+    secs = float(last["seconds"]) if pd.notna(last["seconds"]) else math.nan
+    return math.nan, str(last["status"]), secs, last
 
 
 def seeds_text(seeds: Iterable[int]) -> str:

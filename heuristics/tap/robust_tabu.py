@@ -369,11 +369,18 @@ class _Progress:
               f"iterations, {out.restarts + 1} chains", file=sys.stderr, flush=True)
 
 
-def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Options) -> Outcome:
-    """Iterated robust tabu search with adaptive perturbation from ``perm`` (module docstring)."""
+def _clock(opts: Options):
+    """The clock ``time_limit`` is measured on: wall (default) or this process's CPU time."""
+    return time.perf_counter if opts.clock == "wall" else time.process_time
+
+
+def search(qap: ts.Padded, perm: np.ndarray, rng: np.random.Generator, opts: Options,
+           started: float | None = None) -> Outcome:
+    """Iterated robust tabu search with adaptive perturbation from ``perm`` (module docstring);
+    the time limit runs from ``started`` (a reading of the options' clock), default now."""
+    now = _clock(opts)
+    t0 = now() if started is None else started
     kern = _kern()
-    now = time.perf_counter if opts.clock == "wall" else time.process_time
-    t0 = now()
     size = qap.size
     limit = default_time_limit(size) if opts.time_limit is None else opts.time_limit
     deadline = t0 + limit if limit > 0 else math.inf
@@ -550,11 +557,13 @@ def rts(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
 
 
 def solve(instance: Instance, seed: int, opts: Options) -> tuple[Solution, Outcome]:
-    """Run :func:`search` on the padded QAP of ``instance`` from a random start."""
+    """Run :func:`search` on the padded QAP of ``instance`` from a random start; the time limit
+    covers the padding and the kernels' loading too."""
+    started = _clock(opts)()
     qap = ts.padded(instance.traffic, instance.distance, instance.K)
     rng = np.random.default_rng(seed)
     start = rng.permutation(qap.size).astype(np.int64)
-    out = search(qap, start, rng, opts)
+    out = search(qap, start, rng, opts, started=started)
     sol = Solution(assignment=ts.to_assignment(qap, out.perm))
     if out.interrupted:
         raise Interrupted(sol)

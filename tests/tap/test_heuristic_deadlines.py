@@ -113,3 +113,34 @@ def test_a_start_that_takes_the_whole_limit_leaves_no_search(monkeypatch, name):
     assert list(cut.assignment) == list(cle.assignment)
     assert dmlopt.evaluate(inst, cut).feasible
     assert dmlopt.evaluate(inst, free).objective < dmlopt.evaluate(inst, cle).objective
+
+
+def test_rts_limit_covers_its_padding_and_kernels(monkeypatch):
+    """``rts``'s clock starts before the padded QAP is built and its kernels are loaded: when
+    the padding seems to take the whole limit, it returns its random start unimproved (a TAP
+    instance with m = n = 600 spent 1.7 s there on a 2 s limit on a loaded machine)."""
+    from dmlopt.heuristics.tap import robust_tabu as rt
+
+    inst = _inst(20, 20, 2)
+    qap = ts.padded(inst.traffic, inst.distance, inst.K)
+    start = np.random.default_rng(3).permutation(qap.size)
+    start_cost = ts.total(qap, start)
+    free = rt.rts(inst, seed=3, iterations=2000)
+    assert dmlopt.evaluate(inst, free).objective < start_cost
+
+    class Clock:  # the real clock, 100 s ahead once the padding has been built
+        offset = 0.0
+
+        def perf_counter(self) -> float:
+            return time.perf_counter() + self.offset
+
+    clock, padded = Clock(), ts.padded
+
+    def slow_padded(*args, **kwargs):
+        clock.offset = 100.0
+        return padded(*args, **kwargs)
+
+    monkeypatch.setattr(rt, "time", clock)
+    monkeypatch.setattr(ts, "padded", slow_padded)
+    cut = rt.rts(inst, seed=3, time_limit=5.0)
+    assert dmlopt.evaluate(inst, cut).objective == pytest.approx(start_cost)
