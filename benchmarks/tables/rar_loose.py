@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dmlopt.benchmarks.tables import Table
+from dmlopt.benchmarks.tables import Table, md_table
 from dmlopt.benchmarks.tables.certified import seeds_text, time_limits
 from dmlopt.benchmarks.tables.loose import loose, loose_table
 from dmlopt.benchmarks.tables.rar_bounds import SCHEMES, unit
@@ -95,7 +95,54 @@ def render(runs: pd.DataFrame, outdir: Path) -> str:
             "proven optimum, in % of it and in blocked requests (one = 1 / |R| of eq. (4), "
             "plus alpha = 100 / |R| under MaxR). Loose side: the one farther from the "
             "optimum (both: within a factor 1.25).")
-    return text + "\n\n" + loose_table(fr, unit_name="blocked requests") + "\n"
+    return (text + "\n\n" + loose_table(fr, unit_name="blocked requests") + "\n\n"
+            + brackets(fr) + "\n")
+
+
+def brackets(fr: pd.DataFrame) -> str:
+    """Markdown: for the instances whose optimum the exact run did not prove, what its bound
+    and incumbent still say, in blocked requests: the optimum lies in [exact bound, exact
+    incumbent], so the ``energy`` bound is at least (exact bound - bound) / u below it and the
+    best heuristic at most (heuristic - exact bound) / u above it.
+
+    Parameters
+    ----------
+    fr : pandas.DataFrame
+        :func:`frame` rows.
+
+    Returns
+    -------
+    str
+        A sentence and a table, or an empty string when every optimum is proven.
+
+    References
+    ----------
+    :func:`dmlopt.benchmarks.tables.loose.loose` (columns ``exact_bound``,
+    ``exact_incumbent``, ``unit``).
+    """
+    open_ = fr[~fr["proven"].astype(bool) & fr["exact_bound"].notna() & fr["unit"].notna()]
+    if open_.empty:
+        return ""
+    u = open_["unit"]
+    open_ = open_.assign(b_min=(open_["exact_bound"] - open_["bound"]) / u,
+                         h_max=(open_["objective"] - open_["exact_bound"]) / u,
+                         width=(open_["exact_incumbent"] - open_["exact_bound"]) / u)
+    lines, notes = [], []
+    for setting, g in open_.groupby("setting", sort=False):
+        lines.append([str(setting), str(len(g)),
+                      f"{g['b_min'].mean():.1f} / {g['b_min'].min():.1f}",
+                      f"{g['h_max'].mean():.1f} / {g['h_max'].max():.1f}",
+                      f"{g['width'].mean():.2f} / {g['width'].max():.2f}"])
+        notes.append(f"- {setting}: " + "; ".join(
+            f"{r.seed}: bound >= {r.b_min:.1f}, heuristic <= {r.h_max:.1f}"
+            for r in g.sort_values("seed").itertuples()))
+    return ("Not proven: the exact run's bound and incumbent bracket the optimum. In blocked "
+            "requests, the `energy` bound lies at least (exact bound - bound) / u below the "
+            "optimum, the best heuristic at most (heuristic - exact bound) / u above it.\n\n"
+            + md_table(["setting", "instances", "bound's gap at least, mean / min",
+                        "heuristic's gap at most, mean / max",
+                        "exact run's own gap, mean / max"], lines)
+            + "\n\n" + "\n".join(notes))
 
 
 def _lns_seconds(runs: pd.DataFrame) -> str:

@@ -78,6 +78,10 @@ def test_loose_table_splits_the_gap_in_blocked_requests(tmp_path):
             "| 50.0 % / 50.0 % | 25.0 % / 25.0 % | 2.0 / 2.0 | 1.0 / 1.0 | bound (1) | 0 |"
             ) in text
     assert "`rdda-pack` 31.56 (25.0 %)" in text and "1: not proven" in text
+    # seed 1, not proven: optimum in [2, 3] units; energy 1 unit: at least 1.0 below it;
+    # rdda-pack 3 units: at most 1.0 above it; the exact run's own gap 1.00
+    assert "| 16 requests, 12 slots, CUs x 0.12, MaxR | 1 | 1.0 / 1.0 | 1.0 / 1.0 | 1.00 / 1.00 |" \
+        in text
     assert rar_loose.TABLES[0].title_of(df).startswith(
         "Which side is loose: proven optima of scaled-down 38-node settings (16 requests, "
         "12 slots, CUs x 0.12; seeds 0 and 1)")
