@@ -168,8 +168,11 @@ def _heading(runs: pd.DataFrame) -> str:
             f"({'; '.join(settings)}; seeds {seeds_text(fr['seed'])})")
 
 
+# minutes measured on the shared 2-core machine (load 7-9, --workers 1, 2026-11-28): the full
+# run 43.8 min of run time (rdda-lns 60 s per instance, exact runs up to their limits), quick
+# 6.4 s
 TABLES = [
     Table("rar", "loose", "Which side is loose: proven optima of scaled-down 38-node settings "
           "(demand above capacity as at 500 requests), the energy bound and the heuristics",
-          ("paper-rar-loose",), ("quick-rar-loose",), render, 60.0, 1.0, heading=_heading),
+          ("paper-rar-loose",), ("quick-rar-loose",), render, 45.0, 0.2, heading=_heading),
 ]
