@@ -45,7 +45,8 @@ def _rar38() -> Iterator[Spec]:
 # measured at load 9
 PAPER = Paper(
     key="rar", number="003", name="RAR (ring-all-reduce scheduling)",
-    tables=("dmlopt.benchmarks.tables.rar", "dmlopt.benchmarks.tables.rar_bounds"),
+    tables=("dmlopt.benchmarks.tables.rar", "dmlopt.benchmarks.tables.rar_bounds",
+            "dmlopt.benchmarks.tables.rar_loose"),
     growth=Plan("requests", lambda n: {"generator": "cpn38", "requests": n,
                                        "slots": max(12, round(0.48 * n)), "scheme": "MinCU"},
                 (63, 125, 250, 500, 1000), (25, 50), minutes=2.0, quick_minutes=0.3,

@@ -112,7 +112,14 @@ from dmlopt.models.rar.constants import (
     SENSE,
     TITLE,
 )
-from dmlopt.models.rar.evaluation import Assignment, Plan, Solution, assign_cu_ids, evaluate
+from dmlopt.models.rar.evaluation import (
+    Assignment,
+    Plan,
+    Solution,
+    assign_cu_ids,
+    blocked_cost,
+    evaluate,
+)
 from dmlopt.models.rar.formulations import (
     FORMULATIONS,
     activated_cus,
@@ -165,7 +172,8 @@ __all__ = [
     'NAME', 'TITLE', 'PAPER', 'SENSE', 'SCHEMES', 'EPS', 'MAX_RING_CAP', 'MAX_RING_STEPS',
     'Node', 'Link', 'Request', 'Instance', 'Ring', 'ring_reliability', 'ring_links',
     'enumerate_rings', 'iterations', 'node_work', 'duration', 'fewest_cus_table', 'fewest_cus',
-    'modes', 'Assignment', 'Solution', 'evaluate', 'Plan', 'assign_cu_ids', 'build_paper',
+    'modes', 'Assignment', 'Solution', 'evaluate', 'blocked_cost', 'Plan', 'assign_cu_ids',
+    'build_paper',
     'build_aggregated', 'activated_cus', 'activated_wavelengths', 'FORMULATIONS', 'build',
     'estimate_size', 'decode', 'wavelength_relabel', 'warm_start', 'generate_cpn6',
     'generate_cpn38', 'generate_random', 'Cpn6Params', 'Cpn38Params', 'RandomParams',

@@ -66,6 +66,10 @@ class EnergyOptions(Options):
                                          "(ring choice per node count), with CU-slots per node "
                                          "and interval; None: on under MaxR and MinW, off under "
                                          "MinCU and MinT (where it did not raise the bound)")
+    integral: bool = pydantic.Field(False, description="keep each request's acceptance "
+                                    "integral (deployed or blocked, its mix of options "
+                                    "fractional): a MIP, bounded by HiGHS's dual bound when "
+                                    "the time limit stops it")
 
 
 def _clusters(instance: Instance) -> list[frozenset[int]]:
@@ -157,8 +161,8 @@ def _assign_on(instance: Instance, assign: bool | None) -> bool:
 
 
 def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = True,
-                    assign: bool | None = None, deadline: float | None = None
-                    ) -> dict[str, Any]:
+                    assign: bool | None = None, deadline: float | None = None,
+                    integral: bool = False) -> dict[str, Any]:
     """The energetic LP of :func:`energy_bound` as arrays (minimisation, columns and rows).
 
     Parameters
@@ -177,6 +181,9 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
     deadline : float or None
         A ``time.perf_counter()`` instant: the build checks the clock between the intervals of
         its energetic rows and raises :class:`SolverError` ("no bound") past it.
+    integral : bool
+        Give each request with options a binary acceptance column equal to the sum of its
+        option columns (``integer_cols``): the LP becomes a MIP.
 
     Returns
     -------
@@ -184,7 +191,8 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
         ``cost``, ``lower``, ``upper`` (columns), ``row_lower``, ``row_upper``, ``rows`` (a
         scipy CSR matrix), ``offset`` (constant of the objective), ``forced_blocked`` (requests
         no candidate ring and mode can serve), ``n_options`` and ``option_cols`` (the option
-        columns: one minus their sum per request is its blocked fraction).
+        columns: one minus their sum per request is its blocked fraction), ``integer_cols``
+        (the acceptance columns with ``integral``, else empty).
 
     References
     ----------
@@ -262,10 +270,16 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
     by_req: dict[int, list[int]] = {}
     for o in opts:
         by_req.setdefault(o[0], []).append(o[6])
+    accept: list[int] = []
     for cols in by_req.values():
-        row([(c, 1.0) for c in cols], -inf, 1.0)
+        if integral:  # the request's acceptance y_j = sum of its options, y_j binary
+            accept.append(col(0.0))
+            row([(c, 1.0) for c in cols] + [(accept[-1], -1.0)], 0.0, 0.0)
+        else:
+            row([(c, 1.0) for c in cols], -inf, 1.0)
     # energetic rows with prefix columns P[S, s, e'] >= P[S, s, e'_prev] + new CU-slots
     first = opts[0][6] if opts else 0
+    assert not accept or accept[0] > opts[-1][6]
     by_set: dict[int, list[tuple[int, int, int, float]]] = {}
     for si, nodes in enumerate(sets):
         _check_clock(deadline)
@@ -289,7 +303,8 @@ def build_energy_lp(instance: Instance, end_step: int = 2, node_sets: bool = Tru
     return {"cost": np.array(cost), "lower": np.array(lower), "upper": np.array(upper),
             "row_lower": np.array(rlo), "row_upper": np.array(rhi), "rows": mat,
             "offset": offset, "forced_blocked": forced, "n_options": len(opts),
-            "option_cols": np.array([o[6] for o in opts], dtype=np.int64)}
+            "option_cols": np.array([o[6] for o in opts], dtype=np.int64),
+            "integer_cols": np.array(accept, dtype=np.int64)}
 
 
 def _check_clock(deadline: float | None) -> None:
@@ -412,15 +427,23 @@ def _wavelength_rows(inst: Instance, opts: list, w_col: dict[int, int], row: Any
 def _solve_lp(lp: dict[str, Any], time_limit: float | None, end: float | None = None
               ) -> tuple[str, float, np.ndarray]:
     """HiGHS on the LP, for ``time_limit`` seconds or until ``end`` (``time.perf_counter()``,
-    counted after the arrays are passed), whichever comes first."""
+    counted after the arrays are passed), whichever comes first. With ``integer_cols`` (a MIP)
+    the value is HiGHS's dual bound, valid at any stop, and the status ``Optimal`` whenever
+    that bound is finite."""
     from dmlopt import solvers
+
+    integer = lp.get("integer_cols")
+    mask = None
+    if integer is not None and len(integer):
+        mask = np.zeros(len(lp["cost"]), dtype=bool)
+        mask[integer] = True
 
     solvers.prepare_highs(1)
     h = solvers.highspy_model()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
     solvers.add_arrays(h, lp["lower"], lp["upper"], lp["rows"], lp["row_lower"],
-                       lp["row_upper"], cost=lp["cost"])
+                       lp["row_upper"], cost=lp["cost"], integer=mask)
     if end is not None:
         left = max(0.1, end - time.perf_counter())
         time_limit = left if time_limit is None else min(time_limit, left)
@@ -429,11 +452,16 @@ def _solve_lp(lp: dict[str, Any], time_limit: float | None, end: float | None = 
     solvers.run_highspy(h)
     status = h.modelStatusToString(h.getModelStatus())
     value = h.getInfo().objective_function_value
+    if mask is not None:
+        value = h.getInfo().mip_dual_bound
+        if status != "Infeasible" and math.isfinite(value):
+            status = "Optimal"
     return status, float(value) + lp["offset"], np.asarray(h.getSolution().col_value)
 
 
 def energy_bound(instance: Instance, *, time_limit: float | None = None, end_step: int = 2,
-                 node_sets: bool = True, assign: bool | None = None) -> BoundValue:
+                 node_sets: bool = True, assign: bool | None = None,
+                 integral: bool = False) -> BoundValue:
     """The energetic LP bound on eq. (4) (module docstring), any scheme and size.
 
     Parameters
@@ -443,7 +471,7 @@ def energy_bound(instance: Instance, *, time_limit: float | None = None, end_ste
     time_limit : float or None
         Seconds for the build and HiGHS; a build past 80 % of it, or an LP stopped before
         optimality, raises :class:`SolverError` (no bound).
-    end_step, node_sets, assign
+    end_step, node_sets, assign, integral
         See :class:`EnergyOptions`.
 
     Returns
@@ -463,7 +491,7 @@ def energy_bound(instance: Instance, *, time_limit: float | None = None, end_ste
     deadline = None if time_limit is None else t0 + 0.8 * time_limit
     end = None if time_limit is None else t0 + time_limit
     lp = build_energy_lp(instance, end_step=end_step, node_sets=node_sets, assign=assign,
-                         deadline=deadline)
+                         deadline=deadline, integral=integral)
     built = time.perf_counter() - t0
     status, value, x = _solve_lp(lp, None, end)
     if status != "Optimal" or not math.isfinite(value):

@@ -190,6 +190,34 @@ def evaluate(instance: Instance, solution: Solution) -> Evaluation:
                       tuple(violations), metrics)
 
 
+def blocked_cost(instance: Instance) -> float:
+    """What one blocked request adds to eq. (4) of ``instance`` beyond deploying nothing for it.
+
+    A blocked request raises the blocking term by 1 / |R|; under MaxR it also adds
+    ``alpha * 1`` to zeta (Gamma_j = 0, eq. 12), where a deployed request adds ``alpha (1 -
+    Gamma_j)``. Under MinCU, MinW and MinT a blocked request adds nothing to zeta. This is the
+    unit in which the certified-gap tables state a gap as "blocked requests' worth".
+
+    Parameters
+    ----------
+    instance : Instance
+        The instance (its requests, scheme and alpha, :meth:`Instance.alpha_of`).
+
+    Returns
+    -------
+    float
+        1 / |R|, plus ``instance.alpha_of("MaxR")`` under MaxR.
+
+    References
+    ----------
+    Paper 003 (Chen et al.), eqs. (4) and (12); the scoring is :func:`evaluate`'s.
+    """
+    unit = 1.0 / len(instance.requests)
+    if instance.scheme == "MaxR":
+        unit += instance.alpha_of("MaxR")
+    return unit
+
+
 Plan = tuple[list[int], list[int], int, int]
 
 

@@ -94,7 +94,7 @@ def generate_cpn6(*, seed: int = 0, requests: int = 10, scheme: str = "MinCU",
 
 
 def generate_cpn38(*, seed: int = 0, requests: int = 100, scheme: str = "MinCU",
-                   slots: int = 48) -> Instance:
+                   slots: int = 48, cu_scale: float = 1.0) -> Instance:
     """The 38-node, 59-link network (section 6) and Table 1's large settings.
 
     Requests as Table 1: data D in [100, 200] GB, theta in [0.1, 0.4], reliability r in
@@ -112,11 +112,17 @@ def generate_cpn38(*, seed: int = 0, requests: int = 100, scheme: str = "MinCU",
         Objective scheme of section 4.C (default ``"MinCU"``).
     slots : int, optional
         Time slots |T| of 30 minutes, >= 12 (default 48); arrivals and deadlines scale.
+    cu_scale : float, optional
+        Each node's CUs times this factor, rounded, at least 1 (default 1: the shipped
+        topology's 160-320). With ``slots`` and ``requests`` scaled down by about the same
+        factor, the fewest CU-slots of the requests stay near the network's CU-slots, as at
+        500 requests and 48 slots (scaled-down settings an exact formulation can prove).
 
     Returns
     -------
     Instance
-        Named ``cpn38-r<requests>-<scheme>-s<seed>`` on the shipped ``cpn38`` topology.
+        Named ``cpn38-r<requests>-<scheme>-s<seed>`` on the shipped ``cpn38`` topology
+        (``cpn38-r<requests>-<scheme>-c<cu_scale>-s<seed>`` with a ``cu_scale`` other than 1).
 
     References
     ----------
@@ -124,6 +130,8 @@ def generate_cpn38(*, seed: int = 0, requests: int = 100, scheme: str = "MinCU",
     """
     if requests < 1 or slots < 12:
         raise spec_error("requests/slots", (requests, slots), "need requests >= 1, slots >= 12")
+    if not (isinstance(cu_scale, int | float) and 0 < cu_scale <= 1):
+        raise spec_error("cu_scale", cu_scale, "must be a number in (0, 1]")
     if scheme not in SCHEMES:
         raise spec_error("scheme", scheme, f"is not one of {', '.join(SCHEMES)}")
     rng = np.random.default_rng(seed)
@@ -131,8 +139,13 @@ def generate_cpn38(*, seed: int = 0, requests: int = 100, scheme: str = "MinCU",
     a_hi = max(1, round(slots * 10 / 48))
     d_lo = min(slots, round(slots * 39 / 48))
     reqs = _requests(rng, requests, len(topo["nodes"]), (1, a_hi), (d_lo, slots), "flex")
-    return _from_topology(topo, name=f"cpn38-r{requests}-{scheme}-s{seed}", scheme=scheme,
-                          slots=slots, cu_tflops=10.0, rho=3, requests=reqs)
+    name = f"cpn38-r{requests}-{scheme}-s{seed}"
+    if cu_scale != 1.0:
+        topo["nodes"] = [{**nd, "cus": max(1, round(nd["cus"] * cu_scale))}
+                         for nd in topo["nodes"]]
+        name = f"cpn38-r{requests}-{scheme}-c{cu_scale:g}-s{seed}"
+    return _from_topology(topo, name=name, scheme=scheme, slots=slots, cu_tflops=10.0, rho=3,
+                          requests=reqs)
 
 
 def generate_random(*, seed: int = 0, nodes: int = 4, extra_links: int = 1, requests: int = 2,
@@ -225,6 +238,9 @@ class Cpn38Params(Cpn6Params):
     requests: int = pydantic.Field(default=100, ge=1, description="training requests |R|")
     slots: int = pydantic.Field(default=48, ge=12, le=10_000,
                                 description="time slots |T| (arrivals and deadlines scale)")
+    cu_scale: float = pydantic.Field(default=1.0, gt=0, le=1, description="each node's CUs "
+                                     "times this factor (rounded, at least 1): scaled-down "
+                                     "settings with demand above capacity")
 
 
 class RandomParams(Options):
