@@ -34,7 +34,14 @@ def _interrupt_when_found(proc: subprocess.Popen, deadline: float = 120.0) -> No
     raise AssertionError("the solve ended before an incumbent was reported")
 
 
-def _interrupt_after(proc: subprocess.Popen, seconds: float) -> None:
+def _interrupt_after(proc: subprocess.Popen, seconds: float, deadline: float = 120.0) -> None:
+    """Wait for the child's first progress line (the solver has started: SCIP reports its
+    incumbents only after the root node), then ``seconds`` of solving, then SIGINT."""
+    t0 = time.monotonic()
+    for line in proc.stderr:
+        if line.startswith("dmlopt: scip "):
+            break
+        assert time.monotonic() - t0 < deadline, "no progress line in time"
     time.sleep(seconds)
     assert proc.poll() is None, "the solve ended before the interrupt"
     proc.send_signal(signal.SIGINT)
@@ -53,7 +60,7 @@ def test_cli_ctrl_c_keeps_the_incumbent(tmp_path, solver):
     if solver == "highs":
         _interrupt_when_found(proc)  # progress lines are HiGHS's
     else:
-        _interrupt_after(proc, 20.0)
+        _interrupt_after(proc, 5.0)
     t0 = time.monotonic()
     rest, err = proc.communicate(timeout=60)
     assert time.monotonic() - t0 < 15, "the solver did not stop within seconds"

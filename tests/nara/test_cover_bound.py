@@ -132,7 +132,8 @@ def test_a_cut_generator_that_cuts_a_feasible_set_is_caught(monkeypatch):
 
 def test_cuts_hold_for_every_allocator_on_alpha():
     inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "alpha"}, seed=0)
-    bound, cuts, metrics = fitcuts.cover_cuts(inst, time_limit=30)
+    # the cut loop runs out any limit on this episode; 8 s find several cuts (30 s: a few more)
+    bound, cuts, metrics = fitcuts.cover_cuts(inst, time_limit=8)
     assert cuts and bound <= metrics["aggregate"]
     for name in ("tetris", "nalb", "netfit", "netfit-probe"):
         res = dmlopt.heuristic(inst, name, seed=0)
