@@ -147,8 +147,10 @@ def __getattr__(name: str) -> Any:
 #: ``acceptance-sets`` of :mod:`.exact` (what ``dmlopt.solve`` runs first by default)
 BOUNDS = {**_BOUNDS, "acceptance-sets": ACCEPTANCE_SETS}
 
-#: the bound to use (docs/nara.md: the paper's sizes, 128 requests and more)
-RECOMMENDED_BOUND = "aggregate"
+#: the bound to use (docs/nara.md): ``cover``, ``aggregate`` with cover cuts, the exact side
+#: on every proven episode of the loose table; where its size estimate is above the limits
+#: (the largest episodes) ``dmlopt.bound`` falls back to ``aggregate``
+RECOMMENDED_BOUND = "cover"
 
 #: a tiny ``dmlopt.generate`` spec, 4 requests on the alpha topology: solves in about a
 #: second with every formulation; tests/core/test_contract.py checks the problem contract on it

@@ -45,8 +45,9 @@ from dmlopt.models.nara.instance import Instance, Request
 #: seconds of one fit proof (the schedule bound of the small episode)
 FIT_SECONDS = 5.0
 
-#: seconds of the whole cut loop when no time limit is given
-COVER_SECONDS = 300.0
+#: seconds of the whole cut loop when no time limit is given (alpha, 128 uniform requests: at
+#: 60 s within 1-3 requests of the bound at 120 s; docs/nara.md)
+COVER_SECONDS = 60.0
 
 Rows = tuple[list[list[int]], list[list[float]], list[float]]
 
