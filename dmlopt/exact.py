@@ -343,7 +343,9 @@ def build_watch(what: str, stop: float | None, every: float | None, hint: str = 
     def handler(signum: int, frame: Any) -> None:
         now = time.perf_counter()
         if stop is not None and now >= stop:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            # again in 1 s should code in the block swallow the error (the block's end stops
+            # the timer; its clean-up takes far less)
+            signal.setitimer(signal.ITIMER_REAL, 1.0, 1.0)
             stopped[0] = True
             raise ModelTooLargeError(
                 f"{what}: the build ran past its limit of {stop - t0:.0f} s and was stopped, "

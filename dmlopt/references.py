@@ -738,7 +738,8 @@ def _export_one(rec: Any, name: str, target: Path, limits: Any) -> Exported | st
             if counts["quadratic"]:
                 raise InstanceError(name, formulation, "wrote a quadratic model")
             with open(tmp, "rb") as src, io.atomic_open(target, "wb") as dst, \
-                    gzip.GzipFile(f"{rec.id}.mps", "wb", fileobj=dst, mtime=0) as gz:
+                    gzip.GzipFile(f"{rec.id}.mps", "wb", compresslevel=6, fileobj=dst,
+                                  mtime=0) as gz:
                 while chunk := src.read(1 << 20):
                     gz.write(chunk)
     finally:

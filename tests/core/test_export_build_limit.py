@@ -69,9 +69,11 @@ def test_a_build_running_past_the_limit_is_stopped_and_says_it_is_working(tmp_pa
                                                                           monkeypatch):
     """An estimate too low (here: a build that never ends) is caught by the watch: progress
     lines, then one error line at the limit, nothing on stdout and nothing written."""
-    def forever(instance):
-        while True:
+    def forever(instance):  # "never ends": 60 s, so a watch that failed cannot hang the suite
+        t = time.perf_counter()
+        while time.perf_counter() - t < 60:
             sum(range(100))
+        raise AssertionError("the build watch did not stop the build")
 
     monkeypatch.setitem(rar.FORMULATIONS, "paper", (forever, rar_formulations._size_paper))
     monkeypatch.setattr(exact, "BUILD_PROGRESS_SECONDS", 0.2)
