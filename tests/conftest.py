@@ -57,6 +57,7 @@ FAST = frozenset({
     "core/test_contract.py", "core/test_contract_entries.py", "core/test_core.py",
     "core/test_boundary.py", "bench/test_boundary.py", "core/test_docs_registry.py",
     "core/test_doctests.py", "core/test_readme.py", "core/test_house.py",
+    "core/test_reference_pages.py", "core/test_validation_rows.py",
 })
 
 
