@@ -88,6 +88,23 @@ def _solve_mip(problem: Any, instance: Any, *, formulation: str, solver: str,
                 res.message = f"{run.message}; no incumbent from the solver: the warm start"
                 res.gap = relative_gap(ev.objective, res.bound)
         return res
+    own = _own_objective(model)
+    if run.objective is not None and own is not None and not _close(run.objective, own):
+        # the solver reports an objective its own solution does not have (HiGHS 1.16 after
+        # some MIP starts): a solver fault, not a modelling one; its claims are not used
+        fault = (f"{method}: the solver reported the objective {run.objective!r}, but its "
+                 f"solution has {own!r} in the model")
+        if start is None:
+            raise SolverError(f"{fault}; no result is reported (a solver fault: try another "
+                              "solver or formulation)")
+        again = _solve_mip(problem, instance, formulation=formulation, solver=solver,
+                           time_limit=time_limit, mip_gap=mip_gap, threads=threads, start=None,
+                           tee=tee, solver_options=solver_options, progress=progress,
+                           deadline=max(until, time.perf_counter() + 1.0)
+                           if until is not None else None)
+        note = f"{fault} after the MIP start; solved again without the start"
+        again.message = f"{note}; {again.message}" if again.message else note
+        return again
     solution = (entry.decode or problem.model.decode)(model, instance)
     ev = problem.model.evaluate(instance, solution)
     _fill(res, solution, ev)
@@ -416,6 +433,26 @@ def proven(objective: float | None, bound: float | None) -> bool:
         return False
     return gap <= solvers.OPTIMALITY_GAP or \
         abs(objective - bound) <= solvers.OPTIMALITY_ABS_GAP  # type: ignore[operator]
+
+
+def _own_objective(model: Any) -> float | None:
+    """The value of the model's active objective at its variables' current values (the
+    solver's loaded solution); None when it cannot be computed (a variable without a value)."""
+    import pyomo.environ as pyo
+
+    objs = list(model.component_data_objects(pyo.Objective, active=True))
+    if len(objs) != 1:
+        return None
+    try:
+        value = pyo.value(objs[0].expr, exception=False)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+    return None if value is None else float(value)
+
+
+def _close(a: float, b: float) -> bool:
+    """Equal within :data:`OBJECTIVE_TOL` (relative, at least absolute)."""
+    return abs(a - b) <= OBJECTIVE_TOL * max(1.0, abs(a), abs(b))
 
 
 def _check_objective(method: str, sense: str, evaluated: float, incumbent: float | None,

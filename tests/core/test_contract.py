@@ -28,6 +28,7 @@ import dmlopt
 from dmlopt import registry
 from dmlopt.api import solver_allowed
 from dmlopt.io import to_json
+from dmlopt.solvers import prepare_highs
 
 PROBLEMS = registry.names()
 FORMULATIONS = [(p, f) for p in PROBLEMS for f in registry.get(p).formulations]
@@ -121,6 +122,7 @@ def test_every_formulation_reaches_the_same_optimum(problem):
 @pytest.mark.parametrize(("problem", "formulation"), EXPORTABLE)
 def test_export_is_read_back_by_highs_at_the_optimum(problem, formulation, ext, tmp_path):
     path = dmlopt.export(example(problem), tmp_path / f"model.{ext}", formulation=formulation)
+    prepare_highs(1)  # an earlier test in this process may have run HiGHS on other threads
     h = highspy.Highs()
     h.silent()
     h.setOptionValue("threads", 1)
