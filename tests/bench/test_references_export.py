@@ -12,7 +12,8 @@ import highspy
 import pytest
 
 import dmlopt
-from dmlopt import cli, references
+from dmlopt import cli, contract, references
+from dmlopt.errors import InstanceError
 from dmlopt.solvers import reset_highs_scheduler
 
 #: small records of every problem with a library (optimal and best-known)
@@ -111,6 +112,32 @@ def test_raw_highs_reproduces_opt(exported, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert code == 0 and ["objective", f"{rec.objective:.6g}"] in [
         ln.split() for ln in printed.splitlines()]
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 7])
+def test_a_quadratic_model_is_refused_and_leaves_no_file(tmp_path, monkeypatch, chunk):
+    """The export's check for products (the MPS sections Pyomo writes for them, found as the
+    file is compressed, also when they straddle two chunks) gives write_model's own count of
+    quadratic terms: TAP's MINLP (``paper``) is refused with no file left, its linear ``rlt``
+    is written."""
+    rec = next(r for r in references.records("tap") if r.id == "fig11-dcell-ps-v8-s0")
+    limits = contract.limits_from(references.EXPORT_LIMIT)
+    monkeypatch.setattr(references, "COPY_CHUNK", chunk)
+    for formulation, quadratic in (("paper", True), ("rlt", False)):
+        counts = dmlopt.api.write_model(dmlopt.build(rec.load_instance(), formulation),
+                                        tmp_path / f"{formulation}.mps")
+        assert bool(counts["quadratic"]) is quadratic
+        monkeypatch.setattr(references, "_choose", lambda *a, f=formulation: ([f], ""))
+        target = tmp_path / formulation / "set" / "tap" / f"{rec.id}.mps.gz"
+        if quadratic:
+            with pytest.raises(InstanceError, match="wrote a quadratic model"):
+                references._export_one(rec, f"tap/{rec.id}", target, limits)
+            assert list(target.parent.iterdir()) == []
+        else:
+            out = references._export_one(rec, f"tap/{rec.id}", target, limits)
+            assert out.formulation == "rlt" and out.checked
+            with gzip.open(target, "rb") as fh:
+                assert fh.read() == (tmp_path / "rlt.mps").read_bytes()
 
 
 def test_cli_skips_and_refuses(tmp_path, capsys):
