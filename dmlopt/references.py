@@ -661,6 +661,10 @@ def export_set(directory: str | Path, problems: list[str] | None = None,
     return exported, skipped
 
 
+#: The MPS sections Pyomo writes for products (TAP's MINLP): none in an exported (linear) model
+QUADRATIC_MPS = re.compile(rb"\n(QUADOBJ|QCMATRIX|QMATRIX|QSECTION)\b")
+#: bytes of the written model read at a time (gzipped and scanned for QUADRATIC_MPS)
+COPY_CHUNK = 1 << 20
 #: The file an unfinished ``export_set`` keeps in its folder (its arguments and the records
 #: already written); removed when the export completes.
 EXPORT_MARKER = ".dmlopt-export-in-progress.json"
@@ -734,13 +738,16 @@ def _export_one(rec: Any, name: str, target: Path, limits: Any) -> Exported | st
     quiet.setLevel(logging.ERROR)  # a constant objective (0 everywhere) is not news here
     try:
         with io.scratch_path(target.parent, ".mps") as tmp:
-            counts = api.write_model(model, tmp)
-            if counts["quadratic"]:
-                raise InstanceError(name, formulation, "wrote a quadratic model")
+            api.write_model(model, tmp, counts=False)
             with open(tmp, "rb") as src, io.atomic_open(target, "wb") as dst, \
                     gzip.GzipFile(f"{rec.id}.mps", "wb", compresslevel=6, fileobj=dst,
                                   mtime=0) as gz:
-                while chunk := src.read(1 << 20):
+                line = b"\n"  # the unfinished line before a chunk
+                while chunk := src.read(COPY_CHUNK):
+                    buf = line + chunk
+                    if QUADRATIC_MPS.search(buf):  # no half-written file is left
+                        raise InstanceError(name, formulation, "wrote a quadratic model")
+                    line = buf[max(buf.rfind(b"\n"), 0):]
                     gz.write(chunk)
     finally:
         quiet.setLevel(level)
