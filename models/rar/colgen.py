@@ -502,6 +502,12 @@ def columns_bound(instance: Instance, *, time_limit: float | None = None,
         h.setOptionValue("time_limit", float(h.getRunTime()) + float(left))
         t1 = time.perf_counter()
         solvers.run_highspy(h)
+        if (h.modelStatusToString(h.getModelStatus()) == "Unknown"
+                and time.perf_counter() < end):
+            # primal simplex without presolve can stall on numerics: dual simplex from here
+            h.setOptionValue("simplex_strategy", 1)
+            solvers.run_highspy(h)
+            h.setOptionValue("simplex_strategy", 4)
         t_master += time.perf_counter() - t1
         if h.modelStatusToString(h.getModelStatus()) != "Optimal":
             break
