@@ -441,10 +441,11 @@ def columns_bound(instance: Instance, *, time_limit: float | None = None,
     BoundValue
         The best Lagrangian bound moved to the weak side by 1e-6 (relative), with metrics
         ``iterations``, ``columns`` (in the master), ``configurations`` (priced),
-        ``master_lp`` (the last master LP value, NaN before the first), ``lagrangian``
+        ``master_lp`` (the last master LP value, absent before the first), ``lagrangian``
         (unmoved), ``converged`` (1: no negative reduced cost left), ``master_blocked``
-        (requests the master blocks, fractional), ``seconds_pricing`` and
-        ``seconds_master``.
+        (requests the master blocks, fractional), ``seconds_pricing``, ``seconds_master``
+        and after Ctrl-C ``interrupted`` (1.0: the bound so far, still valid; the API raises
+        :class:`~dmlopt.errors.Interrupted` carrying it).
 
     References
     ----------
@@ -480,72 +481,80 @@ def columns_bound(instance: Instance, *, time_limit: float | None = None,
     seen: set[tuple[int, int, int, int, int]] = set()
     n_cols = iterations = 0
     converged = False
-    lp_value = blocked = math.nan
+    lp_value = blocked = 0.0
     t_price = t_master = 0.0
-    while True:
-        if not cands:  # no negative reduced cost at the master's duals (or at 0)
-            converged = True
-            break
-        cands = [c for c in cands if c not in seen]
-        if not cands:  # only columns already in: converged within HiGHS's tolerances
-            converged = True
-            break
-        seen.update(cands)
-        costs, starts, rows, vals = _columns_arrays(inst, reqs_all, lay, cands)
-        h.addCols(len(cands), costs, np.zeros(len(cands)), np.ones(len(cands)), len(rows),
-                  starts, rows, vals)
-        n_cols += len(cands)
-        left = end - time.perf_counter()
-        if left <= 0 or (max_iterations and iterations >= max_iterations):
-            break
-        # HiGHS's limit counts its run clock, which adds up over the runs of one model
-        h.setOptionValue("time_limit", float(h.getRunTime()) + float(left))
-        t1 = time.perf_counter()
-        solvers.run_highspy(h)
-        if (h.modelStatusToString(h.getModelStatus()) == "Unknown"
-                and time.perf_counter() < end):
-            # primal simplex without presolve can stall on numerics: dual simplex from here
-            h.setOptionValue("simplex_strategy", 1)
+    interrupted = False
+    try:
+        while True:
+            if not cands:  # no negative reduced cost at the master's duals (or at 0)
+                converged = True
+                break
+            cands = [c for c in cands if c not in seen]
+            if not cands:  # only columns already in: converged within HiGHS's tolerances
+                converged = True
+                break
+            seen.update(cands)
+            costs, starts, rows, vals = _columns_arrays(inst, reqs_all, lay, cands)
+            h.addCols(len(cands), costs, np.zeros(len(cands)), np.ones(len(cands)), len(rows),
+                      starts, rows, vals)
+            n_cols += len(cands)
+            left = end - time.perf_counter()
+            if left <= 0 or (max_iterations and iterations >= max_iterations):
+                break
+            # HiGHS's limit counts its run clock, which adds up over the runs of one model
+            h.setOptionValue("time_limit", float(h.getRunTime()) + float(left))
+            t1 = time.perf_counter()
             solvers.run_highspy(h)
-            h.setOptionValue("simplex_strategy", 4)
-        t_master += time.perf_counter() - t1
-        if h.modelStatusToString(h.getModelStatus()) != "Optimal":
-            break
-        iterations += 1
-        lp_value = float(h.getInfo().objective_function_value)
-        sol = h.getSolution()
-        blocked = float(np.sum(np.asarray(sol.col_value)[:nr]))
-        row_dual = np.asarray(sol.row_dual)
-        du = _duals(inst, lay, row_dual, on)
-        conv = row_dual[:nr]
-        t1 = time.perf_counter()
-        price_at = du if smoothing == 0.0 else best_duals.mix(du, smoothing)
-        priced = _price(reqs, price_at, conv, per_request, tol, end)
-        t_price += time.perf_counter() - t1
-        if priced is None:
-            break
-        best_rc, cands = priced
-        value = _lagrangian(inst, lay, price_at, best_rc, unit, res)
-        if value > best:
-            best, best_duals = value, price_at
-        if best >= lp_value - 1e-9 * max(1.0, abs(lp_value)):
-            converged = True
-            break
-        if not cands and price_at is not du:  # a mispricing: price at the master's duals
-            priced = _price(reqs, du, conv, per_request, tol, end)
+            if (h.modelStatusToString(h.getModelStatus()) == "Unknown"
+                    and time.perf_counter() < end):
+                # primal simplex without presolve can stall on numerics: dual simplex from here
+                h.setOptionValue("simplex_strategy", 1)
+                solvers.run_highspy(h)
+                h.setOptionValue("simplex_strategy", 4)
+            t_master += time.perf_counter() - t1
+            if h.modelStatusToString(h.getModelStatus()) != "Optimal":
+                break
+            iterations += 1
+            lp_value = float(h.getInfo().objective_function_value)
+            sol = h.getSolution()
+            blocked = float(np.sum(np.asarray(sol.col_value)[:nr]))
+            row_dual = np.asarray(sol.row_dual)
+            du = _duals(inst, lay, row_dual, on)
+            conv = row_dual[:nr]
+            t1 = time.perf_counter()
+            price_at = du if smoothing == 0.0 else best_duals.mix(du, smoothing)
+            priced = _price(reqs, price_at, conv, per_request, tol, end)
+            t_price += time.perf_counter() - t1
             if priced is None:
                 break
             best_rc, cands = priced
-            value = _lagrangian(inst, lay, du, best_rc, unit, res)
+            value = _lagrangian(inst, lay, price_at, best_rc, unit, res)
             if value > best:
-                best, best_duals = value, du
+                best, best_duals = value, price_at
+            if best >= lp_value - 1e-9 * max(1.0, abs(lp_value)):
+                converged = True
+                break
+            if not cands and price_at is not du:  # a mispricing: price at the master's duals
+                priced = _price(reqs, du, conv, per_request, tol, end)
+                if priced is None:
+                    break
+                best_rc, cands = priced
+                value = _lagrangian(inst, lay, du, best_rc, unit, res)
+                if value > best:
+                    best, best_duals = value, du
+    except KeyboardInterrupt:  # Ctrl-C: the best Lagrangian bound so far is valid
+        interrupted = True
     if not math.isfinite(best):
         raise SolverError("bound: columns found no finite Lagrangian value: no bound")
-    return BoundValue(safe(best, SENSE), metrics={
-        "iterations": float(iterations), "columns": float(n_cols),
-        "configurations": float(sum(rq.configurations for rq in reqs_all)),
-        "master_lp": lp_value, "lagrangian": best, "converged": float(converged),
-        "master_blocked": blocked, "seconds_pricing": t_price, "seconds_master": t_master})
+    metrics = {"iterations": float(iterations), "columns": float(n_cols),
+               "configurations": float(sum(rq.configurations for rq in reqs_all)),
+               "lagrangian": best, "converged": float(converged),
+               "seconds_pricing": t_price, "seconds_master": t_master}
+    if iterations:
+        metrics |= {"master_lp": lp_value, "master_blocked": blocked}
+    if interrupted:
+        metrics["interrupted"] = 1.0
+    return BoundValue(safe(best, SENSE), metrics=metrics)
 
 
 def _estimate_columns(instance: Instance, options: Any) -> Size:

@@ -184,3 +184,28 @@ def test_columns_estimate_admits_the_paper_scale(scheme: str) -> None:
                            seed=0)
     check_run_size("columns", colgen._estimate_columns(inst, colgen.ColumnsOptions()),
                    DEFAULT_LIMITS)
+
+
+def test_ctrl_c_returns_the_bound_so_far(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C during the third master LP: the best Lagrangian bound so far comes back with
+    ``interrupted`` (the API raises Interrupted carrying it), below the converged bound."""
+    from dmlopt import solvers
+
+    inst = _scaled("MinCU", 0)
+    full = colgen.columns_bound(inst).bound
+    calls = []
+    run = solvers.run_highspy
+
+    def interrupted(h):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        run(h)
+
+    monkeypatch.setattr(solvers, "run_highspy", interrupted)
+    bv = colgen.columns_bound(inst)
+    assert bv.metrics["interrupted"] == 1.0 and bv.metrics["iterations"] == 2.0
+    assert bv.bound <= full - 0.1
+    with pytest.raises(dmlopt.errors.Interrupted):
+        calls.clear()
+        dmlopt.bound(inst, "columns")
