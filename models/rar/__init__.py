@@ -101,6 +101,7 @@ instance's scheme:
 
 from __future__ import annotations
 
+from dmlopt.contract import ByInstance
 from dmlopt.models.rar.bounds import BOUNDS
 from dmlopt.models.rar.constants import (
     EPS,
@@ -164,8 +165,13 @@ from dmlopt.models.rar.instance import (
 #: paper's (aggregated: about 20 s to the optimum on cpn6 with 4 requests where the
 #: paper model stops unproven at 60 s; equal optima in tests/rar/test_rar.py)
 DEFAULT_FORMULATION = "aggregated"
-#: the bound to use at the papers' sizes (docs/rar.md: the 38-node network)
-RECOMMENDED_BOUND = "energy"
+#: the bound to use at the papers' sizes (docs/rar.md: the 38-node network): under MinT the
+#: column generation on config's LP (500 requests, seeds 0-2: 18-20 blocked requests above
+#: energy in 23-25 s, converged), elsewhere energy (columns gains under one blocked request
+#: under MaxR in 150 s and MinW at 300 s, energy is within 5 % under MinCU)
+RECOMMENDED_BOUND = ByInstance(lambda inst: "columns" if inst.scheme == "MinT" else "energy",
+                               ("columns", "energy"), "columns for MinT, energy for MinCU, "
+                               "MinW, MaxR")
 
 __all__ = [
     'DEFAULT_FORMULATION', 'RECOMMENDED_BOUND',

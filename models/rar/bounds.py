@@ -47,6 +47,7 @@ import pydantic
 from dmlopt.bounds import lp_relaxation, mip_bound, safe
 from dmlopt.contract import Bound, BoundValue, Options, Size
 from dmlopt.errors import SolverError
+from dmlopt.models.rar.colgen import ColumnsOptions, _estimate_columns, columns_bound
 from dmlopt.models.rar.constants import SENSE
 from dmlopt.models.rar.instance import Instance, modes
 
@@ -610,6 +611,11 @@ BOUNDS: dict[str, Bound] = {
                          "and activated CUs integral: its MIP dual bound (HiGHS)"),
     "mip": mip_bound("aggregated"),
     "lp": lp_relaxation("aggregated"),
+    "columns": Bound(function=columns_bound, Options=ColumnsOptions,
+                     estimate=_estimate_columns,
+                     description="column generation on the config LP (per-request "
+                     "configurations, CU capacity per node and slot; MinW: link-slot rows "
+                     "and activated wavelengths), Lagrangian bound at any stop"),
     "energy": Bound(function=energy_bound, Options=EnergyOptions, estimate=_estimate_energy,
                     description="energetic LP: per-request options (nodes, end, CU-slots), CU "
                     "capacity over node sets and intervals, each scheme's zeta (any size)"),

@@ -23,6 +23,7 @@ from dmlopt.contract import (
     Size,
     check_run_size,
     recommended_names,
+    recommended_text,
 )
 from dmlopt.errors import ModelTooLargeError
 from tests.core.test_contract import example
@@ -76,7 +77,7 @@ def test_list_marks_the_recommended_entries(name, capsys):
     block = listing.split(f"\n{name}: ", 1)[1] if not listing.startswith(f"{name}: ") \
         else listing
     line = next(x for x in block.splitlines() if x.startswith("  recommended:"))
-    assert f"bound {model.RECOMMENDED_BOUND}" in line
+    assert f"bound {recommended_text(model.RECOMMENDED_BOUND)}" in line
 
 
 @pytest.mark.parametrize("name", PROBLEMS)
@@ -118,6 +119,8 @@ def test_bound_without_a_method_runs_the_recommended_one(name):
     prob = registry.get(name)
     names = list(prob.bound_entries)
     rec = model.RECOMMENDED_BOUND
+    if isinstance(rec, ByInstance):
+        rec = rec(example(name))
     exact = [n for n in names[:names.index(rec)] if prob.bound(n).exact]
     res = dmlopt.bound(example(name), time_limit=2)
     assert res.method in {f"bound:{n}" for n in [*exact, rec]}
