@@ -40,14 +40,19 @@ def test_bounds_table_gives_the_gap_in_blocked_requests(tmp_path):
     w0, w1 = "cpn38(requests=40,scheme=MinW)#0", "cpn38(requests=40,scheme=MinW)#1"
     r0 = "cpn38(requests=40,scheme=MaxR)#0"
     df = rows([heur(w0, "rdda", 0.30), heur(w0, "rdda-pack", 0.25), bound(w0, 0.10),
-               heur(w1, "rdda-pack", 0.20), bound(w1, 0.15),
-               heur(r0, "rdda-pack", 12.0), bound(r0, 1.9)])
+               bound(w0, 0.20, "columns"), heur(w1, "rdda-pack", 0.20), bound(w1, 0.15),
+               bound(w1, 0.175, "columns"), heur(r0, "rdda-pack", 12.0), bound(r0, 1.9)])
     text = rar_bounds.bounds(df, tmp_path)
-    # MinW: (0.25 - 0.10) / 0.025 = 6.0 and (0.20 - 0.15) / 0.025 = 2.0: mean 4.0, max 6.0;
+    # MinW, energy: (0.25 - 0.10) / 0.025 = 6.0 and (0.20 - 0.15) / 0.025 = 2.0: mean 4.0,
+    # max 6.0; columns: (0.25 - 0.20) / 0.025 = 2.0 and (0.20 - 0.175) / 0.025 = 1.0;
     # MaxR: (12.0 - 1.9) / 2.525 = 4.0
-    assert "| 40 requests, MinW | 0.025 | 4.0 | 6.0 |" in text
-    assert "| 40 requests, MaxR | 2.525 | 4.0 | 4.0 |" in text
-    assert "- 40 requests, MinW: 0: 6.0; 1: 2.0" in text
+    assert "| 40 requests, MinW | `energy` | 0.025 | 4.0 | 6.0 |" in text
+    assert "| 40 requests, MinW | `columns` | 0.025 | 1.5 | 2.0 |" in text
+    assert "| 40 requests, MaxR | `energy` | 2.525 | 4.0 | 4.0 |" in text
+    assert "- 40 requests, MinW, `energy`: 0: 6.0; 1: 2.0" in text
+    assert "- 40 requests, MinW, `columns`: 0: 2.0; 1: 1.0" in text
+    # columns was not run on MaxR: no row for it there (not a row of "0 of 1 with a bound")
+    assert "MaxR | `columns`" not in text and "MaxR, `columns`" not in text
 
 
 def exact(instance, objective, bound_value, status="optimal", seconds=100.0):
