@@ -186,14 +186,15 @@ def _scaled(scheme: str, seed: int) -> rar.Instance:
                                    "slots": 12, "cu_scale": 0.12}, seed=seed)
 
 
+@pytest.mark.parametrize("mip_start", ["rdda-pack", "none"])
 @pytest.mark.parametrize("scheme", ["MinT", "MaxR"])
-def test_rmip_solution_is_feasible_and_no_worse_than_rdda_pack(scheme):
+def test_rmip_solution_is_feasible_and_no_worse_than_rdda_pack(scheme, mip_start):
     """Price-and-branch: both solutions pass the evaluator, the repaired one is at most
     ``rdda-pack`` (its MIP start) and at least the ``columns`` bound, each computed apart."""
     inst = _scaled(scheme, 1)
     pack = dmlopt.heuristic(inst, "rdda-pack")
-    res = rmip.rmip(inst, time_limit=20, columns_time_limit=30)
-    assert res.converged and res.mip_status == "Optimal"
+    res = rmip.rmip(inst, time_limit=20, columns_time_limit=30, mip_start=mip_start)
+    assert res.converged and res.mip_status == "Optimal" and res.mip_own_matches
     for sol, value in ((res.decoded, res.decoded_objective),
                        (res.repaired, res.repaired_objective)):
         ev = dmlopt.evaluate(inst, sol)

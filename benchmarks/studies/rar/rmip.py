@@ -58,6 +58,7 @@ class RmipResult:
     mip_seconds: float
     mip_dual_bound: float  # of the restricted master only: NOT a bound on the problem
     mip_own_matches: bool  # HiGHS's objective equals cost . x of the solution it returned
+    start_kept: bool  # mip_start "none": the MIP found nothing cheaper, the start's columns used
     chosen: int  # requests the MIP deploys
     decoded: Any  # Solution after the wavelength step
     decoded_objective: float
@@ -155,7 +156,7 @@ def _rings_for(inst: rar.Instance, j: int, sub: tuple[int, ...], first: int | No
 
 
 def rmip(inst: rar.Instance, *, time_limit: float, columns_time_limit: float = 300.0,
-         start: Any = None) -> RmipResult:
+         start: Any = None, mip_start: str = "rdda-pack") -> RmipResult:
     """Price-and-branch on ``inst`` (module docstring): columns, the master MIP, the decoding.
 
     Parameters
@@ -168,6 +169,11 @@ def rmip(inst: rar.Instance, *, time_limit: float, columns_time_limit: float = 3
         Seconds of the column generation (``columns``'s time limit).
     start : Solution or None
         The MIP start; None: ``dmlopt.heuristic(inst, "rdda-pack")``.
+    mip_start : str
+        ``"rdda-pack"``: the start's columns are the MIP start (HiGHS presolve off, see the
+        comment at the options); ``"none"``: no MIP start, presolve on, and the start's
+        columns are decoded instead of the MIP's selection when that costs more in the
+        master (or the MIP found none).
 
     Returns
     -------
@@ -189,6 +195,8 @@ def rmip(inst: rar.Instance, *, time_limit: float, columns_time_limit: float = 3
 
     if inst.scheme not in SCHEMES:
         raise ValueError(f"scheme {inst.scheme}: the study runs {', '.join(SCHEMES)}")
+    if mip_start not in ("rdda-pack", "none"):
+        raise ValueError(f"mip_start {mip_start!r}: rdda-pack or none")
     if start is None:
         start = dmlopt.heuristic(inst, "rdda-pack").solution
     ev0 = dmlopt.evaluate(inst, start)
@@ -214,8 +222,10 @@ def rmip(inst: rar.Instance, *, time_limit: float, columns_time_limit: float = 3
     # dual bound on these masters (16 requests, MinT seed 0: 0.6818 for a solution of cost
     # 0.7922, the start; 0.7769 without the start or without presolve), the fault of NOTES.md
     for key, value in (("output_flag", False), ("threads", 1), ("time_limit", float(time_limit)),
-                       ("mip_rel_gap", 1e-6), ("presolve", "off")):
+                       ("mip_rel_gap", 1e-6)):
         m.setOptionValue(key, value)
+    if mip_start == "rdda-pack":
+        m.setOptionValue("presolve", "off")
     solvers.pass_model(m, lp)
     x0 = np.zeros(n)
     x0[:nr] = 1.0
@@ -225,15 +235,20 @@ def rmip(inst: rar.Instance, *, time_limit: float, columns_time_limit: float = 3
     sol0 = highspy.HighsSolution()
     sol0.col_value = list(x0)
     sol0.value_valid = True
-    m.setSolution(sol0)
+    if mip_start == "rdda-pack":
+        m.setSolution(sol0)
     t1 = time.perf_counter()
     solvers.run_highspy(m)
     mip_seconds = time.perf_counter() - t1
     status = m.modelStatusToString(m.getModelStatus())
     info = m.getInfo()
     x = np.asarray(m.getSolution().col_value)
-    own = float(np.asarray(lp.col_cost_) @ x) + float(lp.offset_)
+    cost = np.asarray(lp.col_cost_)
+    own = float(cost @ x) + float(lp.offset_) if len(x) == n else math.inf
     matches = abs(own - float(info.objective_function_value)) <= 1e-7 * max(1.0, abs(own))
+    kept = False
+    if mip_start == "none" and not own < float(cost @ x0) + float(lp.offset_) - 1e-12:
+        x, kept = x0, True
     chosen: dict[int, tuple[list[int], tuple[int, ...], int, int, int]] = {}
     for c in np.flatnonzero(x[nr:] > 0.5):
         if c < n_gen:
@@ -256,7 +271,7 @@ def rmip(inst: rar.Instance, *, time_limit: float, columns_time_limit: float = 3
     assert ev2.feasible, ev2.violations[:3]
     return RmipResult(start, ev0.objective, float(bv.bound), bound_seconds,
                       bool(bv.metrics["converged"]), n_gen, status, mip_seconds,
-                      float(info.mip_dual_bound), matches, len(chosen), decoded,
+                      float(info.mip_dual_bound), matches, kept, len(chosen), decoded,
                       ev1.objective, wl_blocked, repaired, ev2.objective)
 
 
@@ -293,6 +308,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="seconds of the master MIP (default 240)")
     ap.add_argument("--columns-time-limit", type=float, default=300.0,
                     help="seconds of the column generation (default 300)")
+    ap.add_argument("--mip-start", default="rdda-pack", choices=("rdda-pack", "none"),
+                    help="rdda-pack: its columns start the MIP (presolve off); none: no start, "
+                    "presolve on, the start's columns used if the MIP finds nothing cheaper")
     ap.add_argument("--requests", type=int, default=500)
     ap.add_argument("--slots", type=int, default=None, help="cpn38's slots (default its own)")
     ap.add_argument("--cu-scale", type=float, default=None,
@@ -326,13 +344,14 @@ def main(argv: list[str] | None = None) -> None:
                     spec["cu_scale"] = args.cu_scale
                 inst = dmlopt.generate("rar", spec, seed=seed)
                 res = rmip(inst, time_limit=args.time_limit,
-                           columns_time_limit=args.columns_time_limit)
+                           columns_time_limit=args.columns_time_limit, mip_start=args.mip_start)
                 u = rar.blocked_cost(inst)
                 row = (scheme, seed, f"{res.start_objective:.6f}", _blocked(inst, res.start),
                        f"{res.bound:.6f}", f"{res.bound_seconds:.1f}",
                        "yes" if res.converged else "no", res.columns, res.mip_status,
                        f"{res.mip_seconds:.1f}", f"{res.mip_dual_bound:.6f}",
-                       "yes" if res.mip_own_matches else "NO (HiGHS fault)", res.chosen,
+                       ("yes" if res.mip_own_matches else "NO (HiGHS fault)")
+                       + (", start kept" if res.start_kept else ""), res.chosen,
                        f"{res.decoded_objective:.6f}",
                        f"{_blocked(inst, res.decoded)} ({len(res.wavelength_blocked)})",
                        f"{res.repaired_objective:.6f}", _blocked(inst, res.repaired),
