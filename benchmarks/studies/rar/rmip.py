@@ -21,7 +21,12 @@ Its dual bound is a bound on the restricted master only, NOT on the problem (col
 were never generated may do better); the certified bound is ``columns``.
 
     python -m benchmarks.studies.rar.rmip -o DIR --seeds 0-2 --schemes MinT --time-limit 240
-    python -m benchmarks.studies.rar.rmip -o DIR --seeds 0 --schemes MaxR --time-limit 180
+    python -m benchmarks.studies.rar.rmip -o DIR --seeds 0-2 --schemes MaxR --time-limit 150
+    python -m benchmarks.studies.rar.rmip -o DIR --seeds 0 --schemes MinT --mip-start none
+
+With a MIP start HiGHS runs without presolve (HiGHS 1.16.0 returned a wrong objective and dual
+bound after a start with presolve on these masters, NOTES.md); ``--mip-start none`` runs
+presolve without a start and decodes the start's columns when the MIP finds nothing cheaper.
 """
 
 from __future__ import annotations
