@@ -420,6 +420,24 @@ def _lagrangian(inst: Instance, lay: _Master, du: _Duals, best_rc: np.ndarray, u
     return value
 
 
+@dataclass
+class ColumnPool:
+    """What column generation leaves behind: the restricted master and its columns.
+
+    ``highs`` is the master (a ``highspy.Highs``): its first |R| columns are the blocked
+    shares b_j, then the resource columns (A_n under MinCU, W_l under MinW with ``links``),
+    then ``columns`` in the order they entered. A column (j, p, k, d, s) is request j's pair p,
+    ring ``requests[j].rings[p]`` and computing node set ``requests[j].sets[p]``, with k CUs
+    on each node over slots s..s + d - 1 (1-based); ``layout`` gives the master's rows.
+    """
+
+    highs: Any
+    requests: list[_Request]
+    layout: _Master
+    columns: list[_Col]
+    first_column: int
+
+
 def columns_bound(instance: Instance, *, time_limit: float | None = None,
                   per_request: int = 2, links: bool | None = None,
                   smoothing: float = 0.0, max_iterations: int = 0) -> BoundValue:
@@ -454,6 +472,34 @@ def columns_bound(instance: Instance, *, time_limit: float | None = None,
     Lagrangian bound at any iteration); Wentges, Int. Trans. Oper. Res. 4(2), 1997 (dual
     smoothing); paper 003 (Chen et al., JOCN 16(5), 2024), eqs. (4), (8), (9).
     """
+    return column_generation(instance, time_limit=time_limit, per_request=per_request,
+                             links=links, smoothing=smoothing, max_iterations=max_iterations)[0]
+
+
+def column_generation(instance: Instance, *, time_limit: float | None = None,
+                      per_request: int = 2, links: bool | None = None,
+                      smoothing: float = 0.0, max_iterations: int = 0
+                      ) -> tuple[BoundValue, ColumnPool]:
+    """:func:`columns_bound`, also returning the restricted master and its columns.
+
+    Parameters
+    ----------
+    instance : Instance
+        A RAR instance.
+    time_limit, per_request, links, smoothing, max_iterations
+        As :func:`columns_bound`.
+
+    Returns
+    -------
+    tuple of BoundValue and ColumnPool
+        :func:`columns_bound`'s value, and the master as the loop left it (its last LP solved
+        when ``metrics["iterations"]`` > 0), for a caller that goes on with it (e.g. solves it
+        as a MIP over the generated columns: price-and-branch, a primal method).
+
+    References
+    ----------
+    As :func:`columns_bound`.
+    """
     from dmlopt import solvers
     from dmlopt.models.rar.evaluation import blocked_cost
 
@@ -479,6 +525,8 @@ def columns_bound(instance: Instance, *, time_limit: float | None = None,
     best = _lagrangian(inst, lay, zero, best_rc, unit, res)
     best_duals = zero
     seen: set[tuple[int, int, int, int, int]] = set()
+    added: list[_Col] = []
+    first_column = int(h.getNumCol())
     n_cols = iterations = 0
     converged = False
     lp_value = blocked = 0.0
@@ -494,6 +542,7 @@ def columns_bound(instance: Instance, *, time_limit: float | None = None,
                 converged = True
                 break
             seen.update(cands)
+            added += cands
             costs, starts, rows, vals = _columns_arrays(inst, reqs_all, lay, cands)
             h.addCols(len(cands), costs, np.zeros(len(cands)), np.ones(len(cands)), len(rows),
                       starts, rows, vals)
@@ -554,7 +603,8 @@ def columns_bound(instance: Instance, *, time_limit: float | None = None,
         metrics |= {"master_lp": lp_value, "master_blocked": blocked}
     if interrupted:
         metrics["interrupted"] = 1.0
-    return BoundValue(safe(best, SENSE), metrics=metrics)
+    pool = ColumnPool(h, reqs_all, lay, added, first_column)
+    return BoundValue(safe(best, SENSE), metrics=metrics), pool
 
 
 def _estimate_columns(instance: Instance, options: Any) -> Size:

@@ -209,3 +209,24 @@ def test_ctrl_c_returns_the_bound_so_far(monkeypatch: pytest.MonkeyPatch) -> Non
     with pytest.raises(dmlopt.errors.Interrupted):
         calls.clear()
         dmlopt.bound(inst, "columns")
+
+
+@pytest.mark.parametrize("scheme", ["MinT", "MaxR"])
+def test_column_pool_is_the_master_the_bound_came_from(scheme: str) -> None:
+    """``column_generation`` returns ``columns_bound``'s value and the master it solved: its
+    columns are configurations of ``config`` (listed apart), and its LP solved again is the
+    reported master LP."""
+    inst = _scaled(scheme, 0)
+    bv, pool = colgen.column_generation(inst, links=False, time_limit=60)
+    assert bv.bound == pytest.approx(
+        colgen.columns_bound(inst, links=False, time_limit=60).bound, rel=1e-12)
+    assert len(pool.columns) == bv.metrics["columns"] > 0
+    assert pool.highs.getNumCol() == pool.first_column + len(pool.columns)
+    listed = {j: set(config.configurations(inst, j, True)) for j in range(len(inst.requests))}
+    for j, p, k, d, st in pool.columns:
+        rq = pool.requests[j]
+        ring, sub = rq.rings[p], rq.sets[p]
+        assert (ring, sub, len(sub), k, d, st) in listed[j]
+    pool.highs.run()
+    assert pool.highs.getInfo().objective_function_value == pytest.approx(
+        bv.metrics["master_lp"], rel=1e-7, abs=1e-9)

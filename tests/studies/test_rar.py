@@ -4,6 +4,7 @@ against a value obtained independently: a brute force (tests/helpers/rar.py), th
 
 from __future__ import annotations
 
+import csv
 import itertools
 import subprocess
 import sys
@@ -13,7 +14,15 @@ from pathlib import Path
 import pytest
 
 import dmlopt
-from benchmarks.studies.rar import benders, cpsat, exact, mincu_bounds, mincu_dw, mincu_frontier
+from benchmarks.studies.rar import (
+    benders,
+    cpsat,
+    exact,
+    mincu_bounds,
+    mincu_dw,
+    mincu_frontier,
+    rmip,
+)
 from benchmarks.studies.rar import bounds as rar_bounds
 from dmlopt.models import rar
 from tests.helpers.rar import TINY, _brute_force
@@ -169,3 +178,52 @@ def test_cpsat_solve_mincu_equals_aggregated():
     assert res.status == "OPTIMAL" and ref.status == "optimal"
     assert res.objective == pytest.approx(ref.objective, abs=1e-9)
     assert rar.evaluate(inst, res.solution).objective == pytest.approx(res.objective, abs=1e-9)
+
+
+def _scaled(scheme: str, seed: int) -> rar.Instance:
+    """Issue 55's scaled-down 38-node setting (16 requests, 12 slots, CUs x 0.12)."""
+    return dmlopt.generate("rar", {"generator": "cpn38", "requests": 16, "scheme": scheme,
+                                   "slots": 12, "cu_scale": 0.12}, seed=seed)
+
+
+@pytest.mark.parametrize("mip_start", ["rdda-pack", "none"])
+@pytest.mark.parametrize("scheme", ["MinT", "MaxR"])
+def test_rmip_solution_is_feasible_and_no_worse_than_rdda_pack(scheme, mip_start):
+    """Price-and-branch: both solutions pass the evaluator, the repaired one is at most
+    ``rdda-pack`` (its MIP start) and at least the ``columns`` bound, each computed apart."""
+    inst = _scaled(scheme, 1)
+    pack = dmlopt.heuristic(inst, "rdda-pack")
+    res = rmip.rmip(inst, time_limit=20, columns_time_limit=30, mip_start=mip_start)
+    assert res.converged and res.mip_status == "Optimal" and res.mip_own_matches
+    for sol, value in ((res.decoded, res.decoded_objective),
+                       (res.repaired, res.repaired_objective)):
+        ev = dmlopt.evaluate(inst, sol)
+        assert ev.feasible, ev.violations[:3]
+        assert ev.objective == pytest.approx(value, abs=1e-12)
+    assert res.start_objective == pytest.approx(pack.objective, abs=1e-12)
+    assert res.repaired_objective <= pack.objective + 1e-12
+    assert dmlopt.bound(inst, "columns", time_limit=30).bound <= res.repaired_objective + 1e-9
+
+
+def test_rmip_script_prints_rdda_pack_and_a_solution_no_worse(tmp_path):
+    rmip.main(["-o", str(tmp_path), "--seeds", "0", "--schemes", "MinT", "--requests", "16",
+               "--slots", "12", "--cu-scale", "0.12", "--time-limit", "20"])
+    (row,) = _table(tmp_path / "rar_rmip.md")
+    pack = dmlopt.heuristic(_scaled("MinT", 0), "rdda-pack")
+    assert float(row[2]) == pytest.approx(pack.objective, abs=1e-6)
+    assert int(row[3]) == sum(a is None for a in pack.solution.requests)
+    assert float(row[4]) <= float(row[15]) <= float(row[2]) + 1e-9
+    with open(tmp_path / "rar_rmip.csv", newline="") as fh:
+        lines = list(csv.reader(fh))
+    assert len(lines) == 2 and lines[1][15] == row[15]
+
+
+@pytest.mark.parametrize("args", [["--schemes", "MinCU"], ["--time-limit", "0"],
+                                  ["--columns-time-limit", "inf"], ["--requests", "0"]])
+def test_rmip_refuses_bad_arguments_before_any_work(tmp_path, capsys, args):
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exc:
+        rmip.main(["-o", str(out), "--seeds", "0", *args])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and args[0] in err[0]
+    assert not out.exists()
