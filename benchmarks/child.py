@@ -170,6 +170,18 @@ def peak_mem_mb() -> float:
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
 
 
+#: the helper's protocol pipe (its stdout to the runner), closed in every run it forks
+_PROTOCOL_FD: int | None = None
+
+
+def _drop_protocol() -> None:
+    """Close the helper's protocol pipe in a forked run: a process the run leaves behind must
+    not hold it open (the runner reads the helper's end of it until EOF)."""
+    if _PROTOCOL_FD is not None:
+        with contextlib.suppress(OSError):
+            os.close(_PROTOCOL_FD)
+
+
 def isolate(hard_limit: float) -> None:
     """Set up a run's process: its own process group (so the runner can kill the method's own
     children too), the reaper of its orphaned descendants (Linux), SIGKILL when its parent dies
@@ -335,7 +347,9 @@ def serve() -> int:
     keeps one per worker and a Dask worker one per thread, so a run costs a fork instead of an
     interpreter start and imports.
     """
+    global _PROTOCOL_FD
     proto = os.fdopen(os.dup(1), "w", buffering=1)
+    _PROTOCOL_FD = proto.fileno()
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     _pdeathsig()
@@ -368,6 +382,7 @@ def serve() -> int:
             code = 0
             try:
                 os.close(r)
+                _drop_protocol()
                 isolate(payload["time_limit"] + payload["grace"])
                 row = execute(payload, inst)
                 row["_imported"] = [m for m in sys.modules if m not in before]
@@ -433,6 +448,7 @@ def warm_up(payload: dict[str, Any], inst: Any) -> float | None:
         code = 0
         try:
             os.close(r)
+            _drop_protocol()
             isolate(payload["time_limit"] + payload["grace"])
             row = execute(payload, inst)
             with os.fdopen(w, "wb") as fh:

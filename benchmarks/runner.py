@@ -11,7 +11,10 @@ the thread that started it and a run with its helper (``PR_SET_PDEATHSIG`` on Li
 run also carries an alarm a few seconds past its hard limit, so a runner killed with SIGKILL
 leaves nothing running. The run is the reaper of its orphaned descendants (Linux), so at the
 limit the runner kills its detached grandchildren too (double fork + ``setsid``), and the helper
-kills whatever a finished run left behind; the row says how many processes were killed.
+kills whatever a finished run left behind; the row says how many processes were killed. A run
+holds no pipe of the runner's (a process it leaves behind cannot stall the runner), Ctrl-C is
+raised only where the waiting loop looks (:func:`held_interrupts`), and a helper closed by
+Ctrl-C takes its run in progress down with the run's descendants.
 
 Tasks are submitted in a bounded window (a few per worker), not all at once: the first row is
 stored as soon as the first run ends, whatever the number of tasks, and only the window's
@@ -42,7 +45,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from typing import Any
@@ -57,8 +60,8 @@ WINDOW_PER_WORKER = 2
 #: seconds a helper has to report a run it was told to kill before it is itself killed
 HELPER_REPORT_TIMEOUT = 60.0
 
-#: the longest single wait on a pipe (select's timeout has a platform limit)
-_MAX_WAIT = 3600.0
+#: seconds between two looks at a held Ctrl-C (and at a closed helper) in the waiting loops
+_POLL = 0.25
 
 
 def default_workers() -> int:
@@ -153,6 +156,7 @@ class Helper:
         )
         self.buf = b""
         self.ready = False
+        self.closed = False
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -166,9 +170,17 @@ class Helper:
             self.ready = True
 
     def close(self) -> None:
+        self.closed = True  # a thread waiting in readline stops at its next look
         with contextlib.suppress(OSError, ValueError):
             self.proc.stdin.close()
         if self.proc.poll() is None:
+            from dmlopt.benchmarks.child import kill_descendants
+
+            # stopped, so it forks nothing new; then its runs and what they started (their
+            # own sessions, found by parent pid: the helper reaps their orphans); then itself
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.proc.pid, signal.SIGSTOP)
+            kill_descendants(self.proc.pid)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
@@ -180,14 +192,17 @@ class Helper:
         self.proc.stdin.flush()
 
     def readline(self, deadline: float | None) -> dict[str, Any] | None:
-        """The next JSON line; None at the deadline; EOFError if the helper is gone."""
+        """The next JSON line; None at the deadline; EOFError if the helper is gone or was
+        closed (by another thread: a process the run left behind may still hold the pipe)."""
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buf:
-            timeout = (None if deadline is None
-                       else min(_MAX_WAIT, max(0.0, deadline - time.perf_counter())))
+            if self.closed:
+                raise EOFError("helper process closed")
+            timeout = (_POLL if deadline is None
+                       else min(_POLL, max(0.0, deadline - time.perf_counter())))
             ready, _, _ = select.select([fd], [], [], timeout)
             if not ready:
-                if deadline is None or time.perf_counter() >= deadline:
+                if deadline is not None and time.perf_counter() >= deadline:
                     return None
                 continue
             data = os.read(fd, 1 << 16)
@@ -232,6 +247,54 @@ class Helper:
 # --------------------------------------------------------------------------- local pool
 
 
+@contextlib.contextmanager
+def held_interrupts() -> Iterator[Callable[[], None]]:
+    """Hold Ctrl-C to the points where the caller looks: yields ``check``, which raises the
+    held :class:`KeyboardInterrupt` (after putting the previous handler back).
+
+    A ``KeyboardInterrupt`` raised between two arbitrary bytecodes of the waiting loop can leave
+    a lock taken for good: inside :func:`concurrent.futures.wait`, between the acquisitions of
+    the futures' conditions, the worker thread that finishes its run then blocks on one of them
+    and the pool's shutdown waits for it forever. The previous handler still runs at once (the
+    CLI's counts the Ctrl-C, so a second one ends the process at once); only its exception is
+    held. Outside the main thread, or when SIGINT is ignored or not a Python handler, nothing
+    changes.
+
+    Returns
+    -------
+    context manager
+        Yielding ``check()``.
+
+    References
+    ----------
+    Ours: a fresh-clone CI run hung 60 s after Ctrl-C on ``reproduce`` with no line written.
+    """
+    previous = (signal.getsignal(signal.SIGINT)
+                if threading.current_thread() is threading.main_thread() else None)
+    if not callable(previous):
+        yield lambda: None
+        return
+    held: list[KeyboardInterrupt] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        try:
+            previous(signum, frame)
+        except KeyboardInterrupt as exc:
+            held.append(exc)
+
+    def check() -> None:
+        if held:
+            signal.signal(signal.SIGINT, previous)
+            raise held[0]
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield check
+    finally:
+        if signal.getsignal(signal.SIGINT) is handler:
+            signal.signal(signal.SIGINT, previous)
+
+
 def run_local(tasks: Sequence[Task], workers: int, on_row: OnRow) -> None:
     """Run ``tasks`` on ``workers`` helpers; ``on_row`` gets each finished row (this thread).
 
@@ -271,23 +334,26 @@ def run_local(tasks: Sequence[Task], workers: int, on_row: OnRow) -> None:
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dmlopt-bench")
     try:
-        for _ in range(workers):
-            idle.put(new_helper())
-        for helper in started:
-            helper.wait_ready()
-        pending: set[Future[dict[str, Any]]] = set()
-        upcoming = iter(tasks)
-        window = WINDOW_PER_WORKER * workers
-        while True:
-            for task in upcoming:  # top the window up (payloads made only now)
-                pending.add(pool.submit(work, task.as_payload()))
-                if len(pending) >= window:
+        with held_interrupts() as check:  # Ctrl-C is raised only where ``check`` looks
+            for _ in range(workers):
+                idle.put(new_helper())
+            for helper in started:
+                helper.wait_ready()
+            check()
+            pending: set[Future[dict[str, Any]]] = set()
+            upcoming = iter(tasks)
+            window = WINDOW_PER_WORKER * workers
+            while True:
+                for task in upcoming:  # top the window up (payloads made only now)
+                    pending.add(pool.submit(work, task.as_payload()))
+                    if len(pending) >= window:
+                        break
+                if not pending:
                     break
-            if not pending:
-                break
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                on_row(fut.result())
+                done, pending = wait(pending, timeout=_POLL, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    on_row(fut.result())
+                check()
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         closing.set()

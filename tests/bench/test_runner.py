@@ -53,6 +53,19 @@ def threads(instance, *, seed=0, out=""):
     return random_partition(instance, seed=seed)
 
 
+def orphan(instance, *, seed=0, pids=""):
+    # leaves a detached grandchild behind (as a solver's own fork may), then works on
+    if os.fork() == 0:
+        os.setsid()
+        tmp = Path(pids, "orphan.tmp")
+        tmp.write_text(str(os.getpid()))
+        os.replace(tmp, Path(pids, "orphan.pid"))
+        time.sleep(90)
+        os._exit(0)
+    time.sleep(90)
+    return random_partition(instance, seed=seed)
+
+
 def nap(instance, *, seed=0, pids="", gate="", free=2):
     if pids:  # written whole or not at all: the run may be killed at any moment
         tmp = Path(pids, f"{seed}.tmp")
@@ -250,3 +263,55 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_rows(tmp_path, allow_import):
     rows = store_mod.read(out)
     assert sorted(r["seed"] for r in rows) == [0, 1]
     assert all(r["status"] == "feasible" for r in rows)
+
+
+def test_ctrl_c_with_a_detached_grandchild_ends_at_once_and_kills_it(tmp_path, allow_import):
+    # the grandchild holds no pipe of the runner's and dies with the run: Ctrl-C is answered
+    # at once, not when the grandchild ends (90 s), and nothing is left running
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    suite = write_suite(tmp_path, f'{{ heuristic = "bench_fakes:orphan", '
+                        f'options = {{ pids = "{pids}" }}, kill_limit = 200 }},')
+    out = tmp_path / "r.sqlite"
+    cmd = [sys.executable, "-m", "dmlopt", "bench", str(suite), "-o", str(out), "--workers", "1"]
+    env = {**os.environ, "DMLOPT_BENCH_ALLOW_IMPORT": "1", "CI": "true"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    _wait_for(lambda: (pids / "orphan.pid").exists(), "the grandchild", proc)
+    grandchild = int((pids / "orphan.pid").read_text())
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=45)
+    assert proc.returncode == 130, err
+    _wait_for(lambda: not _alive(grandchild), "the grandchild to die", timeout=10)
+
+
+def test_held_interrupts_raise_only_where_checked_and_restore_the_handler():
+    from dmlopt.benchmarks.runner import held_interrupts
+
+    calls = []
+
+    def counting(signum, frame):  # as the CLI's: counts, then raises
+        calls.append(signum)
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGINT, counting)
+    try:
+        with held_interrupts() as check:
+            check()  # nothing held yet
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler has run by now; nothing was raised here
+                time.sleep(0)
+            assert calls == [signal.SIGINT]
+            assert signal.getsignal(signal.SIGINT) is not counting
+            with pytest.raises(KeyboardInterrupt):
+                check()
+            assert signal.getsignal(signal.SIGINT) is counting  # put back before raising
+        with held_interrupts() as check:  # an uninterrupted block leaves the handler as it was
+            check()
+        assert signal.getsignal(signal.SIGINT) is counting
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with held_interrupts() as check:  # ignored (a background job): left alone
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
