@@ -241,6 +241,17 @@ def test_sigkill_of_the_runner_loses_and_duplicates_nothing(tmp_path, allow_impo
     assert all(r["status"] == "feasible" for r in after)
 
 
+def _interruptible_bench(suite: Path, out: Path, workers: int) -> subprocess.Popen:
+    """``dmlopt bench`` in a subprocess that answers SIGINT (whatever the test runner's own
+    disposition), stderr piped."""
+    cmd = [sys.executable, "-m", "dmlopt", "bench", str(suite), "-o", str(out), "--workers",
+           str(workers)]
+    env = {**os.environ, "DMLOPT_BENCH_ALLOW_IMPORT": "1", "CI": "true"}
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
 def test_ctrl_c_stops_cleanly_and_keeps_finished_rows(tmp_path, allow_import):
     pids, gate = tmp_path / "pids", tmp_path / "gate"
     pids.mkdir()
@@ -248,11 +259,7 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_rows(tmp_path, allow_import):
     suite = write_suite(tmp_path, f'{{ heuristic = "bench_fakes:nap", seeds = [{seeds}], '
                         f'options = {{ pids = "{pids}", gate = "{gate}" }} }},')
     out = tmp_path / "r.sqlite"
-    cmd = [sys.executable, "-m", "dmlopt", "bench", str(suite), "-o", str(out), "--workers", "2"]
-    env = {**os.environ, "DMLOPT_BENCH_ALLOW_IMPORT": "1", "CI": "true"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = _interruptible_bench(suite, out, workers=2)
     # seeds 0 and 1 stored; the next runs are held at the gate
     _wait_for(lambda: _stored(out) >= 2 and len(list(pids.glob("*.pid"))) >= 3,
               "two stored rows and a held run", proc)
@@ -272,12 +279,7 @@ def test_ctrl_c_with_a_detached_grandchild_ends_at_once_and_kills_it(tmp_path, a
     pids.mkdir()
     suite = write_suite(tmp_path, f'{{ heuristic = "bench_fakes:orphan", '
                         f'options = {{ pids = "{pids}" }}, kill_limit = 200 }},')
-    out = tmp_path / "r.sqlite"
-    cmd = [sys.executable, "-m", "dmlopt", "bench", str(suite), "-o", str(out), "--workers", "1"]
-    env = {**os.environ, "DMLOPT_BENCH_ALLOW_IMPORT": "1", "CI": "true"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = _interruptible_bench(suite, tmp_path / "r.sqlite", workers=1)
     _wait_for(lambda: (pids / "orphan.pid").exists(), "the grandchild", proc)
     grandchild = int((pids / "orphan.pid").read_text())
     proc.send_signal(signal.SIGINT)
