@@ -17,26 +17,42 @@ HEAVY = ("pandas", "pyomo", "numba", "matplotlib", "scipy", "highspy", "pyscipop
 PROBE = """
 import contextlib, io, json, sys
 from dmlopt import cli
-argv = json.loads(sys.argv[1])
-with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
-    code = cli.main(argv)
-print(json.dumps(sorted(m for m in {heavy} if m in sys.modules)))
+heavy = {heavy}
+for argv in json.loads(sys.argv[1]):
+    before = {{m for m in heavy if m in sys.modules}}
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+        cli.main(argv)
+    after = {{m for m in heavy if m in sys.modules}}
+    print("PROBE", json.dumps([argv, sorted(after - before)]))
 """
 
+LIGHT = [["--version"], ["--help"], ["list"], ["list", "--data"], ["solve", "--help"],
+         ["bound", "--help"]]
+PER_PROBLEM = [[cmd, problem] for problem in registry.names() for cmd in ("list", "schema")]
 
-def _heavy_after(argv: list[str]) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), json.dumps(argv)],
+
+@pytest.fixture(scope="module")
+def heavy_after() -> dict[str, list[str]]:
+    """Every command of this file in one Python process, in turn: the heavy modules each one
+    imported. Modules only accumulate in ``sys.modules``, so while none is loaded before a
+    command, what is loaded after it is exactly what it imported, as in a process of its own
+    (a command importing one shows it; the commands after it are then checked against what
+    they add, and that one's test fails). One start-up, not one per command."""
+    out = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY),
+                          json.dumps(LIGHT + PER_PROBLEM)],
                          capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    rows = [json.loads(line.removeprefix("PROBE ")) for line in out.stdout.splitlines()
+            if line.startswith("PROBE ")]
+    assert [r[0] for r in rows] == LIGHT + PER_PROBLEM
+    return {json.dumps(argv): added for argv, added in rows}
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["list"], ["list", "--data"],
-                                  ["solve", "--help"], ["bound", "--help"]])
-def test_light_commands(argv):
-    assert _heavy_after(argv) == []
+@pytest.mark.parametrize("argv", LIGHT)
+def test_light_commands(argv, heavy_after):
+    assert heavy_after[json.dumps(argv)] == []
 
 
 @pytest.mark.parametrize("problem", registry.names())
-def test_list_and_schema_of_every_problem(problem):
-    assert _heavy_after(["list", problem]) == []
-    assert _heavy_after(["schema", problem]) == []
+def test_list_and_schema_of_every_problem(problem, heavy_after):
+    assert heavy_after[json.dumps(["list", problem])] == []
+    assert heavy_after[json.dumps(["schema", problem])] == []

@@ -10,8 +10,10 @@ solver whose package is not installed is skipped, saying which package to instal
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -182,6 +184,28 @@ def test_pyomos_direct_names_are_the_same_solvers(tiny):
     assert dmlopt.solve(tiny, "gurobi_direct", threads=1).options["solver"].startswith("gurobi")
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a running process (Linux /proc; 0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _descendants(pid: int) -> list[int]:
+    """The live descendants of ``pid`` (Linux /proc)."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids = [int(k) for k in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        for kid in kids:
+            out += [kid, *_descendants(kid)]
+    return out
+
+
 def test_ctrl_c_stops_the_run_and_keeps_the_callers_process(name, hard, tmp_path):
     # Gurobi, CPLEX and COPT stop with their incumbent (Pyomo reports Gurobi's and CPLEX's
     # stop as an error); Xpress, which takes SIGINT for itself, runs in a child that is ended
@@ -193,7 +217,22 @@ def test_ctrl_c_stops_the_run_and_keeps_the_callers_process(name, hard, tmp_path
     proc = subprocess.Popen([sys.executable, "-m", "dmlopt", "solve", str(path), "--solver",
                              name, "-f", "paper", "--threads", "1"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(5)  # the model built and the solver running (it needs a minute to prove it)
+    # the model built and the solver running (it needs a minute to prove it), counted in CPU
+    # seconds, not a fixed sleep, so a loaded machine only makes the wait longer: the start-up
+    # (imports, the build) takes 0.6-0.7 CPU s, and an interrupt before the solver runs fails
+    # the "status interrupted" check below; Xpress solves in a forked child, which must exist
+    # and have run a CPU second itself
+    t0 = time.monotonic()
+    while True:
+        assert proc.poll() is None, "the solve ended before the interrupt"
+        assert time.monotonic() - t0 < 300, "the solve used no CPU in time"
+        children = _descendants(proc.pid)
+        if name == "xpress":
+            if children and sum(map(_cpu_seconds, children)) >= 1.0:
+                break
+        elif _cpu_seconds(proc.pid) >= 1.5:
+            break
+        time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err.startswith("dmlopt: interrupted")
