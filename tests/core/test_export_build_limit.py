@@ -60,8 +60,10 @@ def test_the_build_limit_is_held_against_the_estimate_and_can_be_raised(tmp_path
     assert main(["export", str(inst), str(out), "-f", "paper", "--build-limit",
                  f"{need / 2:g}"]) == 2
     assert "above the build limit" in capsys.readouterr().err and not out.exists()
+    # the limit is wall-clock seconds: ten times the estimate, so a machine loaded several
+    # times over (the suite's three workers on two cores) still builds within it
     assert main(["export", str(inst), str(out), "-f", "paper", "--build-limit",
-                 f"{need * 2:g}"]) == 0
+                 f"{need * 10:g}"]) == 0
     assert out.stat().st_size > 0
 
 
