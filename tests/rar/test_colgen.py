@@ -7,6 +7,10 @@ tests/helpers/rar.py and the pinned optima of tests/rar/test_bounds.py.
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -15,6 +19,7 @@ from dmlopt import registry
 from dmlopt.bounds import lp_relaxation
 from dmlopt.contract import Bound, BoundValue
 from dmlopt.errors import ObjectiveMismatchError, SolverError
+from dmlopt.io import instance_hash
 from dmlopt.models import rar
 from dmlopt.models.rar import colgen, config, formulations
 from tests.helpers.rar import TINY, _brute_force
@@ -23,17 +28,23 @@ from tests.rar.test_bounds import CPN6_OPTIMA
 SCHEMES = rar.SCHEMES
 
 
-#: config LPs and converged ``columns`` bounds already solved in this process, by instance JSON
-#: (several tests compare to the same scaled-down instance's)
+#: the config LPs of the instances below by instance hash, written by ``python -m
+#: tests.rar.test_colgen --write`` (lp_relaxation("config"): Pyomo and HiGHS, no code of the
+#: column generation); an instance missing from it (a changed generator) is solved here
+GOLDEN = Path(__file__).parent / "golden" / "colgen_config_lp.json"
+_LP: dict[str, float] = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
+
+#: converged ``columns`` bounds already solved in this process, by instance JSON (two tests
+#: compare to the same scaled-down instance's)
 _SOLVED: dict[tuple[str, str], float] = {}
 
 
 def _config_lp(inst: rar.Instance) -> float:
     """The LP relaxation of ``config`` (Pyomo model, HiGHS), before any safety shift."""
-    key = ("lp", inst.model_dump_json())
-    if key not in _SOLVED:
-        _SOLVED[key] = lp_relaxation("config").function(inst).metrics["lp_value"]
-    return _SOLVED[key]
+    key = instance_hash(inst)
+    if key not in _LP:
+        _LP[key] = lp_relaxation("config").function(inst).metrics["lp_value"]
+    return _LP[key]
 
 
 def _converged(inst: rar.Instance) -> float:
@@ -247,3 +258,14 @@ def test_column_pool_is_the_master_the_bound_came_from(scheme: str) -> None:
     pool.highs.run()
     assert pool.highs.getInfo().objective_function_value == pytest.approx(
         bv.metrics["master_lp"], rel=1e-7, abs=1e-9)
+
+
+if __name__ == "__main__" and "--write" in sys.argv:
+    _LP.clear()
+    for _scheme in SCHEMES:
+        for _seed in (0, 1):
+            _config_lp(dmlopt.generate("rar", {"generator": "cpn6", "requests": 3,
+                                               "scheme": _scheme}, seed=_seed))
+            if _scheme != "MinW":
+                _config_lp(_scaled(_scheme, _seed))
+    GOLDEN.write_text(json.dumps(_LP, indent=0, sort_keys=True) + "\n")
