@@ -31,9 +31,10 @@ def test_feasible_and_never_worse_than_break_even_random(seed):
 
 
 @pytest.mark.parametrize(("generator", "requests", "seed"), [
-    ("cpn6", 10, 0), ("cpn6", 12, 1), ("cpn38", 100, 0), ("cpn38", 150, 3),
+    ("cpn6", 10, 0), ("cpn6", 12, 1), ("cpn38", 100, 0),
 ])
 def test_never_worse_than_break_even_networks(generator, requests, seed):
+    # cpn38 with 150 requests (seed 3) is checked by the next test, which asserts more
     inst = dmlopt.generate("rar", {"generator": generator, "requests": requests,
                                    "scheme": "MinCU"}, seed=seed)
     res = dmlopt.heuristic(inst, "rdda-ls")
@@ -43,11 +44,14 @@ def test_never_worse_than_break_even_networks(generator, requests, seed):
 
 
 def test_strictly_better_than_break_even_on_cpn38():
-    """The starts and moves are not idle: on 150 requests of the 38-node network rdda-ls
-    lowers eq. (4) below break-even RDDA (catches starts or moves that never change anything)."""
+    """The starts and moves are not idle: on 150 requests of the 38-node network (seed 3, the
+    previous test's largest case, run once for both: 0.3347 against 0.3401) rdda-ls is
+    feasible and lowers eq. (4) below break-even RDDA (catches starts or moves that never
+    change anything)."""
     inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": 150, "scheme": "MinCU"},
-                           seed=0)
+                           seed=3)
     res = dmlopt.heuristic(inst, "rdda-ls")
+    assert res.status == "feasible"
     ref = dmlopt.heuristic(inst, "rdda", block="break-even").objective
     assert res.objective < ref - 1e-6
 

@@ -24,8 +24,10 @@ from benchmarks.studies.rar import (
     rmip,
 )
 from benchmarks.studies.rar import bounds as rar_bounds
+from dmlopt.io import instance_hash
 from dmlopt.models import rar
 from tests.helpers.rar import TINY, _brute_force
+from tests.rar.test_bounds import CPN6_OPTIMA
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,10 +39,24 @@ def _table(path: Path) -> list[list[str]]:
 
 
 def _cpn6_optimum_cus(requests: int, seed: int = 0) -> float:
+    """The optimum's activated CUs of cpn6 under MinCU: pinned in tests/rar/test_bounds.py
+    (the aggregated MIP, HiGHS, mip_gap 0) for 3 requests, checked there against every bound
+    method (three tests here solved it again each)."""
     inst = rar.generate_cpn6(seed=seed, requests=requests, scheme="MinCU")
-    res = dmlopt.solve(inst, threads=1, time_limit=60)
-    assert res.status == "optimal"
-    return res.objective * sum(nd.cus for nd in inst.nodes)
+    if requests == 3 and ("MinCU", seed) in CPN6_OPTIMA:
+        optimum, digest = CPN6_OPTIMA["MinCU", seed]
+        assert instance_hash(inst) == digest
+    else:
+        res = dmlopt.solve(inst, threads=1, time_limit=60)
+        assert res.status == "optimal"
+        optimum = res.objective
+    return optimum * sum(nd.cus for nd in inst.nodes)
+
+
+#: brute-force optima (tests/helpers/rar.py ``_enumerate``, 9 CPU s: 3 CUs per node) of the
+#: MinCU instances of test_mincu_dw_bound_between_lp_and_the_brute_force, pinned to each
+#: instance by its hash (``instance_hash``); a changed generator fails the hash check
+DW_BRUTE_FORCE = {2: (0.41666666666666663, "c92e235aa4f97a5f")}
 
 
 def test_topologies_rebuild_the_shipped_files_from_a_clone(tmp_path):
@@ -115,7 +131,8 @@ def test_mincu_dw_bound_between_lp_and_the_brute_force(seed):
             break
     dw = master.h.getInfo().objective_function_value * inst.alpha_of()
     lp = dmlopt.bound(inst, "lp", threads=1).bound
-    optimum = _brute_force(inst)["MinCU"]
+    optimum, digest = DW_BRUTE_FORCE[seed]
+    assert instance_hash(inst) == digest
     # per-node schedule columns close part of the LP gap on these seeds (pricing works)
     assert lp + 1e-3 < dw <= optimum + 1e-7
 
