@@ -113,7 +113,7 @@ def test_the_smallest_optimum_of_each_problem_is_highs_optimum(tmp_path, tmp_pat
     proven = 0
     cache = raw_highs.cache_dir(tmp_path_factory)  # a file test_references_export solved
     for _, name, value in smallest.values():
-        got = raw_highs.solve(whole_of[name] / f"{name}.mps.gz", 60.0, cache)
+        got = raw_highs.solve(whole_of[name] / f"{name}.mps.gz", raw_highs.TIME_LIMIT, cache)
         if got["status"] == "kOptimal":
             assert math.isclose(got["objective"], value, rel_tol=1e-6, abs_tol=1e-6), (
                 name, got, value)

@@ -19,6 +19,11 @@ import highspy
 
 from dmlopt.solvers import reset_highs_scheduler
 
+#: the limit of every raw re-solve: one limit for all the tests, so that a file two tests
+#: re-solve (the Nara episode) is solved once per run (a result stopped by a shorter limit
+#: would not answer a longer one, and the file would be solved again)
+TIME_LIMIT = 60.0
+
 
 def cache_dir(tmp_path_factory: Any) -> Path:
     """A folder shared by every worker of this pytest run (xdist's workers each have a
