@@ -8,7 +8,6 @@ record; the command line exports one problem's whole library."""
 
 from __future__ import annotations
 
-import functools
 import math
 from pathlib import Path
 
@@ -27,12 +26,16 @@ def _records(problem: str, k: int) -> list:
     return sorted(references.records(problem), key=lambda r: r.id)[k * CHUNK:(k + 1) * CHUNK]
 
 
-@functools.cache
-def _size(problem: str, rid: str) -> int:
-    """The length of a record's instance JSON: both tests that pick small records load every
-    record once per process, not once each."""
-    rec = next(r for r in references.records(problem) if r.id == rid)
-    return len(rec.load_instance().model_dump_json())
+#: the length of each record's instance JSON, by (problem, id): both tests that pick small
+#: records load every record once per process, not once each
+_SIZES: dict[tuple[str, str], int] = {}
+
+
+def _size(rec: references.Record) -> int:
+    key = (rec.problem, rec.id)
+    if key not in _SIZES:
+        _SIZES[key] = len(rec.load_instance().model_dump_json())
+    return _SIZES[key]
 
 
 def test_the_shards_cover_the_library_once():
@@ -49,7 +52,7 @@ def test_the_command_exports_a_problems_whole_library(tmp_path):
     """`dmlopt references PROBLEM --export DIR` (the smallest library to build) writes every
     record's model and its .solu line."""
     problem = min({r.problem for r in references.records()},
-                  key=lambda p: sum(_size(r.problem, r.id) for r in references.records(p)))
+                  key=lambda p: sum(_size(r) for r in references.records(p)))
     out = tmp_path / "set"
     assert cli.main(["references", problem, "--export", str(out)]) == 0
     solu = _solu(out / "references.solu")
@@ -98,7 +101,7 @@ def test_the_smallest_optimum_of_each_problem_is_highs_optimum(tmp_path, tmp_pat
     picks = {}
     for r in references.records():
         if r.status == "optimal":
-            key = (_size(r.problem, r.id), r.id)
+            key = (_size(r), r.id)
             if r.problem not in picks or key < picks[r.problem][0]:
                 picks[r.problem] = (key, r)
     whole = tmp_path / "set"
