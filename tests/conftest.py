@@ -29,8 +29,11 @@ import os
 import signal
 import sys
 
+import numpy  # noqa: F401  (loads numpy's OpenBLAS before the thread limit below)
 import pytest
+import scipy.linalg  # noqa: F401  (loads scipy's OpenBLAS before the thread limit below)
 from hypothesis import HealthCheck, settings
+from threadpoolctl import threadpool_limits
 
 from dmlopt import registry
 
@@ -44,6 +47,14 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, max_examples=20)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# one BLAS thread in the test processes (not in the commands they start: their environment is
+# left as it is). OpenBLAS's second thread spins while waiting: on 2 cores shared by three
+# xdist workers it made the 120-node dense eigenvalue search of tests/tabgp/test_bounds.py
+# 20 times slower (16.6 s against 0.8 s); a method that sets its own count (``spectral``'s
+# ``threads``) still does, inside its own threadpool_limits
+# (a limit reaches only the libraries loaded: numpy's and scipy's OpenBLAS, imported above)
+_ONE_BLAS_THREAD = threadpool_limits(limits=1, user_api="blas")
 
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     with contextlib.suppress(ValueError):  # not the main thread: children inherit ours

@@ -117,10 +117,13 @@ def optimal_circuits(instance: Instance, wrack, ps_rack, server) -> np.ndarray:
 
 def placement_f(instance: Instance, wrack, ps_rack, server) -> float:
     """The best f of a placement over every circuit configuration and bandwidth allocation."""
-    return _optimal(instance, wrack, ps_rack, server)[0]
+    return _optimal(instance, wrack, ps_rack, server, circuits=False)[0]
 
 
-def _optimal(instance: Instance, wrack, ps_rack, server) -> tuple[float, np.ndarray]:
+def _optimal(instance: Instance, wrack, ps_rack, server, circuits: bool = True
+             ) -> tuple[float, np.ndarray | None]:
+    """(best f, its repaired circuit counts); ``circuits=False`` skips the repair (which does
+    not change f) and returns None for the counts."""
     R, P, B = instance.n_racks, instance.n_tor, instance.port_bw
     a = flow_coefficients(instance, server)
     wside, pside, A = link_loads(instance, wrack, ps_rack, server, a)
@@ -142,7 +145,8 @@ def _optimal(instance: Instance, wrack, ps_rack, server) -> tuple[float, np.ndar
         return c + c.T
 
     def ok(f: float) -> bool:
-        return bool((counts(f).sum(axis=1) <= P).all())
+        v = np.ceil(f * nd / B - 1e-9)       # per-rack port sums of counts(f), without (R, R)
+        return bool((np.bincount(iu[0], v, R) + np.bincount(iu[1], v, R) <= P).all())
 
     lo, hi, best = 0, cand.size - 1, None
     while lo <= hi:
@@ -151,6 +155,8 @@ def _optimal(instance: Instance, wrack, ps_rack, server) -> tuple[float, np.ndar
             best, lo = cand[mid], mid + 1
         else:
             hi = mid - 1
+    if not circuits:
+        return (0.0 if best is None else float(best)), None
     if best is None:
         return 0.0, _repair(np.zeros((R, R), np.int64), need, P)
     return float(best), _repair(counts(best).astype(np.int64), need, P)

@@ -111,10 +111,11 @@ def test_the_mip_stage_is_graded_against_the_tighter_bound(monkeypatch):
 
 
 def test_a_time_limited_default_solve_returns_an_evaluated_incumbent():
-    # 8 racks, seed 1: neither stage proves it in 4 s; the result is an evaluated incumbent
-    # whose bound holds, never optimal unless they meet
+    # 8 racks, seed 1: neither stage proves it in 2 s (nor in 4 s: the bisection alone needs
+    # tens of seconds); the result is an evaluated incumbent whose bound holds, never optimal
+    # unless they meet
     inst = dmlopt.load("inc_oxc/fig4-r8-s1")
-    res = dmlopt.solve(inst, threads=1, time_limit=4, warm_start="wcg")
+    res = dmlopt.solve(inst, threads=1, time_limit=2, warm_start="wcg")
     assert res.solution is not None
     ev = dmlopt.evaluate(inst, res.solution)
     assert ev.feasible and ev.objective == res.objective
@@ -125,10 +126,20 @@ def test_a_time_limited_default_solve_returns_an_evaluated_incumbent():
 
 def test_ctrl_c_during_the_exact_bound_raises_interrupted_with_the_incumbent(tmp_path):
     # 8 racks, seed 1: the bisection runs for tens of seconds; Ctrl-C in it must raise
-    # Interrupted carrying the evaluated incumbent (here at least the warm start), at once
+    # Interrupted carrying the evaluated incumbent (here at least the warm start), at once.
+    # The child says BISECTING when the bisection's first MILP starts (a wrapper that only
+    # prints), so the interrupt lands 2 s inside the bisection without a fixed long wait
     code = (
         "import sys, time, dmlopt\n"
         "from dmlopt.errors import Interrupted\n"
+        "from dmlopt.models.inc_oxc import exact as X\n"
+        "real, said = X._decide, []\n"
+        "def decide(*a, **k):\n"
+        "    if not said:\n"
+        "        said.append(1)\n"
+        "        print('BISECTING', flush=True)\n"
+        "    return real(*a, **k)\n"
+        "X._decide = decide\n"
         "inst = dmlopt.load('inc_oxc/fig4-r8-s1')\n"
         "start = dmlopt.heuristic(inst, 'wcg').solution\n"
         "print('READY', flush=True)\n"
@@ -144,7 +155,8 @@ def test_ctrl_c_during_the_exact_bound_raises_interrupted_with_the_incumbent(tmp
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert proc.stdout.readline().strip() == "READY"
-    time.sleep(8.0)
+    assert proc.stdout.readline().strip() == "BISECTING"
+    time.sleep(2.0)
     assert proc.poll() is None, "the solve ended before the interrupt"
     proc.send_signal(signal.SIGINT)
     t0 = time.monotonic()

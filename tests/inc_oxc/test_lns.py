@@ -196,12 +196,14 @@ def test_wcg_lns_never_below_its_start_and_is_evaluated():
     """wcg-lns with no local search starts from wcg's placement and keeps only improvements:
     its evaluated f is at least wcg's with optimal circuits and bandwidth on every seed (a
     program accepting a worse MILP placement falls below it), and it reaches the brute-force
-    optimum of a tiny instance (the search stops there: the per-job bound meets it)."""
+    optimum of a tiny instance (the search stops there: the per-job bound meets it). 3 s (was
+    5 s): seeds 1 and 2 reach the same improved placements (f 2.47 and 2.41 from 1.67 and 1.61)
+    as in 5 s, so accepted MILP placements are still checked."""
     for seed in range(3):
         inst = dmlopt.generate("inc_oxc", {"generator": "large", "racks": 8,
                                            "workers": [4, 16]}, seed=seed)
         start = dmlopt.heuristic(inst, "wcg", circuits="optimal", bandwidth="optimal")
-        res = dmlopt.heuristic(inst, "wcg-lns", seed=seed, time_limit=5, ls_time=0)
+        res = dmlopt.heuristic(inst, "wcg-lns", seed=seed, time_limit=3, ls_time=0)
         assert res.feasible and res.objective >= start.objective * (1 - 1e-12)
     inst = dmlopt.generate("inc_oxc", SPECS[0], seed=0)
     f_star, _ = _brute_force(inst)

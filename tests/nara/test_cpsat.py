@@ -188,13 +188,14 @@ def test_maximal_sets_imply_every_step():
 def test_time_limit_honoured():
     inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "alpha",
                                     "n_requests": 32}, seed=0)
+    # limits halved (1 s, 1.5 s; the slack kept): neither is decided in them either
     t = time.monotonic()
-    res = cpsat.solve(inst, time_limit=2.0, target=28)
-    assert time.monotonic() - t < 10.0
+    res = cpsat.solve(inst, time_limit=1.0, target=28)
+    assert time.monotonic() - t < 9.0
     assert res.status != "infeasible" or res.bound == 27
     t = time.monotonic()
-    exact.acceptance_sets(inst, time_limit=3.0, set_check="cpsat")
-    assert time.monotonic() - t < 12.0
+    exact.acceptance_sets(inst, time_limit=1.5, set_check="cpsat")
+    assert time.monotonic() - t < 10.5
 
 
 def test_acceptance_sets_with_cpsat_reaches_the_optimum(monkeypatch):

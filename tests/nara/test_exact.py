@@ -189,9 +189,9 @@ def test_undecided_sets_are_no_proof(monkeypatch):
         return outcome, cut, sol, how
 
     monkeypatch.setattr(exact, "decide_set", wrong)
-    below = [seed for seed in SEEDS
-             if exact.acceptance_sets(episode(seed), time_limit=60).bound < optimum(seed)]
-    assert below
+    # some episode falls below (any() stops at the first: the claim is "on some episode")
+    assert any(exact.acceptance_sets(episode(seed), time_limit=60).bound < optimum(seed)
+               for seed in SEEDS)
 
 
 def test_optimal_only_with_both_sides_proven(monkeypatch):
@@ -213,20 +213,21 @@ def test_optimal_only_with_both_sides_proven(monkeypatch):
 
     monkeypatch.setitem(nara.BOUNDS, "acceptance-sets", Bound(
         unproven, exact.ExactOptions, exact._estimate, "wrong", exact=("offline",)))
-    wrong = [seed for seed in SEEDS
-             if (r := dmlopt.solve(episode(seed), threads=1, time_limit=60)).status == "optimal"
-             and r.objective < optimum(seed)]
-    assert wrong
+    # called optimal below the optimum on some episode (any() stops at the first)
+    assert any((r := dmlopt.solve(episode(seed), threads=1, time_limit=60)).status == "optimal"
+               and r.objective < optimum(seed) for seed in SEEDS)
 
 
 def test_time_limit_is_honoured():
-    # a 32-request alpha episode is not decided in 3 s: the method returns within the limit
-    # (plus the build of one model) with a valid bound (>= the best allocation it found)
+    # a 32-request alpha episode is not decided in 1.5 s (nor in 3 s): the method returns
+    # within the limit (plus the build of one model) with a valid bound (>= the best
+    # allocation it found)
     inst = dmlopt.generate("nara", {"generator": "uniform", "topology": "alpha",
                                     "n_requests": 32}, seed=0)
     t = time.perf_counter()
-    res = exact.acceptance_sets(inst, time_limit=3.0)
-    assert time.perf_counter() - t < 3.0 + 5.0
+    res = exact.acceptance_sets(inst, time_limit=1.5)
+    assert res.metrics["proven"] == 0.0      # the limit, not a proof, ended the search
+    assert time.perf_counter() - t < 1.5 + 5.0
     assert res.bound >= dmlopt.evaluate(inst, res.solution).objective
 
 

@@ -345,7 +345,7 @@ def test_spectral_runs_its_eigenvalues_on_the_threads_asked(monkeypatch, threads
     import os
 
     import scipy.linalg as la
-    from threadpoolctl import threadpool_info
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     seen: list[int] = []
     real = la.eigvalsh
@@ -357,16 +357,20 @@ def test_spectral_runs_its_eigenvalues_on_the_threads_asked(monkeypatch, threads
     monkeypatch.setattr(la, "eigvalsh", spy)
     inst = er(40, 0.2, 2, 4, seed=0)
     opts = {} if threads == 1 else {"threads": threads}
-    res = dmlopt.bound(inst, "spectral", time_limit=1, window=2, **opts)  # certified at a stop
+    # an environment allowing more than one thread (tests/conftest.py holds the test
+    # processes to one): a bound that ignored ``threads`` would run on 2 here
+    with threadpool_limits(limits=max(2, os.cpu_count() or 1), user_api="blas"):
+        res = dmlopt.bound(inst, "spectral", time_limit=1, window=2, **opts)  # certified
     assert res.bound > 0 and seen
     assert set(seen) == {1} if threads == 1 else max(seen) <= min(threads, os.cpu_count())
 
 
-def test_a_stalled_warm_stage_is_searched_again_from_zero():
+def test_a_stalled_warm_stage_is_searched_again_from_zero(monkeypatch):
     """drift n = 30, tau = 4, l = 2, one window of 4 steps: the rows stage warm-started from
     the balance stage's point stalls there (a crossing of eigenvalues), the same stage from
     zero goes far above it; the bound keeps the better point, and stays below a feasible
-    solution's cost."""
+    solution's cost. The two searches are the stage's own (recorded as they return: each is
+    asserted to start where it should), not run a second time beside it."""
     inst = dmlopt.generate("tabgp", {"generator": "drift", "n": 30, "tau": 4, "l": 2,
                                      "m": 150}, seed=1)
     lap = B.window_laplacians(inst, 4)[0]
@@ -376,10 +380,20 @@ def test_a_stalled_warm_stage_is_searched_again_from_zero():
     x, _ = B._maximise(first, 300, float("inf"))
     rows = B._Window(lap, sizes, 4, ranges, counts)
     warm = np.concatenate([x, np.zeros(rows.dim - x.size)])
-    stalled, _ = B._maximise(rows, 300, float("inf"), start=warm)
-    cold, _ = B._maximise(rows, 300, float("inf"))
-    assert rows.certified(cold) > rows.certified(stalled) + 5.0   # 52.2 against 41.8
+    real, runs = B._maximise, []
+
+    def recorded(win, iterations, deadline, start=None, **kw):
+        out = real(win, iterations, deadline, start=start, **kw)
+        runs.append((win, iterations, None if start is None else start.copy(), out[0]))
+        return out
+
+    monkeypatch.setattr(B, "_maximise", recorded)
     kept, again = B._stage(rows, 300, float("inf"), warm)
+    monkeypatch.undo()
+    assert [(w, its) for w, its, _, _ in runs] == [(rows, 300), (rows, 300)]
+    assert np.array_equal(runs[0][2], warm) and runs[1][2] is None   # warm, then from zero
+    stalled, cold = runs[0][3], runs[1][3]
+    assert rows.certified(cold) > rows.certified(stalled) + 5.0   # 52.2 against 41.8
     assert again
     assert rows.certified(kept) == pytest.approx(rows.certified(cold), abs=1e-9)
     res = dmlopt.bound(inst, "spectral", time_limit=30, window=4, pairs=0)
