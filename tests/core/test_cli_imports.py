@@ -27,7 +27,8 @@ for argv in json.loads(sys.argv[1]):
 """
 
 LIGHT = [["--version"], ["--help"], ["list"], ["list", "--data"], ["solve", "--help"],
-         ["bound", "--help"]]
+         ["bound", "--help"], ["list", "--json"], ["list", "tabgp", "--json"],
+         ["list", "--data", "--json"]]
 PER_PROBLEM = [[cmd, problem] for problem in registry.names() for cmd in ("list", "schema")]
 
 
