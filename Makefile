@@ -32,8 +32,8 @@ lint: venv
 	$(BIN)/ruff check .
 
 # every test, on three pytest-xdist workers (the CI machine has 2 cores; a third worker runs
-# while the others wait on subprocesses and Ctrl-C tests: 515 and 536 s against 538 s with
-# -n 2 on fresh clones), printing the 25 slowest (times: docs/development.md)
+# while the others wait on subprocesses and Ctrl-C tests), printing the 25 slowest (times:
+# docs/development.md)
 test: venv lint
 	$(BIN)/python -m pytest -n 3 --durations=25
 
