@@ -68,12 +68,13 @@ def test_loose_table_splits_the_gap_in_blocked_requests(tmp_path):
     a = "cpn38(requests=16,scheme=MaxR,slots=12,cu_scale=0.12)#0"
     b = "cpn38(requests=16,scheme=MaxR,slots=12,cu_scale=0.12)#1"
     u = 1 / 16 + 100 / 16  # 6.3125: one blocked request under MaxR
-    df = rows([heur(a, "rdda", 7 * u), heur(a, "rdda-pack", 5 * u), heur(a, "rdda-lns", 5 * u),
-               bound(a, 2 * u), exact(a, 4 * u, 4 * u),
-               heur(b, "rdda-pack", 3 * u), bound(b, 1 * u),
-               exact(b, 3 * u, 2 * u, status="time_limit", seconds=300.0),
-               # a full-size instance (no cu_scale) is not in this table
-               heur("cpn38(requests=500,scheme=MaxR)#0", "rdda", 9.0)])
+    df = rows(recs := [heur(a, "rdda", 7 * u), heur(a, "rdda-pack", 5 * u),
+                       heur(a, "rdda-lns", 5 * u),
+                       bound(a, 2 * u), exact(a, 4 * u, 4 * u),
+                       heur(b, "rdda-pack", 3 * u), bound(b, 1 * u),
+                       exact(b, 3 * u, 2 * u, status="time_limit", seconds=300.0),
+                       # a full-size instance (no cu_scale) is not in this table
+                       heur("cpn38(requests=500,scheme=MaxR)#0", "rdda", 9.0)])
     fr = rar_loose.frame(df)
     assert list(fr["instance"]) == [a, b]
     text = rar_loose.render(df, tmp_path)
@@ -85,8 +86,13 @@ def test_loose_table_splits_the_gap_in_blocked_requests(tmp_path):
     assert "`rdda-pack` 31.56 (25.0 %)" in text and "1: not proven" in text
     # seed 1, not proven: optimum in [2, 3] units; energy 1 unit: at least 1.0 below it;
     # rdda-pack 3 units: at most 1.0 above it; the exact run's own gap 1.00
-    assert "| 16 requests, 12 slots, CUs x 0.12, MaxR | 1 | 1.0 / 1.0 | 1.0 / 1.0 | 1.00 / 1.00 |" \
-        in text
+    assert ("| 16 requests, 12 slots, CUs x 0.12, MaxR, `energy` | 1 | 1.0 / 1.0 | 1.0 / 1.0 "
+            "| 1.00 / 1.00 |") in text
+    assert "| `columns` |" not in text  # a bound with no runs has no rows
+    # a second bound: its own rows, its gap to the optimum (seed 0: 3 units, 25 %, 1.0 request)
+    text = rar_loose.render(rows([*recs, bound(a, 3 * u, "columns")]), tmp_path)
+    assert ("| 16 requests, 12 slots, CUs x 0.12, MaxR | `columns` | 1 of 2 | 25.25 | 100 / 100 "
+            "| 25.0 % / 25.0 % | 25.0 % / 25.0 % | 1.0 / 1.0 | 1.0 / 1.0 |") in text
     assert rar_loose.TABLES[0].title_of(df).startswith(
         "Which side is loose: proven optima of scaled-down 38-node settings (16 requests, "
         "12 slots, CUs x 0.12; seeds 0 and 1)")
