@@ -14,21 +14,35 @@ name = "conc"
 description = "two processes"
 kill_limit = 30
 [[groups]]
-problem = "tap"
-instances = [ { generator = "qaplib", params = { name = "nug12" }, seeds = [0] } ]
+problem = "tabgp"
+instances = [ { generator = "er", params = { n = 6, p = 0.5, tau = 2, l = 2 }, seeds = [0] } ]
 methods = [
-  { heuristic = "rts", seeds = [0, 1, 2, 3, 4, 5, 6, 7, 8], options = { time_limit = 1.0 } },
+  { heuristic = "conc_fakes:nap", seeds = [0, 1, 2, 3, 4, 5, 6, 7, 8] },
 ]
+"""
+
+#: a one-second run that waits instead of computing (the claim is about the store's lock, and
+#: the other test workers get the CPU meanwhile)
+FAKES = """
+import time
+
+from dmlopt.heuristics.tabgp import random_partition
+
+
+def nap(instance, *, seed=0):
+    time.sleep(1.0)
+    return random_partition(instance, seed=seed)
 """
 
 
 def test_a_second_bench_on_the_same_store_is_refused(tmp_path):
     suite = tmp_path / "s.toml"
     suite.write_text(SUITE)
+    (tmp_path / "conc_fakes.py").write_text(FAKES)
     store = tmp_path / "s.sqlite"
     cmd = [sys.executable, "-m", "dmlopt", "bench", str(suite), "-o", str(store),
            "--workers", "1"]
-    env = {**os.environ, "CI": "1"}
+    env = {**os.environ, "CI": "1", "DMLOPT_BENCH_ALLOW_IMPORT": "1"}
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=env)
     for _ in range(600):  # until the first run has started (the store exists and is held)
