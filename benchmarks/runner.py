@@ -344,10 +344,11 @@ def run_local(tasks: Sequence[Task], workers: int, on_row: OnRow) -> None:
             upcoming = iter(tasks)
             window = WINDOW_PER_WORKER * workers
             while True:
-                for task in upcoming:  # top the window up (payloads made only now)
-                    pending.add(pool.submit(work, task.as_payload()))
-                    if len(pending) >= window:
+                while len(pending) < window:  # top the window up (payloads made only now)
+                    task = next(upcoming, None)
+                    if task is None:
                         break
+                    pending.add(pool.submit(work, task.as_payload()))
                 if not pending:
                     break
                 done, pending = wait(pending, timeout=_POLL, return_when=FIRST_COMPLETED)
