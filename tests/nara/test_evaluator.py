@@ -191,6 +191,15 @@ def test_a_topology_without_cpu_has_zero_cpu_utilisation():
     assert ev.metrics["rack_locality"] == 1.0  # one accepted, on one server
 
 
+def test_a_topology_without_memory_has_zero_memory_utilisation():
+    no_mem = {**ONE_POD, "nodes": [*[{"kind": "server", "cpu": 10, "mem": 0}] * 4,
+                                   *ONE_POD["nodes"][4:]]}
+    ev = nara.evaluate(episode([(5, 0, 0.1, 1)], no_mem),
+                       nara.Solution(allocations=[al([0], [5], [0])]))
+    assert ev.feasible and ev.metrics["mem_util"] == 0
+    assert ev.metrics["cpu_util"] == pytest.approx(5 / 40)
+
+
 def test_more_entries_than_requests_and_large_episodes():
     ev = nara.evaluate(episode(REQS), nara.Solution(allocations=[None] * 6))
     assert ev.violations == ("allocations: 6 entries, the episode has 5 requests",)
