@@ -294,11 +294,18 @@ def duration(instance: Instance, j: int, n_nodes: int, k: Any) -> Any:
     ``k`` may be an int (returns an int) or an integer numpy array (returns an array).
     """
     a, b = node_work(instance, j, n_nodes)
-    # capped at 2^53 before the cast (a duration that long fits no horizon; a float beyond
-    # the int64 range would cast to garbage)
-    d = np.clip(np.ceil(a / np.asarray(k, dtype=float) + b - EPS), 1, _LONGEST)
-    d = d.astype(np.int64)
+    d = _duration_ab(a, b, k)
     return int(d) if d.ndim == 0 else d
+
+
+def _duration_ab(a: float, b: float, k: Any) -> np.ndarray:
+    """:func:`duration` from ``node_work``'s (a, b): an int64 array (0-d for a scalar k)."""
+    # capped at 2^53 before the cast (a duration that long fits no horizon; a float beyond
+    # the int64 range would cast to garbage); minimum / maximum: np.clip, without its
+    # dispatch cost (the table below calls this six times per request and node count)
+    d = np.minimum(np.maximum(np.ceil(a / np.asarray(k, dtype=float) + b - EPS), 1.0),
+                   _LONGEST)
+    return d.astype(np.int64)
 
 
 #: the longest duration :func:`duration` returns (slots); any longer one fits no horizon either
@@ -319,8 +326,10 @@ def fewest_cus_table(instance: Instance, j: int, n_nodes: int, max_slots: int,
         k = np.where(room > EPS, np.ceil(a / np.where(room > EPS, room, 1.0) - 1e-6), k_max + 1)
     k = np.clip(k, 1, k_max + 1).astype(np.int64)
     for _ in range(3):  # fix rounding at the boundary: duration(k) <= d < duration(k - 1)
-        up = (k <= k_max) & (duration(instance, j, n_nodes, np.minimum(k, k_max)) > d)
-        down = (k > 1) & (duration(instance, j, n_nodes, np.maximum(k - 1, 1)) <= d)
+        up = (k <= k_max) & (_duration_ab(a, b, np.minimum(k, k_max)) > d)
+        down = (k > 1) & (_duration_ab(a, b, np.maximum(k - 1, 1)) <= d)
+        if not (up.any() or down.any()):
+            break  # nothing to fix: a further pass would change nothing either
         k = np.where(up, k + 1, np.where(down & ~up, k - 1, k))
     return np.minimum(k, k_max + 1)
 

@@ -4,6 +4,7 @@ blocks replaced and nothing else touched, bad input refused before anything runs
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,24 @@ def toy(monkeypatch):
     CALLS.clear()
 
 
+@pytest.fixture(scope="module")
+def example_stores(tmp_path_factory):
+    """The quick example suite's stores, run once for the tests below whose claim is not the
+    running (docs blocks, figures, argument order): each copies them into its output folder
+    and its run resumes with nothing to do (the running is the claim of the first test)."""
+    out = tmp_path_factory.mktemp("shared")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reproduce, "tables", lambda paper=None: [TOY])
+        reproduce.run("tabgp", ["toy"], quick=True, workers=1, outdir=out)
+    return out / "tabgp-quick" / "stores"
+
+
+def _with_stores(stores: Path, outdir: Path) -> Path:
+    """``outdir`` holding a copy of the shared stores, as a finished run leaves them."""
+    shutil.copytree(stores, outdir / "tabgp-quick" / "stores")
+    return outdir
+
+
 def test_run_renders_from_the_store_and_resumes(toy, tmp_path, capsys):
     out = tmp_path / "out"
     written = reproduce.run("tabgp", ["toy"], quick=True, workers=1, outdir=out)
@@ -60,12 +79,13 @@ def test_run_renders_from_the_store_and_resumes(toy, tmp_path, capsys):
     assert len(store.read(here / "stores" / "example.sqlite")) == 16
 
 
-def test_docs_blocks_replaced_and_the_rest_kept(toy, tmp_path):
+def test_docs_blocks_replaced_and_the_rest_kept(toy, tmp_path, example_stores):
     page = tmp_path / "page.md"
     before = ("# Page\n\nintro\n\n<!-- reproduce: tabgp/toy -->\nold\n<!-- /reproduce -->\n\n"
               "middle\n\n<!-- reproduce: tabgp/other -->\nkept\n<!-- /reproduce -->\nend\n")
     page.write_text(before)
-    reproduce.run("tabgp", ["toy"], quick=True, workers=1, outdir=tmp_path / "o", docs=page)
+    reproduce.run("tabgp", ["toy"], quick=True, workers=1,
+                  outdir=_with_stores(example_stores, tmp_path / "o"), docs=page)
     after = page.read_text()
     assert "old" not in after and "| 16 |" in after
     assert "<!-- reproduce: tabgp/other -->\nkept\n<!-- /reproduce -->\nend\n" in after
@@ -133,7 +153,7 @@ def test_cli_exit_codes(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_docs_figures_are_copied_beside_the_page(monkeypatch, tmp_path):
+def test_docs_figures_are_copied_beside_the_page(monkeypatch, tmp_path, example_stores):
     """A figure a table links to is copied into figures/ beside the page and the link follows;
     a page without the table's block gets no figure."""
     def with_png(runs, outdir):
@@ -149,7 +169,8 @@ def test_docs_figures_are_copied_beside_the_page(monkeypatch, tmp_path):
     page.write_text("<!-- reproduce: tabgp/fig -->\nx\n<!-- /reproduce -->\n")
     other = tmp_path / "other.md"
     other.write_text("no blocks\n")
-    reproduce.run("tabgp", ["fig"], quick=True, workers=1, outdir=tmp_path / "o", docs=page)
+    reproduce.run("tabgp", ["fig"], quick=True, workers=1,
+                  outdir=_with_stores(example_stores, tmp_path / "o"), docs=page)
     assert (docs / "figures" / "plot.png").read_bytes() == b"\x89PNG fake"
     assert "![plot](figures/plot.png)" in page.read_text()
     with pytest.raises(DmloptError, match="has no block <!-- reproduce: tabgp/fig -->"):
@@ -180,7 +201,7 @@ def test_the_load_of_the_machine_is_recorded_beside_the_store(tmp_path):
     assert not (tmp_path / "none.json").exists()
 
 
-def test_tables_named_after_the_options(toy, tmp_path, capsys):
+def test_tables_named_after_the_options(toy, tmp_path, capsys, example_stores):
     """`dmlopt reproduce tabgp --docs PAGE toy` (a table after an option) ran nothing:
     argparse fills TABLE ... before the options and called the table an unrecognized
     argument. It is a table; a word starting with '-' after the options is still refused."""
@@ -188,7 +209,8 @@ def test_tables_named_after_the_options(toy, tmp_path, capsys):
 
     page = tmp_path / "page.md"
     page.write_text("<!-- reproduce: tabgp/toy -->\nold\n<!-- /reproduce -->\n")
-    assert main(["reproduce", "tabgp", "--quick", "--workers", "1", "-o", str(tmp_path / "o"),
+    out = _with_stores(example_stores, tmp_path / "o")
+    assert main(["reproduce", "tabgp", "--quick", "--workers", "1", "-o", str(out),
                  "--docs", str(page), "toy"]) == 0
     assert "old" not in page.read_text() and "| 16 |" in page.read_text()
     capsys.readouterr()

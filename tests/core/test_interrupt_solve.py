@@ -101,7 +101,12 @@ def test_python_solve_raises_interrupted_with_the_result(tmp_path):
 
 @pytest.mark.parametrize("solver", ["highs", "scip"])
 def test_progress_lines_with_the_flag_and_none_when_piped(tmp_path, solver):
-    path = _hard_instance(tmp_path)
+    # n = 10 (not the interrupt tests' n = 16): each solver proves it optimal within its time
+    # limit after a second or two of branching, with progress lines showing incumbent, bound
+    # and gap on the way (the n = 16 root LP took SCIP the whole 8 s: one such line, 9 CPU s)
+    inst = dmlopt.generate("tabgp", {"generator": "er", "n": 10, "p": 0.5, "tau": 2}, seed=3)
+    path = tmp_path / "inst.json"
+    dmlopt.save(inst, path)
     base = [sys.executable, "-m", "dmlopt", "solve", str(path), "--solver", solver, "-f",
             "pairs", "--threads", "1", "--json"]
     shown = subprocess.run([*base, "--time-limit", "8", "--progress", "0.5"],
