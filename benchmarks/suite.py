@@ -454,8 +454,9 @@ def _instances(ctx: _Ctx, plan: _Plan) -> list[tuple]:
     for kind, spec in plan.instances:
         if kind == "file":
             for inst_id, inst in _load_files(ctx, spec, problem):
-                h = io.instance_hash(inst)
-                out.setdefault(h, (inst_id, h, inst.model_dump(mode="json")))
+                dump = inst.model_dump(mode="json")
+                h = io.dump_hash(dump)
+                out.setdefault(h, (inst_id, h, dump))
             continue
         w, gen, params, seeds = spec
         for seed in seeds:
@@ -467,8 +468,9 @@ def _instances(ctx: _Ctx, plan: _Plan) -> list[tuple]:
                 raise SuiteError(f"{ctx.path}: {w}.params: {params!r} rejected by "
                                  f"generator {gen!r} ({exc})") from None
             inst_id = _gen_id(gen, params, seed)
-            h = io.instance_hash(inst)
-            out.setdefault(h, (inst_id, h, inst.model_dump(mode="json")))
+            dump = inst.model_dump(mode="json")  # dumped once: hashed and kept
+            h = io.dump_hash(dump)
+            out.setdefault(h, (inst_id, h, dump))
     return list(out.values())
 
 

@@ -753,7 +753,26 @@ def save(obj: pydantic.BaseModel, path: str | Path) -> None:
 
 def instance_hash(instance: pydantic.BaseModel) -> str:
     """Content hash of an instance (canonical JSON, SHA-256, 16 hex digits)."""
-    canon = json.dumps(instance.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return dump_hash(instance.model_dump(mode="json"))
+
+
+def dump_hash(dump: dict[str, Any]) -> str:
+    """:func:`instance_hash` of the instance whose ``model_dump(mode="json")`` is ``dump``.
+
+    Parameters
+    ----------
+    dump : the instance's JSON dump (a caller that keeps the dump hashes it without a second).
+
+    Returns
+    -------
+    str
+        The same 16 hex digits as :func:`instance_hash` of the instance.
+
+    References
+    ----------
+    Ours: SHA-256 of the canonical JSON (sorted keys, no spaces).
+    """
+    canon = json.dumps(dump, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 

@@ -570,9 +570,12 @@ def _model_objective(problem: Any, formulation: str, model: Any, inst: Any,
     except DmloptError:
         return None
     obj = next(model.component_data_objects(pyo.Objective, active=True))
+    value = pyo.value(obj.expr, exception=False)  # one walk; None on any failure, then:
+    if value is not None:
+        return float(value)
     if any(v.value is None for v in identify_variables(obj.expr, include_fixed=True)):
         return None
-    return float(pyo.value(obj.expr))
+    return float(pyo.value(obj.expr))  # every variable set: raises what failed
 
 
 def export_set(directory: str | Path, problems: list[str] | None = None,

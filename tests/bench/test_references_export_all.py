@@ -8,8 +8,11 @@ record; the command line exports one problem's whole library."""
 
 from __future__ import annotations
 
+import fcntl
 import math
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,6 +51,23 @@ def _export(problem: str, k: int, out: Path) -> Path:
     return out
 
 
+def _shard(problem: str, k: int, tmp_path_factory: Any) -> Path:
+    """The export of shard ``(problem, k)``, made once per test run: the shard's test and
+    test_the_smallest_optimum_of_each_problem_is_highs_optimum (in any xdist worker, waiting
+    on a file lock while another makes it) read the same finished export."""
+    base = Path(tmp_path_factory.getbasetemp())
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, shared by its workers
+    folder = base / "reference-shards"
+    folder.mkdir(exist_ok=True)
+    out = folder / f"{problem}-{k}"
+    with open(folder / f"{problem}-{k}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / references.EXPORT_DONE).is_file():
+            _export(problem, k, out)
+    return out
+
+
 def test_the_command_exports_a_problems_whole_library(tmp_path):
     """`dmlopt references PROBLEM --export DIR` (the smallest library to build) writes every
     record's model and its .solu line."""
@@ -69,8 +89,8 @@ def _solu(path: Path) -> dict[str, tuple[str, float]]:
 
 
 @pytest.mark.parametrize("problem, k", SHARDS, ids=[f"{p}-{k}" for p, k in SHARDS])
-def test_every_record_is_written_or_skipped_with_its_reason(problem, k, tmp_path):
-    whole = _export(problem, k, tmp_path / "set")
+def test_every_record_is_written_or_skipped_with_its_reason(problem, k, tmp_path_factory):
+    whole = _shard(problem, k, tmp_path_factory)
     recs = {f"{r.problem}/{r.id}": r for r in _records(problem, k)}
     solu = _solu(whole / "references.solu")
     readme = (whole / "README.md").read_text()
@@ -94,9 +114,10 @@ def test_every_record_is_written_or_skipped_with_its_reason(problem, k, tmp_path
     assert not (whole / references.EXPORT_MARKER).exists()  # a finished export
 
 
-def test_the_smallest_optimum_of_each_problem_is_highs_optimum(tmp_path, tmp_path_factory):
-    """The smallest proven record of each problem (by its instance file), exported through
-    the command line and re-solved by raw HiGHS from the .mps.gz alone (once per test run:
+def test_the_smallest_optimum_of_each_problem_is_highs_optimum(tmp_path_factory):
+    """The smallest proven record of each problem (by its instance file), exported (in its
+    shard's export, made once per test run with test_every_record_is_written_or_skipped_with_
+    its_reason) and re-solved by raw HiGHS from the .mps.gz alone (once per test run:
     test_references_export re-solves some of the same files)."""
     picks = {}
     for r in references.records():
@@ -104,14 +125,13 @@ def test_the_smallest_optimum_of_each_problem_is_highs_optimum(tmp_path, tmp_pat
             key = (_size(r), r.id)
             if r.problem not in picks or key < picks[r.problem][0]:
                 picks[r.problem] = (key, r)
-    whole = tmp_path / "set"
+    solu, whole_of = {}, {}
     for problem, (_, r) in sorted(picks.items()):
-        references.export_set(whole / problem, problems=[problem], ids=[r.id])
-    solu = {}
-    for problem in picks:
-        for name, v in _solu(whole / problem / "references.solu").items():
-            solu[name] = v
-    whole_of = {name: whole / name.split("/")[0] for name in solu}
+        k = next(k for p, k in SHARDS if p == problem and r.id in {x.id for x in _records(p, k)})
+        shard = _shard(problem, k, tmp_path_factory)
+        name = f"{problem}/{r.id}"
+        if name in (lines := _solu(shard / "references.solu")):  # the pick's line only
+            solu[name], whole_of[name] = lines[name], shard
     smallest: dict[str, tuple[int, str, float]] = {}
     for name, (kw, value) in solu.items():
         if kw != "=opt=":
