@@ -31,10 +31,12 @@ def test_feasible_and_never_worse_than_break_even_random(seed):
 
 
 @pytest.mark.parametrize(("generator", "requests", "seed"), [
-    ("cpn6", 10, 0), ("cpn6", 12, 1), ("cpn38", 100, 0),
+    ("cpn6", 10, 0), ("cpn6", 12, 1), ("cpn38", 50, 0),
 ])
 def test_never_worse_than_break_even_networks(generator, requests, seed):
-    # cpn38 with 150 requests (seed 3) is checked by the next test, which asserts more
+    # cpn38 with 150 requests (seed 3) is checked by the next test, which asserts more; 50
+    # requests here (was 100: 5.3 CPU s against 2.0): rdda-ls still moves on it (0.11718
+    # against break-even's 0.11751), so a worse-than-start move is still seen
     inst = dmlopt.generate("rar", {"generator": generator, "requests": requests,
                                    "scheme": "MinCU"}, seed=seed)
     res = dmlopt.heuristic(inst, "rdda-ls")
