@@ -127,6 +127,8 @@ def test_a_cut_generator_that_cuts_a_feasible_set_is_caught(monkeypatch):
         inst = binding(seed)
         b = fitcuts.cover_bound(inst, time_limit=60, primal=False).bound
         below += b < exact(inst)
+        if below:  # the claim is "on some instance": the later ones cannot change it
+            break
     assert below >= 1
 
 

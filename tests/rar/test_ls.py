@@ -31,10 +31,12 @@ def test_feasible_and_never_worse_than_break_even_random(seed):
 
 
 @pytest.mark.parametrize(("generator", "requests", "seed"), [
-    ("cpn6", 10, 0), ("cpn6", 12, 1), ("cpn38", 100, 0),
+    ("cpn6", 10, 0), ("cpn6", 12, 1), ("cpn38", 50, 0),
 ])
 def test_never_worse_than_break_even_networks(generator, requests, seed):
-    # cpn38 with 150 requests (seed 3) is checked by the next test, which asserts more
+    # cpn38 with 50 requests, seed 3, is checked by the next test, which asserts more; 50
+    # requests here (was 100: 5.3 CPU s against 2.0): rdda-ls still moves on it (0.11718
+    # against break-even's 0.11751), so a worse-than-start move is still seen
     inst = dmlopt.generate("rar", {"generator": generator, "requests": requests,
                                    "scheme": "MinCU"}, seed=seed)
     res = dmlopt.heuristic(inst, "rdda-ls")
@@ -44,11 +46,11 @@ def test_never_worse_than_break_even_networks(generator, requests, seed):
 
 
 def test_strictly_better_than_break_even_on_cpn38():
-    """The starts and moves are not idle: on 150 requests of the 38-node network (seed 3, the
-    previous test's largest case, run once for both: 0.3347 against 0.3401) rdda-ls is
+    """The starts and moves are not idle: on 50 requests of the 38-node network (seed 3: 0.1234
+    against 0.1272; was 150 requests, 0.3347 against 0.3401, 6.1 CPU s against 1.4) rdda-ls is
     feasible and lowers eq. (4) below break-even RDDA (catches starts or moves that never
     change anything)."""
-    inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": 150, "scheme": "MinCU"},
+    inst = dmlopt.generate("rar", {"generator": "cpn38", "requests": 50, "scheme": "MinCU"},
                            seed=3)
     res = dmlopt.heuristic(inst, "rdda-ls")
     assert res.status == "feasible"
