@@ -181,23 +181,17 @@ def test_one_allocation_of_two_servers_in_a_three_request_episode():
     assert ev.metrics["bw_util_tier3"] == pytest.approx(3 * 1.0 / 2.0 / 3)
 
 
-def test_a_topology_without_cpu_has_zero_cpu_utilisation():
-    no_cpu = {**ONE_POD, "nodes": [*[{"kind": "server", "cpu": 0, "mem": 10}] * 4,
+@pytest.mark.parametrize("none, some", [("cpu", "mem"), ("mem", "cpu")])
+def test_a_topology_without_cpu_or_memory_has_zero_utilisation_of_it(none, some):
+    """Servers with no CPU (or no memory) at all: that utilisation is 0, not a division by 0."""
+    no_res = {**ONE_POD, "nodes": [*[{"kind": "server", none: 0, some: 10}] * 4,
                                    *ONE_POD["nodes"][4:]]}
-    ev = nara.evaluate(episode([(0, 5, 0.1, 1)], no_cpu),
-                       nara.Solution(allocations=[al([0], [0], [5])]))
-    assert ev.feasible and ev.metrics["cpu_util"] == 0
-    assert ev.metrics["mem_util"] == pytest.approx(5 / 40)
+    c, m = (0, 5) if none == "cpu" else (5, 0)
+    ev = nara.evaluate(episode([(c, m, 0.1, 1)], no_res),
+                       nara.Solution(allocations=[al([0], [c], [m])]))
+    assert ev.feasible and ev.metrics[f"{none}_util"] == 0
+    assert ev.metrics[f"{some}_util"] == pytest.approx(5 / 40)
     assert ev.metrics["rack_locality"] == 1.0  # one accepted, on one server
-
-
-def test_a_topology_without_memory_has_zero_memory_utilisation():
-    no_mem = {**ONE_POD, "nodes": [*[{"kind": "server", "cpu": 10, "mem": 0}] * 4,
-                                   *ONE_POD["nodes"][4:]]}
-    ev = nara.evaluate(episode([(5, 0, 0.1, 1)], no_mem),
-                       nara.Solution(allocations=[al([0], [5], [0])]))
-    assert ev.feasible and ev.metrics["mem_util"] == 0
-    assert ev.metrics["cpu_util"] == pytest.approx(5 / 40)
 
 
 def test_more_entries_than_requests_and_large_episodes():
