@@ -101,7 +101,7 @@ def _best_per_request(x: np.ndarray, col_j: np.ndarray, nr: int) -> tuple[np.nda
 
 
 def dive(inst: rar.Instance, *, time_limit: float = 240.0, columns_time_limit: float = 200.0,
-         threshold: float = 0.9, step: int = 1, pricing_rounds: int = 3,
+         threshold: float = 0.9, step: int = 5, pricing_rounds: int = 1,
          block_at: float = 0.0) -> DiveResult:
     """Price-and-dive on ``inst`` (module docstring).
 
@@ -288,10 +288,10 @@ def main(argv: list[str] | None = None) -> None:
                     help="seconds of the column generation at most (default 200)")
     ap.add_argument("--threshold", type=float, default=0.9,
                     help="values at least this are fixed together (default 0.9)")
-    ap.add_argument("--step", type=int, default=1,
-                    help="fractional values fixed per round otherwise (default 1)")
-    ap.add_argument("--pricing-rounds", type=int, default=3,
-                    help="pricing rounds per fixing round (default 3)")
+    ap.add_argument("--step", type=int, default=5,
+                    help="fractional values fixed per round otherwise (default 5)")
+    ap.add_argument("--pricing-rounds", type=int, default=1,
+                    help="pricing rounds per fixing round (default 1)")
     ap.add_argument("--block-at", type=float, default=0.0,
                     help="blocked shares fixed only from this value on (default 0: always)")
     ap.add_argument("--requests", type=int, default=500)
