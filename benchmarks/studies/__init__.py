@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -34,6 +34,15 @@ def output_dir(path: str) -> Path:
         sys.exit(2)
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def refuse_bad(checks: Iterable[tuple[str, Any, bool, str]]) -> None:
+    """Exit 2 with one line on stderr at the first failed check ``(flag, value, ok, rule)``:
+    ``error: FLAG: VALUE must be RULE``."""
+    for flag, value, ok, rule in checks:
+        if not ok:
+            print(f"error: {flag}: {value} must be {rule}", file=sys.stderr)
+            sys.exit(2)
 
 
 def parse_seeds(text: str, option: str = "--seeds") -> list[int]:

@@ -33,9 +33,7 @@ from ``rdda-pack`` and is not guaranteed to be at most it.
 
 from __future__ import annotations
 
-import csv
 import math
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -45,8 +43,18 @@ import numpy as np
 import dmlopt
 from dmlopt.models import rar
 
-from .. import ArgumentParser, output_dir, parse_seeds, tee
-from .rmip import SCHEMES, _blocked, _rings_for, decode
+from .. import ArgumentParser, output_dir, parse_seeds, refuse_bad, tee
+from .rmip import (
+    SCHEMES,
+    _blocked,
+    _rings_for,
+    add_instance_args,
+    decode,
+    instance_checks,
+    instances,
+    seconds_check,
+    write_csv,
+)
 
 
 @dataclass
@@ -265,23 +273,24 @@ HEADER = ("scheme", "seed", "rdda-pack", "blocked", "columns bound", "bound s", 
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Command line: ``-o DIR --seeds 0-2 --schemes MinT,MaxR --time-limit 240``.
+    """The dive's command line: per scheme and seed, ``rdda-pack``, the ``columns`` bound and
+    :func:`dive`'s decoded and repaired solutions, as a table (``rar_dive.md``, also printed)
+    and ``rar_dive.csv`` under ``-o DIR``.
 
     Parameters
     ----------
     argv : list of str or None
-        Arguments (default: sys.argv).
+        Arguments (default: sys.argv): ``-o DIR --seeds 0-2 --schemes MinT --time-limit 240``.
 
     References
     ----------
-    Chen et al., JOCN 16(5), 2024 (paper 003), section 6 (the 38-node network, 500 requests).
+    Paper 003 (Chen et al.), section 6: the 38-node network with 500 requests.
     """
     ap = ArgumentParser(prog="python -m benchmarks.studies.rar.dive",
                         description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for the results (rar_dive.md and rar_dive.csv, created)")
-    ap.add_argument("--seeds", default="0-2", help="e.g. 0-2 or 0,3,5")
-    ap.add_argument("--schemes", default="MinT", help="comma-separated, of MinT, MaxR")
+    add_instance_args(ap)
     ap.add_argument("--time-limit", type=float, default=240.0,
                     help="seconds of column generation and dive together (default 240)")
     ap.add_argument("--columns-time-limit", type=float, default=200.0,
@@ -294,64 +303,41 @@ def main(argv: list[str] | None = None) -> None:
                     help="pricing rounds per fixing round (default 1)")
     ap.add_argument("--block-at", type=float, default=0.0,
                     help="blocked shares fixed only from this value on (default 0: always)")
-    ap.add_argument("--requests", type=int, default=500)
-    ap.add_argument("--slots", type=int, default=None, help="cpn38's slots (default its own)")
-    ap.add_argument("--cu-scale", type=float, default=None,
-                    help="cpn38's cu_scale (default its own)")
     args = ap.parse_args(argv)
-    seeds = parse_seeds(args.seeds)
-    schemes = args.schemes.split(",")
-    for flag, value, ok, rule in (
-            ("--schemes", args.schemes, all(s in SCHEMES for s in schemes),
-             f"a comma-separated list of {', '.join(SCHEMES)}"),
-            ("--time-limit", args.time_limit, 0 < args.time_limit < math.inf,
-             "a number of seconds > 0"),
-            ("--columns-time-limit", args.columns_time_limit,
-             0 < args.columns_time_limit < math.inf, "a number of seconds > 0"),
-            ("--threshold", args.threshold, 0.5 < args.threshold <= 1.0, "in (0.5, 1]"),
-            ("--step", args.step, args.step >= 1, "at least 1"),
-            ("--pricing-rounds", args.pricing_rounds, args.pricing_rounds >= 0, "at least 0"),
-            ("--block-at", args.block_at, 0.0 <= args.block_at <= 1.0, "in [0, 1]"),
-            ("--requests", args.requests, args.requests >= 1, "at least 1")):
-        if not ok:
-            print(f"error: {flag}: {value} must be {rule}", file=sys.stderr)
-            raise SystemExit(2)
+    parse_seeds(args.seeds)  # a bad list exits 2 before any work
+    refuse_bad([*instance_checks(args),
+                seconds_check("--time-limit", args.time_limit),
+                seconds_check("--columns-time-limit", args.columns_time_limit),
+                ("--threshold", args.threshold, 0.5 < args.threshold <= 1.0, "in (0.5, 1]"),
+                ("--step", args.step, args.step >= 1, "at least 1"),
+                ("--pricing-rounds", args.pricing_rounds, args.pricing_rounds >= 0,
+                 "at least 0"),
+                ("--block-at", args.block_at, 0.0 <= args.block_at <= 1.0, "in [0, 1]")])
     out = output_dir(args.out)
     records = []
     with tee(out / "rar_dive.md"):
         print("| " + " | ".join(HEADER) + " |")
         print("|" + "---|" * len(HEADER))
-        for scheme in schemes:
-            for seed in seeds:
-                spec: dict[str, Any] = {"generator": "cpn38", "requests": args.requests,
-                                        "scheme": scheme}
-                if args.slots is not None:
-                    spec["slots"] = args.slots
-                if args.cu_scale is not None:
-                    spec["cu_scale"] = args.cu_scale
-                inst = dmlopt.generate("rar", spec, seed=seed)
-                pack = dmlopt.heuristic(inst, "rdda-pack")
-                res = dive(inst, time_limit=args.time_limit,
-                           columns_time_limit=args.columns_time_limit,
-                           threshold=args.threshold, step=args.step,
-                           pricing_rounds=args.pricing_rounds, block_at=args.block_at)
-                u = rar.blocked_cost(inst)
-                row = (scheme, seed, f"{pack.objective:.6f}", _blocked(inst, pack.solution),
-                       f"{res.bound:.6f}", f"{res.bound_seconds:.1f}",
-                       "yes" if res.converged else "no", res.columns,
-                       f"{res.dive_seconds:.1f}", res.rounds, res.lps, res.added,
-                       "yes" if res.cut_short else "no", res.fixed_blocked,
-                       f"{res.decoded_objective:.6f}",
-                       f"{_blocked(inst, res.decoded)} ({res.wavelength_blocked})",
-                       f"{res.repaired_objective:.6f}", _blocked(inst, res.repaired),
-                       f"{(res.repaired_objective - pack.objective) / u:.2f}",
-                       f"{(res.repaired_objective - res.bound) / u:.2f}")
-                print("| " + " | ".join(str(v) for v in row) + " |", flush=True)
-                records.append(row)
-    with open(out / "rar_dive.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(HEADER)
-        w.writerows(records)
+        for scheme, seed, inst in instances(args):
+            pack = dmlopt.heuristic(inst, "rdda-pack")
+            res = dive(inst, time_limit=args.time_limit,
+                       columns_time_limit=args.columns_time_limit,
+                       threshold=args.threshold, step=args.step,
+                       pricing_rounds=args.pricing_rounds, block_at=args.block_at)
+            u = rar.blocked_cost(inst)
+            row = (scheme, seed, f"{pack.objective:.6f}", _blocked(inst, pack.solution),
+                   f"{res.bound:.6f}", f"{res.bound_seconds:.1f}",
+                   "yes" if res.converged else "no", res.columns,
+                   f"{res.dive_seconds:.1f}", res.rounds, res.lps, res.added,
+                   "yes" if res.cut_short else "no", res.fixed_blocked,
+                   f"{res.decoded_objective:.6f}",
+                   f"{_blocked(inst, res.decoded)} ({res.wavelength_blocked})",
+                   f"{res.repaired_objective:.6f}", _blocked(inst, res.repaired),
+                   f"{(res.repaired_objective - pack.objective) / u:.2f}",
+                   f"{(res.repaired_objective - res.bound) / u:.2f}")
+            print("| " + " | ".join(str(v) for v in row) + " |", flush=True)
+            records.append(row)
+    write_csv(out / "rar_dive.csv", HEADER, records)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import csv
 import math
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,7 +42,7 @@ import numpy as np
 import dmlopt
 from dmlopt.models import rar
 
-from .. import ArgumentParser, output_dir, parse_seeds, tee
+from .. import ArgumentParser, output_dir, parse_seeds, refuse_bad, tee
 
 #: schemes the study runs: eq. (4) per request, no resource columns in the master
 SCHEMES = ("MinT", "MaxR")
@@ -285,6 +284,52 @@ def _blocked(inst: rar.Instance, sol: Any) -> int:
     return sum(a is None for a in sol.requests)
 
 
+def add_instance_args(ap: ArgumentParser) -> None:
+    """The options that pick the ``cpn38`` instances (``--seeds``, ``--schemes``,
+    ``--requests``, ``--slots``, ``--cu-scale``), shared by rmip and dive."""
+    ap.add_argument("--seeds", default="0-2", help="e.g. 0-2 or 0,3,5")
+    ap.add_argument("--schemes", default="MinT", help="comma-separated, of MinT, MaxR")
+    ap.add_argument("--requests", type=int, default=500)
+    ap.add_argument("--slots", type=int, default=None, help="cpn38's slots (default its own)")
+    ap.add_argument("--cu-scale", type=float, default=None,
+                    help="cpn38's cu_scale (default its own)")
+
+
+def instance_checks(args: Any) -> list[tuple[str, Any, bool, str]]:
+    """:func:`benchmarks.studies.refuse_bad` checks of :func:`add_instance_args`' options."""
+    schemes = args.schemes.split(",")
+    return [("--schemes", args.schemes, all(s in SCHEMES for s in schemes),
+             f"a comma-separated list of {', '.join(SCHEMES)}"),
+            ("--requests", args.requests, args.requests >= 1, "at least 1")]
+
+
+def seconds_check(flag: str, value: float) -> tuple[str, float, bool, str]:
+    """The :func:`benchmarks.studies.refuse_bad` check of a time limit: finite and > 0."""
+    return flag, value, 0 < value < math.inf, "a number of seconds > 0"
+
+
+def instances(args: Any) -> Any:
+    """``(scheme, seed, instance)`` for every scheme and seed of :func:`add_instance_args`'
+    options, in that order."""
+    for scheme in args.schemes.split(","):
+        for seed in parse_seeds(args.seeds):
+            spec: dict[str, Any] = {"generator": "cpn38", "requests": args.requests,
+                                    "scheme": scheme}
+            if args.slots is not None:
+                spec["slots"] = args.slots
+            if args.cu_scale is not None:
+                spec["cu_scale"] = args.cu_scale
+            yield scheme, seed, dmlopt.generate("rar", spec, seed=seed)
+
+
+def write_csv(path: Any, header: tuple[str, ...], records: list[tuple]) -> None:
+    """The study's rows as CSV."""
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(records)
+
+
 HEADER = ("scheme", "seed", "rdda-pack", "blocked", "columns bound", "bound s", "converged",
           "columns", "MIP status", "MIP s", "master MIP dual bound (not a problem bound)",
           "HiGHS objective = cost.x", "MIP deploys", "decoded", "blocked (of them by wavelengths)",
@@ -307,8 +352,7 @@ def main(argv: list[str] | None = None) -> None:
                         description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True, metavar="DIR",
                     help="directory for the results (rar_rmip.md and rar_rmip.csv, created)")
-    ap.add_argument("--seeds", default="0-2", help="e.g. 0-2 or 0,3,5")
-    ap.add_argument("--schemes", default="MinT", help="comma-separated, of MinT, MaxR")
+    add_instance_args(ap)
     ap.add_argument("--time-limit", type=float, default=240.0,
                     help="seconds of the master MIP (default 240)")
     ap.add_argument("--columns-time-limit", type=float, default=300.0,
@@ -316,58 +360,34 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--mip-start", default="rdda-pack", choices=("rdda-pack", "none"),
                     help="rdda-pack: its columns start the MIP (presolve off); none: no start, "
                     "presolve on, the start's columns used if the MIP finds nothing cheaper")
-    ap.add_argument("--requests", type=int, default=500)
-    ap.add_argument("--slots", type=int, default=None, help="cpn38's slots (default its own)")
-    ap.add_argument("--cu-scale", type=float, default=None,
-                    help="cpn38's cu_scale (default its own)")
     args = ap.parse_args(argv)
-    seeds = parse_seeds(args.seeds)
-    schemes = args.schemes.split(",")
-    for flag, value, ok, rule in (
-            ("--schemes", args.schemes, all(s in SCHEMES for s in schemes),
-             f"a comma-separated list of {', '.join(SCHEMES)}"),
-            ("--time-limit", args.time_limit, 0 < args.time_limit < math.inf,
-             "a number of seconds > 0"),
-            ("--columns-time-limit", args.columns_time_limit,
-             0 < args.columns_time_limit < math.inf, "a number of seconds > 0"),
-            ("--requests", args.requests, args.requests >= 1, "at least 1")):
-        if not ok:
-            print(f"error: {flag}: {value} must be {rule}", file=sys.stderr)
-            raise SystemExit(2)
+    parse_seeds(args.seeds)  # a bad list exits 2 before any work
+    refuse_bad([*instance_checks(args),
+                seconds_check("--time-limit", args.time_limit),
+                seconds_check("--columns-time-limit", args.columns_time_limit)])
     out = output_dir(args.out)
     records = []
     with tee(out / "rar_rmip.md"):
         print("| " + " | ".join(HEADER) + " |")
         print("|" + "---|" * len(HEADER))
-        for scheme in schemes:
-            for seed in seeds:
-                spec: dict[str, Any] = {"generator": "cpn38", "requests": args.requests,
-                                        "scheme": scheme}
-                if args.slots is not None:
-                    spec["slots"] = args.slots
-                if args.cu_scale is not None:
-                    spec["cu_scale"] = args.cu_scale
-                inst = dmlopt.generate("rar", spec, seed=seed)
-                res = rmip(inst, time_limit=args.time_limit,
-                           columns_time_limit=args.columns_time_limit, mip_start=args.mip_start)
-                u = rar.blocked_cost(inst)
-                row = (scheme, seed, f"{res.start_objective:.6f}", _blocked(inst, res.start),
-                       f"{res.bound:.6f}", f"{res.bound_seconds:.1f}",
-                       "yes" if res.converged else "no", res.columns, res.mip_status,
-                       f"{res.mip_seconds:.1f}", f"{res.mip_dual_bound:.6f}",
-                       ("yes" if res.mip_own_matches else "NO (HiGHS fault)")
-                       + (", start kept" if res.start_kept else ""), res.chosen,
-                       f"{res.decoded_objective:.6f}",
-                       f"{_blocked(inst, res.decoded)} ({len(res.wavelength_blocked)})",
-                       f"{res.repaired_objective:.6f}", _blocked(inst, res.repaired),
-                       f"{(res.repaired_objective - res.start_objective) / u:.2f}",
-                       f"{(res.repaired_objective - res.bound) / u:.2f}")
-                print("| " + " | ".join(str(v) for v in row) + " |", flush=True)
-                records.append(row)
-    with open(out / "rar_rmip.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(HEADER)
-        w.writerows(records)
+        for scheme, seed, inst in instances(args):
+            res = rmip(inst, time_limit=args.time_limit,
+                       columns_time_limit=args.columns_time_limit, mip_start=args.mip_start)
+            u = rar.blocked_cost(inst)
+            row = (scheme, seed, f"{res.start_objective:.6f}", _blocked(inst, res.start),
+                   f"{res.bound:.6f}", f"{res.bound_seconds:.1f}",
+                   "yes" if res.converged else "no", res.columns, res.mip_status,
+                   f"{res.mip_seconds:.1f}", f"{res.mip_dual_bound:.6f}",
+                   ("yes" if res.mip_own_matches else "NO (HiGHS fault)")
+                   + (", start kept" if res.start_kept else ""), res.chosen,
+                   f"{res.decoded_objective:.6f}",
+                   f"{_blocked(inst, res.decoded)} ({len(res.wavelength_blocked)})",
+                   f"{res.repaired_objective:.6f}", _blocked(inst, res.repaired),
+                   f"{(res.repaired_objective - res.start_objective) / u:.2f}",
+                   f"{(res.repaired_objective - res.bound) / u:.2f}")
+            print("| " + " | ".join(str(v) for v in row) + " |", flush=True)
+            records.append(row)
+    write_csv(out / "rar_rmip.csv", HEADER, records)
 
 
 if __name__ == "__main__":
