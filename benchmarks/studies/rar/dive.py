@@ -108,6 +108,24 @@ def _best_per_request(x: np.ndarray, col_j: np.ndarray, nr: int) -> tuple[np.nda
     return val, idx
 
 
+def _candidates(x: np.ndarray, f0: int, n_cols: int, col_j: np.ndarray, nr: int,
+                fixed: dict[int, int | None]) -> list[tuple[float, int, int | None]]:
+    """``(value, request, column or None for blocked)`` of the unfixed requests at the master
+    point ``x`` (blocked shares first, then the columns): each request's blocked share and its
+    best column, largest value first."""
+    xc = np.zeros(n_cols)
+    xc[: len(x) - f0] = x[f0:]
+    val, idx = _best_per_request(xc, col_j, nr)
+    cands: list[tuple[float, int, int | None]] = []
+    for j in range(nr):
+        if j not in fixed:
+            cands.append((float(x[j]), j, None))
+            if idx[j] >= 0:
+                cands.append((float(val[j]), j, int(idx[j])))
+    cands.sort(key=lambda t: (-t[0], t[1], -1 if t[2] is None else t[2]))
+    return cands
+
+
 def dive(inst: rar.Instance, *, time_limit: float = 240.0, columns_time_limit: float = 200.0,
          threshold: float = 0.9, step: int = 5, pricing_rounds: int = 1,
          block_at: float = 0.0) -> DiveResult:
@@ -215,16 +233,7 @@ def dive(inst: rar.Instance, *, time_limit: float = 240.0, columns_time_limit: f
         cut_short = not ok
         if x is None:  # no master LP at all: every request blocked
             x = np.concatenate([np.ones(nr), np.zeros(len(cols))])
-        xc = np.zeros(len(cols))
-        xc[: len(x) - f0] = x[f0:]
-        val, idx = _best_per_request(xc, col_j, nr)
-        cands = []  # (value, j, column or None), largest first
-        for j in range(nr):
-            if j not in fixed:
-                cands.append((float(x[j]), j, None))
-                if idx[j] >= 0:
-                    cands.append((float(val[j]), j, int(idx[j])))
-        cands.sort(key=lambda t: (-t[0], t[1], -1 if t[2] is None else t[2]))
+        cands = _candidates(x, f0, len(cols), col_j, nr, fixed)
         took = 0
         limit = math.inf if cut_short else step
         for v, j, c in cands:
