@@ -451,12 +451,16 @@ def _instance_specs(ctx: _Ctx, where: str, specs: Any,
 def _instances(ctx: _Ctx, plan: _Plan) -> list[tuple]:
     problem = plan.problem
     out: dict[str, tuple] = {}
+
+    def keep(inst_id: str, inst: Any) -> None:  # the first id of each distinct instance
+        dump = inst.model_dump(mode="json")  # dumped once: hashed and kept
+        h = io.dump_hash(dump)
+        out.setdefault(h, (inst_id, h, dump))
+
     for kind, spec in plan.instances:
         if kind == "file":
             for inst_id, inst in _load_files(ctx, spec, problem):
-                dump = inst.model_dump(mode="json")
-                h = io.dump_hash(dump)
-                out.setdefault(h, (inst_id, h, dump))
+                keep(inst_id, inst)
             continue
         w, gen, params, seeds = spec
         for seed in seeds:
@@ -467,10 +471,7 @@ def _instances(ctx: _Ctx, plan: _Plan) -> list[tuple]:
             except (TypeError, ValueError) as exc:
                 raise SuiteError(f"{ctx.path}: {w}.params: {params!r} rejected by "
                                  f"generator {gen!r} ({exc})") from None
-            inst_id = _gen_id(gen, params, seed)
-            dump = inst.model_dump(mode="json")  # dumped once: hashed and kept
-            h = io.dump_hash(dump)
-            out.setdefault(h, (inst_id, h, dump))
+            keep(_gen_id(gen, params, seed), inst)
     return list(out.values())
 
 

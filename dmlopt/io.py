@@ -761,7 +761,8 @@ def dump_hash(dump: dict[str, Any]) -> str:
 
     Parameters
     ----------
-    dump : the instance's JSON dump (a caller that keeps the dump hashes it without a second).
+    dump : dict
+        The instance's JSON dump (a caller that keeps the dump hashes it without a second).
 
     Returns
     -------
